@@ -1,0 +1,55 @@
+import { execFileSync } from "node:child_process";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+
+export interface FrontConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  build: string;
+  projectDir: string;
+  /** SERVICE_* variables that override the worker's [vars] from wrangler.toml. */
+  workerVars: Record<string, string>;
+}
+
+/** Variables the worker reads; set in the front's environment, they override wrangler.toml. */
+const WORKER_VARS = [
+  "SERVICE_AGENTS_BLOB_THRESHOLD",
+  "SERVICE_AGENTS_MAX_BODY",
+  "SERVICE_SSE_HEARTBEAT_MS",
+  "SERVICE_STREAM_SUBSCRIBERS",
+  "SERVICE_STREAM_BUFFER",
+  "SERVICE_DEFAULT_MODEL",
+];
+
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+export class ConfigError extends Error {}
+
+function gitCommit(projectDir: string): string {
+  try {
+    return execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: projectDir, stdio: ["ignore", "pipe", "ignore"] })
+      .toString()
+      .trim();
+  } catch {
+    return "dev";
+  }
+}
+
+export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): FrontConfig {
+  const host = env.SERVICE_AGENTS_HOST || "127.0.0.1";
+  if (!isLoopback(host))
+    throw new ConfigError(
+      `refusing to listen on ${host}: the runtime binds loopback only (127.0.0.0/8, ::1 or localhost); reach it remotely through a local front`,
+    );
+  const rawPort = env.SERVICE_AGENTS_PORT ?? "4741";
+  const port = Number(rawPort);
+  if (!/^\d+$/.test(rawPort) || port > 65535) throw new ConfigError(`SERVICE_AGENTS_PORT must be a port number, not ${JSON.stringify(rawPort)}`);
+  const rawDir = env.SERVICE_AGENTS_DATA_DIR || join(homedir(), ".service", "agents-host");
+  const dataDir = isAbsolute(rawDir) ? rawDir : resolve(rawDir);
+  const workerVars: Record<string, string> = {};
+  for (const name of WORKER_VARS) if (env[name]) workerVars[name] = env[name]!;
+  return { host, port, dataDir, build: env.SERVICE_BUILD || gitCommit(projectDir), projectDir, workerVars };
+}

@@ -1,0 +1,106 @@
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+interface LockFile {
+  front: number;
+  workerd: number | null;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+async function waitGone(pid: number, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (alive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
+export class DataDirBusy extends Error {}
+
+/**
+ * One runtime per data directory. The lock file names the front and its workerd; a
+ * front killed with SIGKILL leaves workerd running (it does not notice its parent
+ * dying), so a new front stops that orphan before opening the same stores.
+ */
+export class DataLock {
+  private readonly path: string;
+  private watchdog: number | null = null;
+
+  constructor(dataDir: string) {
+    mkdirSync(dataDir, { recursive: true });
+    this.path = join(dataDir, "front.pid");
+  }
+
+  async acquire(): Promise<void> {
+    let previous: LockFile | null = null;
+    try {
+      previous = JSON.parse(readFileSync(this.path, "utf8")) as LockFile;
+    } catch {
+      previous = null;
+    }
+    if (previous && previous.front !== process.pid && alive(previous.front) && commandOf(previous.front).includes("local-front"))
+      throw new DataDirBusy(`another runtime (pid ${previous.front}) is serving this data directory`);
+    if (previous?.workerd && alive(previous.workerd) && commandOf(previous.workerd).includes("workerd")) {
+      process.kill(previous.workerd, "SIGKILL");
+      await waitGone(previous.workerd, 5000);
+    }
+    this.write({ front: process.pid, workerd: null });
+  }
+
+  /** Records workerd and starts a watchdog that kills it if this front dies without cleaning up. */
+  attach(workerd: number): void {
+    this.write({ front: process.pid, workerd });
+    const child = spawn("sh", ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${workerd} 2>/dev/null`], {
+      detached: true,
+      stdio: "ignore",
+    });
+    child.unref();
+    this.watchdog = child.pid ?? null;
+  }
+
+  release(): void {
+    if (this.watchdog) {
+      try {
+        process.kill(this.watchdog, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+    }
+    rmSync(this.path, { force: true });
+  }
+
+  private write(lock: LockFile): void {
+    writeFileSync(this.path, JSON.stringify(lock));
+  }
+}
+
+/** The workerd process Miniflare started for us: our child named workerd. */
+export function findWorkerdChild(): number | null {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const name = stat.slice(stat.indexOf("(") + 1, close);
+      const ppid = Number(stat.slice(close + 2).split(" ")[1]);
+      if (ppid === process.pid && name === "workerd") return Number(entry);
+    } catch {
+      /* process ended while we looked */
+    }
+  }
+  return null;
+}

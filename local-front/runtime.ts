@@ -1,0 +1,37 @@
+import { Log, LogLevel, Miniflare } from "miniflare";
+import { join } from "node:path";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import type { FrontConfig } from "./config.js";
+import { bundleWorker } from "./worker-bundle.js";
+
+export interface Runtime {
+  mf: Miniflare;
+  /** The worker's direct socket: a plain HTTP listener inside workerd, without Miniflare's entry worker. */
+  direct: URL;
+}
+
+/**
+ * Starts workerd with the worker as wrangler.toml describes it (bindings, objects,
+ * compatibility), persisting Durable Objects and blobs under the data directory.
+ */
+export async function startRuntime(config: FrontConfig): Promise<Runtime> {
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(config.projectDir, "wrangler.toml"));
+  const script = await bundleWorker(config.projectDir, main ?? "src/index.ts");
+  const mf = new Miniflare({
+    ...workerOptions,
+    name: "agent-runtime",
+    modules: [{ type: "ESModule", path: "worker.js", contents: script }],
+    bindings: { ...workerOptions.bindings, BUILD: config.build, ...config.workerVars },
+    durableObjectsPersist: join(config.dataDir, "do"),
+    r2Persist: join(config.dataDir, "blobs"),
+    cf: false,
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+    log: new Log(LogLevel.WARN),
+    handleRuntimeStdio(stdout, stderr) {
+      stdout.on("data", (d: Buffer) => process.stderr.write(`[workerd] ${d}`));
+      stderr.on("data", (d: Buffer) => process.stderr.write(`[workerd] ${d}`));
+    },
+  });
+  const direct = await mf.unsafeGetDirectURL("agent-runtime");
+  return { mf, direct };
+}

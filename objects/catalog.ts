@@ -1,0 +1,109 @@
+import { DurableObject } from "cloudflare:workers";
+import type { ListThreadsFilter, ThreadListPage, ThreadSummary } from "../src/api/threads.js";
+import type { Env } from "../src/env.js";
+import { decodeListCursor, encodeListCursor } from "../src/cursors.js";
+import { ok, refuse, type Outcome } from "./lib/outcome.js";
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS threads (
+    id         TEXT PRIMARY KEY,
+    n          INTEGER NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    last_seq   INTEGER NOT NULL,
+    workspace  TEXT,
+    parent     TEXT,
+    role       TEXT NOT NULL,
+    type       TEXT NOT NULL,
+    archived   INTEGER NOT NULL,
+    seat_lease TEXT,
+    summary    TEXT NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS threads_recent ON threads (updated_at, n);
+  CREATE INDEX IF NOT EXISTS threads_workspace ON threads (workspace, n);
+  CREATE INDEX IF NOT EXISTS threads_parent ON threads (parent, n);
+`;
+
+/** Roles whose threads are seats that end: hidden once finished unless `seats=all`. */
+const SEAT_ROLES = ["reviewer", "fixer"];
+
+/**
+ * The host's thread list. Threads push their summaries here; the catalog answers
+ * `GET /threads`. Each thread gets a creation number `n` on first sight, and pages are
+ * cut by (sort key, n), so threads created while a client pages never shift a page.
+ */
+export class Catalog extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private nextN: number;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(SCHEMA);
+    this.nextN = (this.sql.exec<{ n: number | null }>("SELECT max(n) AS n FROM threads").one().n ?? 0) + 1;
+  }
+
+  /** Records a summary; an older one (lower lastSeq) arriving late never overwrites a newer. */
+  upsert(s: ThreadSummary): void {
+    this.sql.exec(
+      `INSERT INTO threads (id, n, created_at, updated_at, last_seq, workspace, parent, role, type, archived, seat_lease, summary)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET
+         updated_at = excluded.updated_at, last_seq = excluded.last_seq, workspace = excluded.workspace,
+         parent = excluded.parent, role = excluded.role, type = excluded.type, archived = excluded.archived,
+         seat_lease = excluded.seat_lease, summary = excluded.summary
+       WHERE excluded.last_seq >= threads.last_seq`,
+      s.id,
+      this.nextN,
+      s.createdAt,
+      s.updatedAt,
+      s.lastSeq,
+      s.workspace,
+      s.parent,
+      s.role,
+      s.type,
+      s.archived ? 1 : 0,
+      s.seatLease,
+      JSON.stringify(s),
+    );
+    if (this.sql.exec<{ n: number }>("SELECT n FROM threads WHERE id = ?", s.id).one().n === this.nextN) this.nextN++;
+  }
+
+  list(f: ListThreadsFilter): Outcome<ThreadListPage> {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (f.archived === "live") where.push("archived = 0");
+    if (f.archived === "archived") where.push("archived = 1");
+    if (f.role) (where.push("role = ?"), args.push(f.role));
+    if (f.type) (where.push("type = ?"), args.push(f.type));
+    if (f.workspace) (where.push("workspace = ?"), args.push(f.workspace));
+    if (f.parent) (where.push("parent = ?"), args.push(f.parent));
+    if (f.attached !== undefined) where.push(f.attached ? "seat_lease IS NOT NULL" : "seat_lease IS NULL");
+    if (f.seats === "open")
+      where.push(`NOT (role IN (${SEAT_ROLES.map(() => "?").join(",")}) AND json_extract(summary, '$.stage') = 'finished')`),
+        args.push(...SEAT_ROLES);
+
+    if (f.after) {
+      const cursor = decodeListCursor(f.after);
+      if (!cursor || cursor.sort !== f.sort) return refuse(400, `after is not a cursor of a sort=${f.sort} listing`);
+      if (cursor.sort === "created") (where.push("n < ?"), args.push(cursor.n));
+      else (where.push("(updated_at < ? OR (updated_at = ? AND n < ?))"), args.push(cursor.updatedAt, cursor.updatedAt, cursor.n));
+    }
+    const order = f.sort === "created" ? "n DESC" : "updated_at DESC, n DESC";
+    const rows = this.sql
+      .exec<{ n: number; updated_at: string; summary: string }>(
+        `SELECT n, updated_at, summary FROM threads ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY ${order} LIMIT ?`,
+        ...args,
+        f.limit + 1,
+      )
+      .toArray();
+    const hasMore = rows.length > f.limit;
+    const page = rows.slice(0, f.limit);
+    const last = page[page.length - 1];
+    const nextAfter =
+      last && hasMore
+      ? encodeListCursor(f.sort === "created" ? { sort: "created", n: last.n } : { sort: "recent", updatedAt: last.updated_at, n: last.n })
+      : null;
+    return ok({ threads: page.map((r) => JSON.parse(r.summary) as ThreadSummary), nextAfter, hasMore });
+  }
+}

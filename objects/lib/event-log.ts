@@ -1,0 +1,126 @@
+import type { EventBodies, EventKind } from "../../src/api/events.js";
+import type { BlobStore } from "./blob-store.js";
+
+/** One row of the log as SQLite holds it: the body is JSON text, or a blob's hash. */
+export type StoredEvent = {
+  seq: number;
+  ts: string;
+  kind: EventKind;
+  body: string | null;
+  blob: string | null;
+  bytes: number;
+};
+
+/** An event as readers receive it, already serialized: pages and frames splice these strings. */
+export interface SerializedEvent {
+  seq: number;
+  kind: EventKind;
+  json: string;
+}
+
+export const LOG_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS events (
+    seq   INTEGER PRIMARY KEY,
+    ts    TEXT NOT NULL,
+    kind  TEXT NOT NULL,
+    body  TEXT,
+    blob  TEXT,
+    bytes INTEGER NOT NULL
+  );
+`;
+
+const encoder = new TextEncoder();
+
+function envelope(row: StoredEvent, bodyJson: string): string {
+  const blob = row.blob ? `,"blob":{"sha256":"${row.blob}","bytes":${row.bytes}}` : "";
+  return `{"seq":${row.seq},"ts":"${row.ts}","kind":${JSON.stringify(row.kind)},"body":${bodyJson}${blob}}`;
+}
+
+/**
+ * The thread's append-only log. Seqs start at 1 and have no gaps: the next seq is taken
+ * from memory and written in the same synchronous step, so no other request can
+ * interleave between choosing a seq and storing it.
+ */
+export class EventLog {
+  private last: number;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly blobs: BlobStore,
+    private readonly blobThreshold: number,
+  ) {
+    const row = sql.exec<{ last: number | null }>("SELECT max(seq) AS last FROM events").one();
+    this.last = row.last ?? 0;
+  }
+
+  get lastSeq(): number {
+    return this.last;
+  }
+
+  /**
+   * Prepares a body for appending: a large one goes to the blob store first, so the
+   * log never refers to a body that was not saved. Awaits I/O; call `commit` after.
+   */
+  async prepare<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<PreparedEvent> {
+    const text = JSON.stringify(body);
+    const bytes = encoder.encode(text).byteLength;
+    if (bytes <= this.blobThreshold) return { kind, text, blob: null, bytes };
+    const ref = await this.blobs.put(text);
+    return { kind, text, blob: ref.sha256, bytes: ref.bytes };
+  }
+
+  /** Writes a prepared event synchronously and returns it serialized. */
+  commit(prepared: PreparedEvent, now = new Date()): SerializedEvent & { ts: string } {
+    const seq = this.last + 1;
+    const ts = now.toISOString();
+    this.sql.exec(
+      "INSERT INTO events (seq, ts, kind, body, blob, bytes) VALUES (?, ?, ?, ?, ?, ?)",
+      seq,
+      ts,
+      prepared.kind,
+      prepared.blob ? null : prepared.text,
+      prepared.blob,
+      prepared.bytes,
+    );
+    this.last = seq;
+    const row: StoredEvent = { seq, ts, kind: prepared.kind, body: null, blob: prepared.blob, bytes: prepared.bytes };
+    return { seq, ts, kind: prepared.kind, json: envelope(row, prepared.text) };
+  }
+
+  /** Events with seq > after, oldest first. */
+  forward(after: number, limit: number): StoredEvent[] {
+    return this.sql
+      .exec<StoredEvent>("SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq > ? ORDER BY seq ASC LIMIT ?", after, limit)
+      .toArray();
+  }
+
+  /** Events with seq < before, newest first. */
+  backward(before: number, limit: number): StoredEvent[] {
+    return this.sql
+      .exec<StoredEvent>("SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq < ? ORDER BY seq DESC LIMIT ?", before, limit)
+      .toArray();
+  }
+
+  get(seq: number): StoredEvent | null {
+    return (
+      this.sql.exec<StoredEvent>("SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq = ?", seq).toArray()[0] ?? null
+    );
+  }
+
+  /** Serializes rows, fetching bodies stored apart in parallel. */
+  async serialize(rows: StoredEvent[]): Promise<SerializedEvent[]> {
+    const bodies = await Promise.all(rows.map((r) => (r.blob ? this.blobs.get(r.blob) : r.body!)));
+    return rows.map((r, i) => ({ seq: r.seq, kind: r.kind, json: envelope(r, bodies[i]!) }));
+  }
+
+  async body(row: StoredEvent): Promise<string> {
+    return row.blob ? this.blobs.get(row.blob) : row.body!;
+  }
+}
+
+export interface PreparedEvent {
+  kind: EventKind;
+  text: string;
+  blob: string | null;
+  bytes: number;
+}

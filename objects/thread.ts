@@ -1,0 +1,379 @@
+import { DurableObject } from "cloudflare:workers";
+import { CODES } from "../src/api/errors.js";
+import type { EventBodies, EventKind } from "../src/api/events.js";
+import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
+import { readConfig, type RuntimeConfig } from "../src/config.js";
+import type { Env } from "../src/env.js";
+import { BlobStore, sha256Hex } from "./lib/blob-store.js";
+import { DeltaHub } from "./lib/delta-hub.js";
+import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent } from "./lib/event-log.js";
+import { FollowHub } from "./lib/follow-hub.js";
+import { ok, refuse, type Outcome } from "./lib/outcome.js";
+import { STATE_SCHEMA, summarize, toRow, type ThreadState } from "./lib/thread-state.js";
+
+/** Activity reaches the catalog at most this often; creation and archive go at once. */
+const CATALOG_SYNC_DELAY_MS = 1000;
+
+export interface TailQuery {
+  after?: number;
+  before?: number;
+  limit: number;
+  waitMs: number;
+}
+
+/**
+ * One thread: the single writer of its event log, its row, its held messages and its
+ * subscribers. Every rule that must be atomic for a thread is decided here.
+ */
+export class Thread extends DurableObject<Env> {
+  private readonly config: RuntimeConfig;
+  private readonly sql: SqlStorage;
+  private readonly log: EventLog;
+  private readonly followers: FollowHub;
+  private readonly deltas: DeltaHub;
+  private state: ThreadState | null;
+  private updatedAt: string;
+  private catalogSyncPending = false;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.config = readConfig(env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(LOG_SCHEMA + STATE_SCHEMA);
+    this.log = new EventLog(this.sql, new BlobStore(env.BLOBS), this.config.blobThreshold);
+    this.followers = new FollowHub(this.log, this.config.heartbeatMs);
+    this.deltas = new DeltaHub(this.config.streamSubscribers, this.config.streamBuffer, this.config.heartbeatMs);
+    const saved = this.sql.exec<{ state: string }>("SELECT state FROM thread").toArray()[0];
+    this.state = saved ? (JSON.parse(saved.state) as ThreadState) : null;
+    const last = this.log.get(this.log.lastSeq);
+    this.updatedAt = last?.ts ?? this.state?.createdAt ?? "";
+  }
+
+  // ---- creation and rows ----
+
+  async init(id: string, spec: ThreadSpec, forkOf?: { threadId: string; atSeq: number }): Promise<Outcome<ThreadRow>> {
+    if (this.state) return refuse(409, `thread ${id} already exists`);
+    const prepared = await this.log.prepare("spawn", forkOf ? { spec, forkOf } : { spec });
+    const now = new Date();
+    this.state = {
+      id,
+      spec,
+      parent: forkOf?.threadId ?? null,
+      forkedAtSeq: forkOf?.atSeq ?? null,
+      createdAt: now.toISOString(),
+      archivedAt: null,
+      archiveReason: null,
+      stage: "idle",
+      cost: { usd: 0, inputTokens: 0, outputTokens: 0 },
+      seatLease: null,
+    };
+    this.ctx.storage.transactionSync(() => {
+      this.saveState();
+      this.append(prepared, now);
+    });
+    await this.syncCatalogNow();
+    return ok(this.row(this.state));
+  }
+
+  get(): Outcome<ThreadRow> {
+    const s = this.state;
+    return s ? ok(this.row(s)) : this.missing();
+  }
+
+  head(): Outcome<ThreadHead> {
+    const s = this.state;
+    if (!s) return this.missing();
+    return ok({
+      id: s.id,
+      type: s.spec.type,
+      role: s.spec.role,
+      workspace: s.spec.workspace,
+      parent: s.parent,
+      seatLease: s.seatLease,
+      title: s.spec.title,
+      createdAt: s.createdAt,
+    });
+  }
+
+  // ---- messages ----
+
+  async postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
+    const s = this.state;
+    if (!s) return this.missing();
+    if (s.archivedAt) return this.archivedRefusal();
+    const digest = idempotencyKey ? await sha256Hex(new TextEncoder().encode(JSON.stringify(message))) : null;
+    const body = { text: message.text, ...(message.from ? { from: message.from } : {}), ...(message.hold ? { hold: true } : {}) };
+    const prepared = await this.prepareOrRefuse("message", body);
+    if (!prepared.ok) return prepared;
+    // Checked after the awaits above: a retry racing the first attempt must see its row.
+    if (idempotencyKey) {
+      const seen = this.sql
+        .exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", idempotencyKey)
+        .toArray()[0];
+      if (seen) {
+        if (seen.digest !== digest)
+          return refuse(409, "this Idempotency-Key was used for a different message", CODES.idempotencyConflict, { seq: seen.seq });
+        return ok({ seq: seen.seq, ts: seen.ts, replayed: true });
+      }
+    }
+    const event = this.ctx.storage.transactionSync(() => {
+      const e = this.append(prepared.value);
+      if (message.hold) this.sql.exec("INSERT INTO held (seq, text) VALUES (?, ?)", e.seq, message.text);
+      if (idempotencyKey) this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, e.seq, e.ts);
+      return e;
+    });
+    return ok({ seq: event.seq, ts: event.ts });
+  }
+
+  async editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {
+    const held = this.heldOrRefusal(seq);
+    if (!held.ok) return held;
+    const edit = patch.text !== undefined ? await this.prepareOrRefuse("message-edited", { target: seq, text: patch.text }) : null;
+    if (edit && !edit.ok) return edit;
+    const release = patch.hold === false ? await this.prepareOrRefuse("message-released", { target: seq }) : null;
+    if (release && !release.ok) return release;
+    // The awaits above let another request release or delete it meanwhile.
+    const still = this.heldOrRefusal(seq);
+    if (!still.ok) return still;
+    const last = this.ctx.storage.transactionSync(() => {
+      let e: SerializedEvent & { ts: string } | null = null;
+      if (edit) {
+        e = this.append(edit.value);
+        this.sql.exec("UPDATE held SET text = ? WHERE seq = ?", patch.text!, seq);
+      }
+      if (release) {
+        e = this.append(release.value);
+        this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
+      }
+      return e!;
+    });
+    return ok({ seq: last.seq, ts: last.ts });
+  }
+
+  async deleteHeld(seq: number): Promise<Outcome<MessageAccepted>> {
+    const held = this.heldOrRefusal(seq);
+    if (!held.ok) return held;
+    const prepared = await this.prepareOrRefuse("message-deleted", { target: seq });
+    if (!prepared.ok) return prepared;
+    const still = this.heldOrRefusal(seq);
+    if (!still.ok) return still;
+    const e = this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
+      return this.append(prepared.value);
+    });
+    return ok({ seq: e.seq, ts: e.ts });
+  }
+
+  /** Appends an event on behalf of an engine or a flow (tool results, cycle events). */
+  async record<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<MessageAccepted>> {
+    if (!this.state) return this.missing();
+    const prepared = await this.prepareOrRefuse(kind, body);
+    if (!prepared.ok) return prepared;
+    const e = this.append(prepared.value);
+    return ok({ seq: e.seq, ts: e.ts });
+  }
+
+  // ---- retire, restore, lease ----
+
+  async archive(reason: string | null): Promise<Outcome<MessageAccepted>> {
+    const s = this.state;
+    if (!s) return this.missing();
+    if (s.archivedAt) return this.archivedRefusal();
+    const prepared = await this.prepareOrRefuse("archive", { reason });
+    if (!prepared.ok) return prepared;
+    if (s.archivedAt) return this.archivedRefusal();
+    const e = this.ctx.storage.transactionSync(() => {
+      const event = this.append(prepared.value);
+      s.archivedAt = event.ts;
+      s.archiveReason = reason;
+      this.saveState();
+      return event;
+    });
+    await this.syncCatalogNow();
+    return ok({ seq: e.seq, ts: e.ts });
+  }
+
+  async restore(): Promise<Outcome<MessageAccepted>> {
+    const s = this.state;
+    if (!s) return this.missing();
+    if (!s.archivedAt) return refuse(409, `thread ${s.id} is not retired`, CODES.threadNotArchived);
+    const prepared = await this.prepareOrRefuse("restore", {});
+    if (!prepared.ok) return prepared;
+    if (!s.archivedAt) return refuse(409, `thread ${s.id} is not retired`, CODES.threadNotArchived);
+    const e = this.ctx.storage.transactionSync(() => {
+      const event = this.append(prepared.value);
+      s.archivedAt = null;
+      s.archiveReason = null;
+      this.saveState();
+      return event;
+    });
+    await this.syncCatalogNow();
+    return ok({ seq: e.seq, ts: e.ts });
+  }
+
+  async setSeatLease(seatLease: string | null): Promise<Outcome<MessageAccepted>> {
+    const s = this.state;
+    if (!s) return this.missing();
+    const prepared = await this.prepareOrRefuse("seat-lease", { seatLease });
+    if (!prepared.ok) return prepared;
+    const e = this.ctx.storage.transactionSync(() => {
+      const event = this.append(prepared.value);
+      s.seatLease = seatLease;
+      this.saveState();
+      return event;
+    });
+    await this.syncCatalogNow();
+    return ok({ seq: e.seq, ts: e.ts });
+  }
+
+  // ---- reading ----
+
+  /** A page of the log, already serialized as the JSON the route answers with. */
+  async page(q: TailQuery): Promise<Outcome<string>> {
+    if (!this.state) return this.missing();
+    if (q.before !== undefined) {
+      const rows = this.log.backward(q.before, q.limit);
+      const events = await this.log.serialize(rows);
+      const oldest = rows[rows.length - 1]?.seq;
+      const hasMore = oldest !== undefined && oldest > 1;
+      const prevBefore = oldest === undefined ? null : String(oldest);
+      return ok(`{"events":[${events.map((e) => e.json).join(",")}],"prevBefore":${JSON.stringify(prevBefore)},"hasMore":${hasMore}}`);
+    }
+    const after = q.after ?? 0;
+    const beyond = this.beyondEnd(after);
+    if (beyond) return beyond;
+    if (q.waitMs > 0 && after === this.log.lastSeq) await this.waitForAppend(q.waitMs);
+    const rows = this.log.forward(after, q.limit);
+    const events = await this.log.serialize(rows);
+    const nextAfter = rows.length ? rows[rows.length - 1]!.seq : after;
+    const hasMore = nextAfter < this.log.lastSeq;
+    return ok(`{"events":[${events.map((e) => e.json).join(",")}],"nextAfter":"${nextAfter}","hasMore":${hasMore}}`);
+  }
+
+  /** The whole body of one tool result, as JSON text. */
+  async toolResult(seq: number): Promise<Outcome<string>> {
+    if (!this.state) return this.missing();
+    const row = this.log.get(seq);
+    if (!row) return refuse(404, `thread has no event ${seq}`, CODES.messageNotFound);
+    if (row.kind !== "tool-result") return refuse(404, `event ${seq} is a ${row.kind}, not a tool result`, CODES.notAToolResult);
+    return ok(await this.log.body(row));
+  }
+
+  follow(after: number): Outcome<ReadableStream<Uint8Array>> {
+    if (!this.state) return this.missing();
+    const beyond = this.beyondEnd(after);
+    if (beyond) return beyond;
+    return ok(this.followers.open(after));
+  }
+
+  stream(): Outcome<ReadableStream<Uint8Array>> {
+    if (!this.state) return this.missing();
+    const stream = this.deltas.open();
+    if (!stream)
+      return refuse(429, `thread already has ${this.config.streamSubscribers} stream subscribers`, CODES.streamSubscribersFull, {
+        limit: this.config.streamSubscribers,
+      });
+    return ok(stream);
+  }
+
+  /** Live deltas from an engine: sent to `stream` subscribers, never stored. */
+  publishDeltas(frames: unknown[]): void {
+    this.deltas.publish(frames);
+  }
+
+  subscriberCounts(): { follow: number; stream: number } {
+    return { follow: this.followers.size, stream: this.deltas.size };
+  }
+
+  // ---- catalog sync ----
+
+  override async alarm(): Promise<void> {
+    this.catalogSyncPending = false;
+    await this.syncCatalog();
+  }
+
+  // ---- internals ----
+
+  private append(prepared: PreparedEvent, now?: Date): SerializedEvent & { ts: string } {
+    const event = this.log.commit(prepared, now);
+    this.updatedAt = event.ts;
+    this.followers.publish(event);
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
+    this.scheduleCatalogSync();
+    return event;
+  }
+
+  private async prepareOrRefuse<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<PreparedEvent>> {
+    try {
+      return ok(await this.log.prepare(kind, body));
+    } catch (err) {
+      return refuse(503, `the blob store could not save a large body: ${(err as Error).message}`, CODES.blobStoreUnavailable);
+    }
+  }
+
+  private waitForAppend(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
+  }
+
+  private heldOrRefusal(seq: number): Outcome<true> {
+    if (!this.state) return this.missing();
+    const held = this.sql.exec("SELECT seq FROM held WHERE seq = ?", seq).toArray().length > 0;
+    if (held) return ok(true);
+    const row = this.log.get(seq);
+    if (!row || row.kind !== "message") return refuse(404, `thread has no message ${seq}`, CODES.messageNotFound);
+    return refuse(409, `message ${seq} is not held: only held messages can be edited or deleted`, CODES.messageNotHeld);
+  }
+
+  private beyondEnd(after: number): Outcome<never> | null {
+    if (after <= this.log.lastSeq) return null;
+    return refuse(400, `after=${after} is beyond the thread's last event (${this.log.lastSeq})`);
+  }
+
+  private missing(): Outcome<never> {
+    return refuse(404, "no such thread", CODES.threadNotFound);
+  }
+
+  private archivedRefusal(): Outcome<never> {
+    return refuse(409, `thread ${this.state!.id} is retired; restore it first`, CODES.threadArchived);
+  }
+
+  private row(s: ThreadState): ThreadRow {
+    const held = this.sql.exec<{ seq: number }>("SELECT seq FROM held ORDER BY seq").toArray().map((r) => r.seq);
+    return toRow(s, this.log.lastSeq, this.updatedAt, held);
+  }
+
+  private saveState(): void {
+    this.sql.exec("INSERT OR REPLACE INTO thread (one, state) VALUES (1, ?)", JSON.stringify(this.state));
+  }
+
+  private scheduleCatalogSync(): void {
+    if (this.catalogSyncPending) return;
+    this.catalogSyncPending = true;
+    void this.ctx.storage.setAlarm(Date.now() + CATALOG_SYNC_DELAY_MS);
+  }
+
+  /** Creation, archive and restore must show in lists at once; a failure leaves the alarm to retry. */
+  private async syncCatalogNow(): Promise<void> {
+    try {
+      await this.syncCatalog();
+    } catch {
+      this.scheduleCatalogSync();
+    }
+  }
+
+  private async syncCatalog(): Promise<void> {
+    if (!this.state) return;
+    const catalog = this.env.CATALOG.get(this.env.CATALOG.idFromName("host"));
+    await catalog.upsert(summarize(this.state, this.log.lastSeq, this.updatedAt));
+  }
+}

@@ -1,0 +1,22 @@
+/** Every refusal: `error` for people, `code` for programs to branch on. */
+export interface ErrorBody {
+  error: string;
+  code?: string;
+  [detail: string]: unknown;
+}
+
+/** Codes this runtime answers with (SPEC "Errors" plus the ones the spec leaves to us). */
+export const CODES = {
+  threadNotFound: "thread-not-found",
+  messageNotFound: "message-not-found",
+  messageNotHeld: "message-not-held",
+  threadArchived: "thread-archived",
+  threadNotArchived: "thread-not-archived",
+  notAToolResult: "not-a-tool-result",
+  streamSubscribersFull: "stream-subscribers-full",
+  bodyTooLarge: "body-too-large",
+  blobStoreUnavailable: "blob-store-unavailable",
+  spawnCwdRequired: "spawn-cwd-required",
+  engineModelMismatch: "engine-model-mismatch",
+  idempotencyConflict: "idempotency-conflict",
+} as const;

@@ -1,0 +1,19 @@
+import type { ThreadEvent } from "./events.js";
+
+export interface ForwardPage {
+  events: ThreadEvent[];
+  nextAfter: string;
+  hasMore: boolean;
+}
+
+export interface ReversePage {
+  events: ThreadEvent[];
+  prevBefore: string | null;
+  hasMore: boolean;
+}
+
+export const TAIL_DEFAULT_LIMIT = 200;
+export const TAIL_MAX_LIMIT = 1000;
+export const TAIL_MAX_WAIT_MS = 30_000;
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 200;

@@ -1,0 +1,154 @@
+import { z } from "zod";
+
+export const ENGINES = ["engine_a", "engine_b", "pi"] as const;
+export type Engine = (typeof ENGINES)[number];
+
+export const PERMISSIONS = ["ask", "allow", "deny"] as const;
+export const ROLES = ["head", "chat", "worker", "reviewer", "fixer"] as const;
+export const THREAD_TYPES = ["chat", "build", "review", "completions", "external"] as const;
+
+const name = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "letters, digits, '.', '_' or '-', at most 64");
+
+/** The spawn spec as a caller sends it; omitted fields get defaults (later: workspace policy). */
+export const SpawnSpec = z
+  .object({
+    workspace: name.optional(),
+    title: z.string().max(200).optional(),
+    role: z.enum(ROLES).optional(),
+    type: z.enum(THREAD_TYPES).optional(),
+    engine: z.enum(ENGINES, { message: `engine must be one of ${ENGINES.join(", ")}` }).optional(),
+    model: z.string().min(1).max(200).optional(),
+    permissions: z.enum(PERMISSIONS).optional(),
+    cwd: z.string().startsWith("/", "cwd must be an absolute path").max(4096).optional(),
+    account: z.string().min(1).max(200).optional(),
+    proxyEnv: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+export type SpawnSpec = z.infer<typeof SpawnSpec>;
+
+/** The spec as stored on the thread: every default resolved. */
+export interface ThreadSpec {
+  workspace: string | null;
+  title: string | null;
+  role: (typeof ROLES)[number];
+  type: (typeof THREAD_TYPES)[number];
+  engine: Engine;
+  model: string;
+  permissions: (typeof PERMISSIONS)[number];
+  cwd: string | null;
+  account: string | null;
+  proxyEnv: Record<string, string> | null;
+}
+
+/** The fields `/spawn` accepts, as `GET /health` reports them. */
+export const SPAWN_FIELDS = Object.keys(SpawnSpec.shape);
+
+export interface SpawnResult {
+  threadId: string;
+}
+
+export const PostMessage = z
+  .object({
+    text: z.string(),
+    hold: z.boolean().optional(),
+    from: z.string().min(1).max(200).optional(),
+  })
+  .strict();
+export type PostMessage = z.infer<typeof PostMessage>;
+
+/** Edits a held message; `hold: false` releases it to the thread. */
+export const PatchMessage = z
+  .object({
+    text: z.string().optional(),
+    hold: z.literal(false).optional(),
+  })
+  .strict()
+  .refine((b) => b.text !== undefined || b.hold !== undefined, "give text, hold: false, or both");
+export type PatchMessage = z.infer<typeof PatchMessage>;
+
+export interface MessageAccepted {
+  seq: number;
+  ts: string;
+}
+
+export const THREAD_STAGES = ["idle", "running", "waiting", "degraded", "finished"] as const;
+export type ThreadStage = (typeof THREAD_STAGES)[number];
+
+export interface Cost {
+  usd: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What `GET /threads` lists: one row per thread, kept by the catalog. */
+export interface ThreadSummary {
+  id: string;
+  title: string | null;
+  role: ThreadSpec["role"];
+  type: ThreadSpec["type"];
+  workspace: string | null;
+  parent: string | null;
+  engine: Engine;
+  model: string;
+  stage: ThreadStage;
+  archived: boolean;
+  seatLease: string | null;
+  createdAt: string;
+  updatedAt: string;
+  lastSeq: number;
+  cost: Cost;
+}
+
+/** `GET /threads/:id`: the summary plus the full spec and the archive details. */
+export interface ThreadRow extends ThreadSummary {
+  spec: Omit<ThreadSpec, "proxyEnv"> & { proxyEnv: string[] | null };
+  forkedAtSeq: number | null;
+  archivedAt: string | null;
+  archiveReason: string | null;
+  heldMessages: number[];
+}
+
+export interface ThreadHead {
+  id: string;
+  type: ThreadSpec["type"];
+  role: ThreadSpec["role"];
+  workspace: string | null;
+  parent: string | null;
+  seatLease: string | null;
+  title: string | null;
+  createdAt: string;
+}
+
+export interface ThreadListPage {
+  threads: ThreadSummary[];
+  nextAfter: string | null;
+  hasMore: boolean;
+}
+
+export const ListThreadsQuery = z.object({
+  limit: z.string().optional(),
+  after: z.string().optional(),
+  sort: z.enum(["created", "recent"]).optional(),
+  archived: z.enum(["live", "archived", "all"]).optional(),
+  role: z.enum(ROLES).optional(),
+  type: z.enum(THREAD_TYPES).optional(),
+  workspace: z.string().optional(),
+  parent: z.string().optional(),
+  attached: z.enum(["true", "false"]).optional(),
+  seats: z.enum(["open", "all"]).optional(),
+});
+
+export interface ListThreadsFilter {
+  limit: number;
+  after: string | null;
+  sort: "created" | "recent";
+  archived: "live" | "archived" | "all";
+  role?: string;
+  type?: string;
+  workspace?: string;
+  parent?: string;
+  attached?: boolean;
+  seats: "open" | "all";
+}

@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { CODES } from "./api/errors.js";
+import type { AppEnv } from "./app-env.js";
+import { readConfig, type RuntimeConfig } from "./config.js";
+import { refusal } from "./http.js";
+import { host } from "./routes/host.js";
+import { threads } from "./routes/threads.js";
+
+let cached: { vars: object; config: RuntimeConfig } | null = null;
+
+export const app = new Hono<AppEnv>();
+
+app.use(async (c, next) => {
+  if (cached?.vars !== c.env) cached = { vars: c.env, config: readConfig(c.env) };
+  c.set("config", cached.config);
+  await next();
+});
+
+app.use(async (c, next) =>
+  bodyLimit({
+    maxSize: c.var.config.maxBody,
+    onError: () =>
+      refusal(413, `request body is larger than ${c.var.config.maxBody} bytes`, CODES.bodyTooLarge, { limit: c.var.config.maxBody }),
+  })(c, next),
+);
+
+app.route("/", host);
+app.route("/", threads);
+
+app.notFound((c) => refusal(404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, undefined, { build: c.var.config.build }));
+
+app.onError((err, c) => {
+  if (err instanceof HTTPException) return refusal(err.status, err.message || "bad request");
+  console.error(`${c.req.method} ${c.req.url} failed:`, err);
+  return refusal(500, `internal error: ${(err as Error).message}`, "internal");
+});

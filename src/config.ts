@@ -1,0 +1,37 @@
+/** Limits and settings from the worker's vars (wrangler.toml [vars]; the front may override them). */
+export interface RuntimeConfig {
+  build: string;
+  blobThreshold: number;
+  maxBody: number;
+  heartbeatMs: number;
+  streamSubscribers: number;
+  streamBuffer: number;
+  defaultModel: string;
+}
+
+export interface ConfigVars {
+  BUILD?: string;
+  SERVICE_AGENTS_BLOB_THRESHOLD?: string;
+  SERVICE_AGENTS_MAX_BODY?: string;
+  SERVICE_SSE_HEARTBEAT_MS?: string;
+  SERVICE_STREAM_SUBSCRIBERS?: string;
+  SERVICE_STREAM_BUFFER?: string;
+  SERVICE_DEFAULT_MODEL?: string;
+}
+
+function positive(raw: string | undefined, fallback: number): number {
+  const n = Number(raw);
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : fallback;
+}
+
+export function readConfig(vars: ConfigVars): RuntimeConfig {
+  return {
+    build: vars.BUILD || "dev",
+    blobThreshold: positive(vars.SERVICE_AGENTS_BLOB_THRESHOLD, 65536),
+    maxBody: positive(vars.SERVICE_AGENTS_MAX_BODY, 8 * 1024 * 1024),
+    heartbeatMs: positive(vars.SERVICE_SSE_HEARTBEAT_MS, 15_000),
+    streamSubscribers: positive(vars.SERVICE_STREAM_SUBSCRIBERS, 64),
+    streamBuffer: positive(vars.SERVICE_STREAM_BUFFER, 256),
+    defaultModel: vars.SERVICE_DEFAULT_MODEL || "sim-1",
+  };
+}

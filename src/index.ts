@@ -1,0 +1,9 @@
+import { app } from "./app.js";
+import type { Env } from "./env.js";
+
+export { Catalog } from "../objects/catalog.js";
+export { Thread } from "../objects/thread.js";
+
+export default {
+  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+} satisfies ExportedHandler<Env>;

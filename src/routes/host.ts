@@ -1,0 +1,27 @@
+import { Hono } from "hono";
+import { SpawnSpec } from "../api/threads.js";
+import type { AppEnv } from "../app-env.js";
+
+/** Each spawn field with its accepted values (enums) or its type, read off the schema itself. */
+function describeSpawnFields(): Record<string, string | readonly string[]> {
+  const out: Record<string, string | readonly string[]> = {};
+  for (const [name, field] of Object.entries(SpawnSpec.shape)) {
+    const inner = field.unwrap();
+    out[name] = "options" in inner ? (inner.options as readonly string[]) : inner.type === "record" ? "object of strings" : inner.type;
+  }
+  return out;
+}
+
+const SPAWN_FIELDS = describeSpawnFields();
+
+export const host = new Hono<AppEnv>();
+
+host.get("/health", (c) =>
+  c.json({
+    ok: true,
+    build: c.var.config.build,
+    spawn: { fields: SPAWN_FIELDS },
+    // Workspace memory (and so its retain alerts) is not built yet: there is never an alert to report.
+    memoryAlert: null,
+  }),
+);

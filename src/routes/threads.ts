@@ -1,0 +1,143 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { CODES } from "../api/errors.js";
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
+import { ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec } from "../api/threads.js";
+import { parseSeqCursor } from "../cursors.js";
+import { answer, answerStream, answerText, refusal } from "../http.js";
+import { isThreadId, newThreadId } from "../ids.js";
+import { resolveSpawn } from "../spawn-rules.js";
+import { jsonBody, valid } from "../validate.js";
+import type { AppEnv } from "../app-env.js";
+
+export const threads = new Hono<AppEnv>();
+
+/** A positive integer query value, clamped to `max`; null when absent; a refusal when bad. */
+function intParam(raw: string | undefined, name: string, fallback: number, max: number, min = 1): number | Response {
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < min) return refusal(400, `${name} must be an integer of at least ${min}, not ${JSON.stringify(raw)}`);
+  return Math.min(Number(raw), max);
+}
+
+function seqParam(raw: string, name: string): number | Response {
+  const seq = parseSeqCursor(raw);
+  return seq === null ? refusal(400, `${name} is not a valid cursor: ${JSON.stringify(raw)}`) : seq;
+}
+
+threads.post("/spawn", jsonBody(SpawnSpec), async (c) => {
+  const decision = resolveSpawn(c.req.valid("json"), c.var.config);
+  if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
+  const threadId = newThreadId();
+  const outcome = await c.env.THREAD.get(c.env.THREAD.idFromName(threadId)).init(threadId, decision.spec);
+  if (!outcome.ok) return answer(c, outcome);
+  return c.json({ threadId }, 201);
+});
+
+threads.get("/threads", valid("query", ListThreadsQuery), async (c) => {
+  const q = c.req.valid("query");
+  const limit = intParam(q.limit, "limit", LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
+  if (limit instanceof Response) return limit;
+  const catalog = c.env.CATALOG.get(c.env.CATALOG.idFromName("host"));
+  const outcome = await catalog.list({
+    limit,
+    after: q.after || null,
+    sort: q.sort ?? "created",
+    archived: q.archived ?? "live",
+    role: q.role,
+    type: q.type,
+    workspace: q.workspace,
+    parent: q.parent,
+    attached: q.attached === undefined ? undefined : q.attached === "true",
+    seats: q.seats ?? "open",
+  });
+  return answer(c, outcome);
+});
+
+/** Every route below names one thread: a malformed id is as unknown as a missing one. */
+threads.use("/threads/:id/*", async (c, next) => {
+  if (!isThreadId(c.req.param("id")!)) return refusal(404, "no such thread", CODES.threadNotFound);
+  await next();
+});
+threads.use("/threads/:id", async (c, next) => {
+  if (!isThreadId(c.req.param("id")!)) return refusal(404, "no such thread", CODES.threadNotFound);
+  await next();
+});
+
+const thread = (c: { env: AppEnv["Bindings"] }, id: string) => c.env.THREAD.get(c.env.THREAD.idFromName(id));
+
+threads.get("/threads/:id", async (c) => answer(c, await thread(c, c.req.param("id")).get()));
+
+threads.get("/threads/:id/head", async (c) => answer(c, await thread(c, c.req.param("id")).head()));
+
+threads.delete("/threads/:id", async (c) => {
+  const reason = c.req.query("reason") || null;
+  if (reason && reason.length > 1000) return refusal(400, "reason is longer than 1000 characters");
+  const outcome = await thread(c, c.req.param("id")).archive(reason);
+  return outcome.ok ? c.json({ archived: true, ...outcome.value }) : answer(c, outcome);
+});
+
+threads.post("/threads/:id/restore", async (c) => {
+  const outcome = await thread(c, c.req.param("id")).restore();
+  return outcome.ok ? c.json({ archived: false, ...outcome.value }) : answer(c, outcome);
+});
+
+threads.put("/threads/:id/seat-lease", jsonBody(z.object({ seatLease: z.string().min(1).max(200).nullable() }).strict()), async (c) =>
+  answer(c, await thread(c, c.req.param("id")).setSeatLease(c.req.valid("json").seatLease)),
+);
+
+threads.post("/threads/:id/messages", jsonBody(PostMessage), async (c) => {
+  const key = c.req.header("idempotency-key");
+  if (key !== undefined && (key.length === 0 || key.length > 200)) return refusal(400, "Idempotency-Key must be 1 to 200 characters");
+  const outcome = await thread(c, c.req.param("id")).postMessage(c.req.valid("json"), key);
+  return answer(c, outcome, 202);
+});
+
+threads.patch("/threads/:id/messages/:seq", jsonBody(PatchMessage), async (c) => {
+  const seq = seqParam(c.req.param("seq"), "seq");
+  if (seq instanceof Response) return seq;
+  return answer(c, await thread(c, c.req.param("id")).editHeld(seq, c.req.valid("json")));
+});
+
+threads.delete("/threads/:id/messages/:seq", async (c) => {
+  const seq = seqParam(c.req.param("seq"), "seq");
+  if (seq instanceof Response) return seq;
+  return answer(c, await thread(c, c.req.param("id")).deleteHeld(seq));
+});
+
+threads.get("/threads/:id/tail", async (c) => {
+  const { after, before, limit: rawLimit, wait } = c.req.query();
+  if (after !== undefined && before !== undefined) return refusal(400, "give after or before, not both");
+  const limit = intParam(rawLimit, "limit", TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT);
+  if (limit instanceof Response) return limit;
+  const waitMs = intParam(wait, "wait", 0, TAIL_MAX_WAIT_MS, 0);
+  if (waitMs instanceof Response) return waitMs;
+  let afterSeq: number | undefined;
+  let beforeSeq: number | undefined;
+  if (after !== undefined) {
+    const v = seqParam(after, "after");
+    if (v instanceof Response) return v;
+    afterSeq = v;
+  }
+  if (before !== undefined) {
+    const v = before === "latest" ? Number.MAX_SAFE_INTEGER : seqParam(before, "before");
+    if (v instanceof Response) return v;
+    beforeSeq = v;
+  }
+  return answerText(await thread(c, c.req.param("id")).page({ after: afterSeq, before: beforeSeq, limit, waitMs }));
+});
+
+threads.get("/threads/:id/follow", async (c) => {
+  // A reconnecting EventSource repeats the original URL and adds Last-Event-ID: that wins.
+  const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
+  const after = seqParam(raw, c.req.header("last-event-id") !== undefined ? "Last-Event-ID" : "after");
+  if (after instanceof Response) return after;
+  return answerStream(await thread(c, c.req.param("id")).follow(after));
+});
+
+threads.get("/threads/:id/stream", async (c) => answerStream(await thread(c, c.req.param("id")).stream()));
+
+threads.get("/threads/:id/tool-results/:seq", async (c) => {
+  const seq = seqParam(c.req.param("seq"), "seq");
+  if (seq instanceof Response) return seq;
+  return answerText(await thread(c, c.req.param("id")).toolResult(seq));
+});

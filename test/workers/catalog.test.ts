@@ -1,0 +1,58 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ListThreadsFilter } from "../../src/api/threads.js";
+import { newThread, value } from "./support.js";
+
+const catalog = () => env.CATALOG.get(env.CATALOG.idFromName("host"));
+const base: ListThreadsFilter = { limit: 50, after: null, sort: "created", archived: "live", seats: "open" };
+
+describe("the thread catalog", () => {
+  it("pages newest first without repeating or skipping while threads are created", async () => {
+    const created: string[] = [];
+    for (let i = 0; i < 10; i++) created.push((await newThread({ workspace: "paging" })).id);
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let round = 0; round < 10; round++) {
+      const page = value(await catalog().list({ ...base, workspace: "paging", limit: 3, after }));
+      seen.push(...page.threads.map((t) => t.id));
+      // New threads arrive between pages: they sort before the first page, never into a later one.
+      await newThread({ workspace: "paging" });
+      if (!page.hasMore) break;
+      after = page.nextAfter;
+    }
+    expect(seen).toEqual([...created].reverse());
+  });
+
+  it("filters by archive state, parent, role and seat lease", async () => {
+    const a = await newThread({ workspace: "filters", role: "worker" });
+    const b = await newThread({ workspace: "filters" });
+    value(await b.stub.archive("old"));
+    value(await a.stub.setSeatLease("seat-1"));
+    const live = value(await catalog().list({ ...base, workspace: "filters" }));
+    expect(live.threads.map((t) => t.id)).toEqual([a.id]);
+    const all = value(await catalog().list({ ...base, workspace: "filters", archived: "all" }));
+    expect(all.threads.map((t) => t.id).sort()).toEqual([a.id, b.id].sort());
+    const archived = value(await catalog().list({ ...base, workspace: "filters", archived: "archived" }));
+    expect(archived.threads.map((t) => t.id)).toEqual([b.id]);
+    expect(value(await catalog().list({ ...base, workspace: "filters", role: "worker" })).threads).toHaveLength(1);
+    expect(value(await catalog().list({ ...base, workspace: "filters", attached: true })).threads.map((t) => t.id)).toEqual([a.id]);
+    expect(value(await catalog().list({ ...base, workspace: "filters", attached: false })).threads).toHaveLength(0);
+  });
+
+  it("refuses a cursor from another sort, and garbage", async () => {
+    await newThread({ workspace: "cursors" });
+    await newThread({ workspace: "cursors" });
+    const page = value(await catalog().list({ ...base, workspace: "cursors", limit: 1 }));
+    expect(await catalog().list({ ...base, sort: "recent", after: page.nextAfter })).toMatchObject({ ok: false, status: 400 });
+    expect(await catalog().list({ ...base, after: "!!nope" })).toMatchObject({ ok: false, status: 400 });
+  });
+
+  it("keeps the newest summary when an older one arrives late", async () => {
+    const { id, stub } = await newThread({ workspace: "late" });
+    value(await stub.archive("x"));
+    const newer = value(await catalog().list({ ...base, workspace: "late", archived: "all" })).threads[0]!;
+    await catalog().upsert({ ...newer, archived: false, lastSeq: 1 });
+    const after = value(await catalog().list({ ...base, workspace: "late", archived: "all" })).threads[0]!;
+    expect(after).toMatchObject({ id, archived: true, lastSeq: 2 });
+  });
+});

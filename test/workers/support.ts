@@ -1,0 +1,67 @@
+import { env } from "cloudflare:test";
+import type { ThreadSpec } from "../../src/api/threads.js";
+import { newThreadId } from "../../src/ids.js";
+
+export const SPEC: ThreadSpec = {
+  workspace: null,
+  title: "t",
+  role: "chat",
+  type: "chat",
+  engine: "pi",
+  model: "sim-1",
+  permissions: "ask",
+  cwd: null,
+  account: null,
+  proxyEnv: null,
+};
+
+export function stubOf(id: string) {
+  return env.THREAD.get(env.THREAD.idFromName(id));
+}
+
+export async function newThread(spec: Partial<ThreadSpec> = {}) {
+  const id = newThreadId();
+  const stub = stubOf(id);
+  const outcome = await stub.init(id, { ...SPEC, ...spec });
+  if (!outcome.ok) throw new Error(JSON.stringify(outcome.body));
+  return { id, stub };
+}
+
+export function value<T>(outcome: { ok: true; value: T } | { ok: false; status: number; body: unknown }): T {
+  if (!outcome.ok) throw new Error(`refused ${outcome.status}: ${JSON.stringify(outcome.body)}`);
+  return outcome.value;
+}
+
+/** Reads SSE frames from a stream until `until` says stop; returns the frames' raw text blocks. */
+export async function readFrames(stream: ReadableStream<Uint8Array>, until: (frames: string[]) => boolean, timeoutMs = 5000): Promise<string[]> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  const frames: string[] = [];
+  let buffer = "";
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (!until(frames)) {
+      if (Date.now() > deadline) throw new Error(`timed out with frames: ${JSON.stringify(frames)}`);
+      const { value: chunk, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(chunk, { stream: true });
+      let cut: number;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        frames.push(buffer.slice(0, cut));
+        buffer = buffer.slice(cut + 2);
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return frames;
+}
+
+export function dataFrames(frames: string[]): { id: number; data: { seq: number; kind: string; body: any } }[] {
+  return frames
+    .filter((f) => f.startsWith("id: "))
+    .map((f) => {
+      const [idLine, dataLine] = f.split("\n");
+      return { id: Number(idLine!.slice(4)), data: JSON.parse(dataLine!.slice(6)) };
+    });
+}

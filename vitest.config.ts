@@ -1,0 +1,35 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // Per-object tests: inside workerd, against the real SQLite-backed objects.
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                SERVICE_AGENTS_BLOB_THRESHOLD: "1024",
+                SERVICE_SSE_HEARTBEAT_MS: "300",
+                SERVICE_STREAM_SUBSCRIBERS: "3",
+                SERVICE_STREAM_BUFFER: "4",
+              },
+            },
+          }),
+        ],
+        test: { name: "workers", include: ["test/workers/**/*.test.ts"] },
+      },
+      {
+        // Unit and end-to-end tests in Node: e2e starts the real front as a child process.
+        test: {
+          name: "node",
+          include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
