@@ -7,10 +7,11 @@ interface LockFile {
   workerd: number | null;
 }
 
-function alive(pid: number): boolean {
+/** Running, as opposed to gone or a zombie nobody reaped (an orphan's parent may never reap it). */
+export function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }

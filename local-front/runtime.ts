@@ -1,5 +1,6 @@
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import type { FrontConfig } from "./config.js";
 import { bundleWorker } from "./worker-bundle.js";
@@ -27,7 +28,7 @@ export async function startRuntime(config: FrontConfig): Promise<Runtime> {
     cf: false,
     unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
     log: new Log(LogLevel.WARN),
-    handleRuntimeStdio(stdout, stderr) {
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       stdout.on("data", (d: Buffer) => process.stderr.write(`[workerd] ${d}`));
       stderr.on("data", (d: Buffer) => process.stderr.write(`[workerd] ${d}`));
     },

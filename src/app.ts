@@ -1,8 +1,7 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { CODES } from "./api/errors.js";
 import type { AppEnv } from "./app-env.js";
+import { bodyLimit } from "./body-limit.js";
 import { readConfig, type RuntimeConfig } from "./config.js";
 import { refusal } from "./http.js";
 import { host } from "./routes/host.js";
@@ -18,13 +17,7 @@ app.use(async (c, next) => {
   await next();
 });
 
-app.use(async (c, next) =>
-  bodyLimit({
-    maxSize: c.var.config.maxBody,
-    onError: () =>
-      refusal(413, `request body is larger than ${c.var.config.maxBody} bytes`, CODES.bodyTooLarge, { limit: c.var.config.maxBody }),
-  })(c, next),
-);
+app.use(bodyLimit);
 
 app.route("/", host);
 app.route("/", threads);
@@ -32,7 +25,7 @@ app.route("/", threads);
 app.notFound((c) => refusal(404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, undefined, { build: c.var.config.build }));
 
 app.onError((err, c) => {
-  if (err instanceof HTTPException) return refusal(err.status, err.message || "bad request");
+  if (err instanceof HTTPException) return err.res ?? refusal(err.status, err.message || "bad request");
   console.error(`${c.req.method} ${c.req.url} failed:`, err);
   return refusal(500, `internal error: ${(err as Error).message}`, "internal");
 });

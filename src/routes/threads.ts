@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
 import { CODES } from "../api/errors.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
@@ -53,17 +54,11 @@ threads.get("/threads", valid("query", ListThreadsQuery), async (c) => {
   return answer(c, outcome);
 });
 
-/** Every route below names one thread: a malformed id is as unknown as a missing one. */
-threads.use("/threads/:id/*", async (c, next) => {
-  if (!isThreadId(c.req.param("id")!)) return refusal(404, "no such thread", CODES.threadNotFound);
-  await next();
-});
-threads.use("/threads/:id", async (c, next) => {
-  if (!isThreadId(c.req.param("id")!)) return refusal(404, "no such thread", CODES.threadNotFound);
-  await next();
-});
-
-const thread = (c: { env: AppEnv["Bindings"] }, id: string) => c.env.THREAD.get(c.env.THREAD.idFromName(id));
+/** The thread a route names; a malformed id is as unknown as a missing one and never reaches an object. */
+function thread(c: Context<AppEnv>, id: string) {
+  if (!isThreadId(id)) throw new HTTPException(404, { res: refusal(404, "no such thread", CODES.threadNotFound) });
+  return c.env.THREAD.get(c.env.THREAD.idFromName(id));
+}
 
 threads.get("/threads/:id", async (c) => answer(c, await thread(c, c.req.param("id")).get()));
 

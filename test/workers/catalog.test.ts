@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ListThreadsFilter } from "../../src/api/threads.js";
+import type { ListThreadsFilter, ThreadListPage } from "../../src/api/threads.js";
 import { newThread, value } from "./support.js";
 
 const catalog = () => env.CATALOG.get(env.CATALOG.idFromName("host"));
@@ -13,7 +13,7 @@ describe("the thread catalog", () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let round = 0; round < 10; round++) {
-      const page = value(await catalog().list({ ...base, workspace: "paging", limit: 3, after }));
+      const page: ThreadListPage = value(await catalog().list({ ...base, workspace: "paging", limit: 3, after }));
       seen.push(...page.threads.map((t) => t.id));
       // New threads arrive between pages: they sort before the first page, never into a later one.
       await newThread({ workspace: "paging" });

@@ -1,8 +1,7 @@
-import type { Env } from "../../src/env.js";
+import type { Env as RuntimeEnv } from "../../src/env.js";
 
 declare global {
   namespace Cloudflare {
-    interface Env extends import("../../src/env.js").Env {}
+    interface Env extends RuntimeEnv {}
   }
 }
-export type { Env };

@@ -22,8 +22,7 @@ export function stubOf(id: string) {
 export async function newThread(spec: Partial<ThreadSpec> = {}) {
   const id = newThreadId();
   const stub = stubOf(id);
-  const outcome = await stub.init(id, { ...SPEC, ...spec });
-  if (!outcome.ok) throw new Error(JSON.stringify(outcome.body));
+  value(await stub.init(id, { ...SPEC, ...spec }));
   return { id, stub };
 }
 

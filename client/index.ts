@@ -1,0 +1,191 @@
+import type { ErrorBody } from "../src/api/errors.js";
+import type { ThreadEvent } from "../src/api/events.js";
+import type { ForwardPage, ReversePage } from "../src/api/tail.js";
+import type { MessageAccepted, PostMessage, SpawnResult, SpawnSpec, ThreadListPage, ThreadRow } from "../src/api/threads.js";
+
+/** The client library's three failure kinds (SPEC "Errors"). */
+export class RuntimeError extends Error {
+  constructor(
+    readonly kind: "transport" | "rejected" | "decode",
+    message: string,
+    readonly status?: number,
+    readonly code?: string,
+    readonly details?: ErrorBody,
+  ) {
+    super(message);
+  }
+}
+
+export interface ClientOptions {
+  /** Runtime origin, optionally with a path prefix. Default: SERVICE_AGENTS_URL or http://127.0.0.1:4741. */
+  baseUrl?: string;
+  /** Polling interval and first reconnect delay. Default: SERVICE_AGENTS_POLL_MS or 2000. */
+  pollMs?: number;
+  /** Page size when catching up by tail. Default: SERVICE_AGENTS_TAIL_LIMIT or 200. */
+  tailLimit?: number;
+}
+
+export type StreamStatus = "live" | "lost" | "unsupported" | "gone";
+
+const env = (name: string): string | undefined => (typeof process !== "undefined" ? process.env[name] : undefined);
+
+export class RuntimeClient {
+  readonly baseUrl: string;
+  readonly pollMs: number;
+  readonly tailLimit: number;
+
+  constructor(options: ClientOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? env("SERVICE_AGENTS_URL") ?? "http://127.0.0.1:4741").replace(/\/+$/, "");
+    this.pollMs = options.pollMs ?? Number(env("SERVICE_AGENTS_POLL_MS") ?? 2000);
+    this.tailLimit = options.tailLimit ?? Number(env("SERVICE_AGENTS_TAIL_LIMIT") ?? 200);
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(this.baseUrl + path, {
+        method,
+        headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new RuntimeError("transport", `${method} ${path}: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new RuntimeError("decode", `${method} ${path}: answer is not JSON (${res.status})`, res.status);
+    }
+    if (!res.ok) {
+      const err = parsed as ErrorBody;
+      throw new RuntimeError("rejected", err.error ?? `${method} ${path}: ${res.status}`, res.status, err.code, err);
+    }
+    return parsed as T;
+  }
+
+  spawn(spec: SpawnSpec = {}): Promise<SpawnResult> {
+    return this.call("POST", "/spawn", spec);
+  }
+
+  thread(id: string): Promise<ThreadRow> {
+    return this.call("GET", `/threads/${id}`);
+  }
+
+  list(query: Record<string, string | number> = {}): Promise<ThreadListPage> {
+    const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+    return this.call("GET", `/threads${qs.size ? `?${qs}` : ""}`);
+  }
+
+  post(id: string, message: PostMessage, options: { idempotencyKey?: string } = {}): Promise<MessageAccepted> {
+    return this.call("POST", `/threads/${id}/messages`, message, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+  }
+
+  tail(id: string, query: { after?: number | string; limit?: number; wait?: number }): Promise<ForwardPage>;
+  tail(id: string, query: { before: number | string | "latest"; limit?: number }): Promise<ReversePage>;
+  tail(id: string, query: Record<string, string | number | undefined>): Promise<ForwardPage | ReversePage> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+    return this.call("GET", `/threads/${id}/tail?${qs}`);
+  }
+
+  archive(id: string, reason?: string): Promise<MessageAccepted & { archived: true }> {
+    return this.call("DELETE", `/threads/${id}${reason ? `?reason=${encodeURIComponent(reason)}` : ""}`);
+  }
+
+  restore(id: string): Promise<MessageAccepted & { archived: false }> {
+    return this.call("POST", `/threads/${id}/restore`);
+  }
+
+  /**
+   * Every event after `after`, in order, for as long as the caller iterates: over the
+   * `follow` push route, reconnecting from the last seq seen with Last-Event-ID; over
+   * `tail` polling if the push route is missing. `onStatus` hears live/lost/unsupported/gone.
+   */
+  async *follow(
+    id: string,
+    options: { after?: number; signal?: AbortSignal; onStatus?: (s: StreamStatus) => void } = {},
+  ): AsyncGenerator<ThreadEvent> {
+    let cursor = options.after ?? 0;
+    let delay = this.pollMs;
+    while (!options.signal?.aborted) {
+      let res: Response;
+      try {
+        res = await fetch(`${this.baseUrl}/threads/${id}/follow`, {
+          headers: { accept: "text/event-stream", "last-event-id": String(cursor) },
+          signal: options.signal,
+        });
+      } catch {
+        if (options.signal?.aborted) return;
+        options.onStatus?.("lost");
+        await sleep(delay, options.signal);
+        delay = Math.min(delay * 2, 30_000);
+        continue;
+      }
+      if (res.status === 404 && (await res.json().catch(() => ({})) as ErrorBody).code === "thread-not-found") {
+        options.onStatus?.("gone");
+        return;
+      }
+      if (res.status === 404) {
+        options.onStatus?.("unsupported");
+        yield* this.poll(id, cursor, options.signal);
+        return;
+      }
+      if (!res.ok || !res.body) throw new RuntimeError("rejected", `follow answered ${res.status}`, res.status);
+      options.onStatus?.("live");
+      delay = this.pollMs;
+      try {
+        for await (const event of parseEvents(res.body)) {
+          cursor = event.seq;
+          yield event;
+        }
+      } catch {
+        if (options.signal?.aborted) return;
+      }
+      options.onStatus?.("lost");
+    }
+  }
+
+  private async *poll(id: string, after: number, signal?: AbortSignal): AsyncGenerator<ThreadEvent> {
+    let cursor = String(after);
+    while (!signal?.aborted) {
+      const page = await this.tail(id, { after: cursor, limit: this.tailLimit, wait: this.pollMs });
+      for (const e of page.events) yield e;
+      cursor = page.nextAfter;
+    }
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+}
+
+/** The `data:` of each SSE frame with an id, parsed as an event; comments and hints are skipped. */
+export async function* parseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<ThreadEvent> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = frame
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => l.slice(6))
+        .join("\n");
+      if (data && frame.includes("id: ")) {
+        try {
+          yield JSON.parse(data) as ThreadEvent;
+        } catch {
+          throw new RuntimeError("decode", `follow sent a frame that is not JSON: ${data.slice(0, 80)}`);
+        }
+      }
+    }
+  }
+}

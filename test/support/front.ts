@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { RuntimeClient } from "../../client/index.js";
+
+const projectDir = resolve(import.meta.dirname, "../..");
+
+export interface Front {
+  url: string;
+  dataDir: string;
+  client: RuntimeClient;
+  proc: ChildProcess;
+  output: () => string;
+  stop(): Promise<number | null>;
+  kill9(): Promise<void>;
+}
+
+/** Starts the real front (`npm start`'s command) on an ephemeral port, and waits for its start line. */
+export async function startFront(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<Front> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "agent-runtime-e2e-"));
+  const proc = spawn(process.execPath, ["--import", "tsx", "local-front/main.ts"], {
+    cwd: projectDir,
+    env: { ...process.env, SERVICE_AGENTS_PORT: "0", SERVICE_AGENTS_DATA_DIR: dataDir, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  proc.stdout!.on("data", (d: Buffer) => (out += d));
+  proc.stderr!.on("data", (d: Buffer) => (out += d));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`front did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) (clearTimeout(timer), resolveUrl(m[1]!));
+    };
+    proc.stdout!.on("data", check);
+    proc.once("exit", (code) => (clearTimeout(timer), reject(new Error(`front exited ${code}:\n${out}`))));
+  });
+  const exited = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+  return {
+    url,
+    dataDir,
+    client: new RuntimeClient({ baseUrl: url, pollMs: 200 }),
+    proc,
+    output: () => out,
+    async stop() {
+      proc.kill("SIGTERM");
+      return exited;
+    },
+    async kill9() {
+      proc.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export const PROJECT_DIR = projectDir;
