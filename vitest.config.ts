@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
       {
         // Per-object tests: inside workerd, against the real SQLite-backed objects.

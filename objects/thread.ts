@@ -8,6 +8,7 @@ import { BlobStore, sha256Hex } from "./lib/blob-store.js";
 import { DeltaHub } from "./lib/delta-hub.js";
 import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent } from "./lib/event-log.js";
 import { FollowHub } from "./lib/follow-hub.js";
+import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
 import { STATE_SCHEMA, summarize, toRow, type ThreadState } from "./lib/thread-state.js";
 
@@ -24,6 +25,11 @@ export interface TailQuery {
 /**
  * One thread: the single writer of its event log, its row, its held messages and its
  * subscribers. Every rule that must be atomic for a thread is decided here.
+ *
+ * Atomicity rests on the Durable Object's commit rule: all writes made in one
+ * synchronous stretch (no await between them) commit together, and no answer leaves
+ * before they are on disk. Each method does its awaiting (blob uploads, digests)
+ * first, re-checks what the awaits could have changed, then writes without awaiting.
  */
 export class Thread extends DurableObject<Env> {
   private readonly config: RuntimeConfig;
@@ -68,10 +74,8 @@ export class Thread extends DurableObject<Env> {
       cost: { usd: 0, inputTokens: 0, outputTokens: 0 },
       seatLease: null,
     };
-    this.ctx.storage.transactionSync(() => {
-      this.saveState();
-      this.append(prepared, now);
-    });
+    this.saveState();
+    this.append(prepared, now);
     await this.syncCatalogNow();
     return ok(this.row(this.state));
   }
@@ -117,12 +121,9 @@ export class Thread extends DurableObject<Env> {
         return ok({ seq: seen.seq, ts: seen.ts, replayed: true });
       }
     }
-    const event = this.ctx.storage.transactionSync(() => {
-      const e = this.append(prepared.value);
-      if (message.hold) this.sql.exec("INSERT INTO held (seq, text) VALUES (?, ?)", e.seq, message.text);
-      if (idempotencyKey) this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, e.seq, e.ts);
-      return e;
-    });
+    const event = this.append(prepared.value);
+    if (message.hold) this.sql.exec("INSERT INTO held (seq, text) VALUES (?, ?)", event.seq, message.text);
+    if (idempotencyKey) this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, event.seq, event.ts);
     return ok({ seq: event.seq, ts: event.ts });
   }
 
@@ -136,19 +137,16 @@ export class Thread extends DurableObject<Env> {
     // The awaits above let another request release or delete it meanwhile.
     const still = this.heldOrRefusal(seq);
     if (!still.ok) return still;
-    const last = this.ctx.storage.transactionSync(() => {
-      let e: SerializedEvent & { ts: string } | null = null;
-      if (edit) {
-        e = this.append(edit.value);
-        this.sql.exec("UPDATE held SET text = ? WHERE seq = ?", patch.text!, seq);
-      }
-      if (release) {
-        e = this.append(release.value);
-        this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
-      }
-      return e!;
-    });
-    return ok({ seq: last.seq, ts: last.ts });
+    let last: SerializedEvent & { ts: string } | null = null;
+    if (edit) {
+      last = this.append(edit.value);
+      this.sql.exec("UPDATE held SET text = ? WHERE seq = ?", patch.text!, seq);
+    }
+    if (release) {
+      last = this.append(release.value);
+      this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
+    }
+    return ok({ seq: last!.seq, ts: last!.ts });
   }
 
   async deleteHeld(seq: number): Promise<Outcome<MessageAccepted>> {
@@ -158,10 +156,8 @@ export class Thread extends DurableObject<Env> {
     if (!prepared.ok) return prepared;
     const still = this.heldOrRefusal(seq);
     if (!still.ok) return still;
-    const e = this.ctx.storage.transactionSync(() => {
-      this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
-      return this.append(prepared.value);
-    });
+    this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
+    const e = this.append(prepared.value);
     return ok({ seq: e.seq, ts: e.ts });
   }
 
@@ -183,13 +179,10 @@ export class Thread extends DurableObject<Env> {
     const prepared = await this.prepareOrRefuse("archive", { reason });
     if (!prepared.ok) return prepared;
     if (s.archivedAt) return this.archivedRefusal();
-    const e = this.ctx.storage.transactionSync(() => {
-      const event = this.append(prepared.value);
-      s.archivedAt = event.ts;
-      s.archiveReason = reason;
-      this.saveState();
-      return event;
-    });
+    const e = this.append(prepared.value);
+    s.archivedAt = e.ts;
+    s.archiveReason = reason;
+    this.saveState();
     await this.syncCatalogNow();
     return ok({ seq: e.seq, ts: e.ts });
   }
@@ -201,13 +194,10 @@ export class Thread extends DurableObject<Env> {
     const prepared = await this.prepareOrRefuse("restore", {});
     if (!prepared.ok) return prepared;
     if (!s.archivedAt) return refuse(409, `thread ${s.id} is not retired`, CODES.threadNotArchived);
-    const e = this.ctx.storage.transactionSync(() => {
-      const event = this.append(prepared.value);
-      s.archivedAt = null;
-      s.archiveReason = null;
-      this.saveState();
-      return event;
-    });
+    const e = this.append(prepared.value);
+    s.archivedAt = null;
+    s.archiveReason = null;
+    this.saveState();
     await this.syncCatalogNow();
     return ok({ seq: e.seq, ts: e.ts });
   }
@@ -217,12 +207,9 @@ export class Thread extends DurableObject<Env> {
     if (!s) return this.missing();
     const prepared = await this.prepareOrRefuse("seat-lease", { seatLease });
     if (!prepared.ok) return prepared;
-    const e = this.ctx.storage.transactionSync(() => {
-      const event = this.append(prepared.value);
-      s.seatLease = seatLease;
-      this.saveState();
-      return event;
-    });
+    const e = this.append(prepared.value);
+    s.seatLease = seatLease;
+    this.saveState();
     await this.syncCatalogNow();
     return ok({ seq: e.seq, ts: e.ts });
   }
@@ -260,14 +247,14 @@ export class Thread extends DurableObject<Env> {
     return ok(await this.log.body(row));
   }
 
-  follow(after: number): Outcome<ReadableStream<Uint8Array>> {
+  private follow(after: number): Outcome<ReadableStream<Uint8Array>> {
     if (!this.state) return this.missing();
     const beyond = this.beyondEnd(after);
     if (beyond) return beyond;
     return ok(this.followers.open(after));
   }
 
-  stream(): Outcome<ReadableStream<Uint8Array>> {
+  private stream(): Outcome<ReadableStream<Uint8Array>> {
     if (!this.state) return this.missing();
     const stream = this.deltas.open();
     if (!stream)
@@ -275,6 +262,20 @@ export class Thread extends DurableObject<Env> {
         limit: this.config.streamSubscribers,
       });
     return ok(stream);
+  }
+
+  /**
+   * The SSE routes come in over fetch, not RPC: a Response the router returns as it is
+   * is proxied by workerd natively, while a stream returned over RPC costs a JS hop per
+   * chunk on the router's side, per follower, per event. Paths: /follow?after=N, /stream.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const outcome =
+      url.pathname === "/follow" ? this.follow(Number(url.searchParams.get("after"))) : url.pathname === "/stream" ? this.stream() : null;
+    if (!outcome) return Response.json({ error: `no object route ${url.pathname}` }, { status: 404 });
+    if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
+    return new Response(outcome.value, { headers: SSE_HEADERS });
   }
 
   /** Live deltas from an engine: sent to `stream` subscribers, never stored. */

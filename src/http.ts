@@ -19,14 +19,3 @@ export function answerText(outcome: Outcome<string>): Response {
   if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
   return new Response(outcome.value, { headers: { "content-type": "application/json; charset=utf-8" } });
 }
-
-export const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache, no-transform",
-  "x-accel-buffering": "no",
-} as const;
-
-export function answerStream(outcome: Outcome<ReadableStream<Uint8Array>>): Response {
-  if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
-  return new Response(outcome.value, { headers: SSE_HEADERS });
-}

@@ -8,7 +8,8 @@ export type StoredEvent = {
   kind: EventKind;
   body: string | null;
   blob: string | null;
-  bytes: number;
+  /** UTF-8 size of a body stored apart; null for a body kept in the log. */
+  bytes: number | null;
 };
 
 /** An event as readers receive it, already serialized: pages and frames splice these strings. */
@@ -25,7 +26,7 @@ export const LOG_SCHEMA = `
     kind  TEXT NOT NULL,
     body  TEXT,
     blob  TEXT,
-    bytes INTEGER NOT NULL
+    bytes INTEGER
   );
 `;
 
@@ -63,8 +64,9 @@ export class EventLog {
    */
   async prepare<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<PreparedEvent> {
     const text = JSON.stringify(body);
-    const bytes = encoder.encode(text).byteLength;
-    if (bytes <= this.blobThreshold) return { kind, text, blob: null, bytes };
+    // A UTF-16 unit is at most 3 UTF-8 bytes: short text needs no encoding to be measured.
+    if (text.length * 3 <= this.blobThreshold || encoder.encode(text).byteLength <= this.blobThreshold)
+      return { kind, text, blob: null, bytes: null };
     const ref = await this.blobs.put(text);
     return { kind, text, blob: ref.sha256, bytes: ref.bytes };
   }
@@ -122,5 +124,5 @@ export interface PreparedEvent {
   kind: EventKind;
   text: string;
   blob: string | null;
-  bytes: number;
+  bytes: number | null;
 }

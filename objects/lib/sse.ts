@@ -2,6 +2,13 @@ import type { SerializedEvent } from "./event-log.js";
 
 export const encoder = new TextEncoder();
 
+/** SPEC "Streaming rules" 2: intermediaries must neither cache nor buffer the stream. */
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+} as const;
+
 /** One durable event as an SSE frame: the id is the seq, so `Last-Event-ID` resumes. */
 export function eventFrame(event: SerializedEvent): string {
   return `id: ${event.seq}\ndata: ${event.json}\n\n`;

@@ -5,7 +5,7 @@ import { CODES } from "../api/errors.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
 import { ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec } from "../api/threads.js";
 import { parseSeqCursor } from "../cursors.js";
-import { answer, answerStream, answerText, refusal } from "../http.js";
+import { answer, answerText, refusal } from "../http.js";
 import { isThreadId, newThreadId } from "../ids.js";
 import { resolveSpawn } from "../spawn-rules.js";
 import { jsonBody, valid } from "../validate.js";
@@ -126,10 +126,10 @@ threads.get("/threads/:id/follow", async (c) => {
   const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
   const after = seqParam(raw, c.req.header("last-event-id") !== undefined ? "Last-Event-ID" : "after");
   if (after instanceof Response) return after;
-  return answerStream(await thread(c, c.req.param("id")).follow(after));
+  return thread(c, c.req.param("id")).fetch(`https://thread/follow?after=${after}`);
 });
 
-threads.get("/threads/:id/stream", async (c) => answerStream(await thread(c, c.req.param("id")).stream()));
+threads.get("/threads/:id/stream", (c) => thread(c, c.req.param("id")).fetch("https://thread/stream"));
 
 threads.get("/threads/:id/tool-results/:seq", async (c) => {
   const seq = seqParam(c.req.param("seq"), "seq");

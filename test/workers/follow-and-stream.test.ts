@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { dataFrames, newThread, readFrames, value } from "./support.js";
+import { dataFrames, newThread, readFrames, sse, value } from "./support.js";
 
 describe("follow", () => {
   it("replays after the cursor, then delivers new events live, each once and in order", async () => {
     const { stub } = await newThread();
     for (let i = 0; i < 5; i++) value(await stub.postMessage({ text: `before ${i}` }));
-    const stream = value(await stub.follow(3));
+    const stream = (await sse(stub, "/follow?after=3")).body!;
     const reading = readFrames(stream, (f) => dataFrames(f).length >= 8);
     for (let i = 0; i < 5; i++) value(await stub.postMessage({ text: `after ${i}` }));
     const frames = dataFrames(await reading);
@@ -16,7 +16,7 @@ describe("follow", () => {
 
   it("loses nothing for a reader that lags far behind a burst", async () => {
     const { stub } = await newThread();
-    const stream = value(await stub.follow(0));
+    const stream = (await sse(stub, "/follow?after=0")).body!;
     const reader = stream.getReader();
     // A 20 KB body each: the burst passes the per-follower buffer while nobody reads.
     const big = "z".repeat(900);
@@ -41,7 +41,7 @@ describe("follow", () => {
 
   it("sends a heartbeat comment on an idle stream", async () => {
     const { stub } = await newThread();
-    const frames = await readFrames(value(await stub.follow(1)), (f) => f.some((x) => x.startsWith(": heartbeat")), 3000);
+    const frames = await readFrames((await sse(stub, "/follow?after=1")).body!, (f) => f.some((x) => x.startsWith(": heartbeat")), 3000);
     expect(frames[0]).toBe("retry: 2000");
   });
 });
@@ -50,7 +50,7 @@ describe("stream (live deltas)", () => {
   it("delivers published deltas and never replays them", async () => {
     const { stub } = await newThread();
     await stub.publishDeltas([{ text: "too early" }]);
-    const stream = value(await stub.stream());
+    const stream = (await sse(stub, "/stream")).body!;
     const reading = readFrames(stream, (f) => f.filter((x) => x.startsWith("event: delta")).length >= 2);
     await new Promise((r) => setTimeout(r, 20));
     await stub.publishDeltas([{ text: "a" }, { text: "b" }]);
@@ -60,7 +60,7 @@ describe("stream (live deltas)", () => {
 
   it("drops a slow reader's oldest frames and reports the gap", async () => {
     const { stub } = await newThread();
-    const stream = value(await stub.stream());
+    const stream = (await sse(stub, "/stream")).body!;
     const reader = stream.getReader();
     await reader.read(); // the retry hint
     await new Promise((r) => setTimeout(r, 20));
@@ -80,8 +80,8 @@ describe("stream (live deltas)", () => {
 
   it("refuses subscribers past the per-thread cap with 429", async () => {
     const { stub } = await newThread();
-    const open = [value(await stub.stream()), value(await stub.stream()), value(await stub.stream())];
-    expect(await stub.stream()).toMatchObject({ ok: false, status: 429, body: { code: "stream-subscribers-full", limit: 3 } });
+    const open = [(await sse(stub, "/stream")).body!, (await sse(stub, "/stream")).body!, (await sse(stub, "/stream")).body!];
+    expect(await sse(stub, "/stream")).toMatchObject({ status: 429, json: { code: "stream-subscribers-full", limit: 3 } });
     // A reader that leaves is found by the next heartbeat (300 ms in tests) and frees its place.
     await open[0]!.cancel();
     let counts = await stub.subscriberCounts();
@@ -90,6 +90,6 @@ describe("stream (live deltas)", () => {
       counts = await stub.subscriberCounts();
     }
     expect(counts.stream).toBe(2);
-    expect((await stub.stream()).ok).toBe(true);
+    expect((await sse(stub, "/stream")).status).toBe(200);
   });
 });

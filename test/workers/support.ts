@@ -26,6 +26,13 @@ export async function newThread(spec: Partial<ThreadSpec> = {}) {
   return { id, stub };
 }
 
+/** Opens `follow` or `stream` the way the router does: over the object's fetch. */
+export async function sse(stub: ReturnType<typeof stubOf>, path: string): Promise<{ status: number; body: ReadableStream<Uint8Array> | null; json?: any }> {
+  const res = await stub.fetch(`https://thread${path}`);
+  if (res.status !== 200) return { status: res.status, body: null, json: await res.json() };
+  return { status: 200, body: res.body };
+}
+
 export function value<T>(outcome: { ok: true; value: T } | { ok: false; status: number; body: unknown }): T {
   if (!outcome.ok) throw new Error(`refused ${outcome.status}: ${JSON.stringify(outcome.body)}`);
   return outcome.value;

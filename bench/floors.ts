@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Miniflare } from "miniflare";
+
+/**
+ * The Durable Object floor: a minimal worker that inserts one SQLite row per request
+ * in a Durable Object, served on Miniflare's direct socket with no front.
+ */
+export async function startDurableObjectFloor(): Promise<{ url: string; close(): Promise<void> }> {
+  const mf = new Miniflare({
+    modules: true,
+    compatibilityDate: "2026-04-01",
+    cf: false,
+    script: `
+      import { DurableObject } from "cloudflare:workers";
+      export class Log extends DurableObject {
+        constructor(ctx, env) {
+          super(ctx, env);
+          ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, ts TEXT, body TEXT)");
+        }
+        append(body) {
+          this.ctx.storage.sql.exec("INSERT INTO events (ts, body) VALUES (?, ?)", new Date().toISOString(), body);
+          return 1;
+        }
+      }
+      export default {
+        async fetch(request, env) {
+          const name = new URL(request.url).pathname;
+          const body = await request.text();
+          await env.LOG.get(env.LOG.idFromName(name)).append(body);
+          return Response.json({ ok: true }, { status: 202 });
+        },
+      };`,
+    durableObjects: { LOG: { className: "Log", useSQLite: true } },
+    durableObjectsPersist: mkdtempSync(join(tmpdir(), "floor-do-")),
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
+  });
+  const url = await mf.unsafeGetDirectURL();
+  return { url: url.origin, close: () => mf.dispose() };
+}
+
+/** The naive durable baseline: Node's http server and better-sqlite3, WAL, synchronous=FULL. */
+export async function startSqliteFloor(): Promise<{ url: string; close(): Promise<void> }> {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "sqlite-floor-server.ts")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve) => {
+    child.stdout!.on("data", (d: Buffer) => {
+      const m = /listening (http:\/\/\S+)/.exec(String(d));
+      if (m) resolve(m[1]!);
+    });
+  });
+  return {
+    url,
+    close: () =>
+      new Promise((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
