@@ -8,6 +8,9 @@ export interface FrontConfig {
   dataDir: string;
   build: string;
   projectDir: string;
+  /** Relay follow streams in the front (SERVICE_FOLLOW_RELAY=off serves every follower from workerd). */
+  followRelay: boolean;
+  heartbeatMs: number;
   /** SERVICE_* variables that override the worker's [vars] from wrangler.toml. */
   workerVars: Record<string, string>;
 }
@@ -51,5 +54,15 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const dataDir = isAbsolute(rawDir) ? rawDir : resolve(rawDir);
   const workerVars: Record<string, string> = {};
   for (const name of WORKER_VARS) if (env[name]) workerVars[name] = env[name]!;
-  return { host, port, dataDir, build: env.SERVICE_BUILD || gitCommit(projectDir), projectDir, workerVars };
+  const heartbeatMs = Number(env.SERVICE_SSE_HEARTBEAT_MS);
+  return {
+    host,
+    port,
+    dataDir,
+    build: env.SERVICE_BUILD || gitCommit(projectDir),
+    projectDir,
+    followRelay: env.SERVICE_FOLLOW_RELAY !== "off",
+    heartbeatMs: Number.isFinite(heartbeatMs) && heartbeatMs > 0 ? heartbeatMs : 15_000,
+    workerVars,
+  };
 }

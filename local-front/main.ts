@@ -2,6 +2,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, readFrontConfig } from "./config.js";
 import { DataDirBusy, DataLock, findWorkerdChild } from "./data-lock.js";
+import { FollowRelays } from "./follow-relay.js";
 import { startPipe } from "./pipe.js";
 import { startRuntime } from "./runtime.js";
 
@@ -14,7 +15,9 @@ async function main(): Promise<void> {
   const runtime = await startRuntime(config);
   const workerd = findWorkerdChild();
   if (workerd) lock.attach(workerd);
-  const pipe = await startPipe({ host: config.host, port: config.port }, { host: runtime.direct.hostname, port: Number(runtime.direct.port) });
+  const upstream = { host: runtime.direct.hostname, port: Number(runtime.direct.port) };
+  const relays = config.followRelay ? new FollowRelays(upstream, config.heartbeatMs) : null;
+  const pipe = await startPipe({ host: config.host, port: config.port }, upstream, relays);
   const address = pipe.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shown = config.host.includes(":") ? `[${config.host}]` : config.host;

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { parseFollowRequest } from "../../local-front/follow-relay.js";
+
+const ID = "thr_01m81kt70y1m1zf7shrrwmfw6s";
+const head = (line: string, ...headers: string[]) => [line, "Host: 127.0.0.1", ...headers].join("\r\n");
+
+describe("which requests the front's follow relay takes", () => {
+  it("takes a follow GET, with its cursor from Last-Event-ID, then after, then 0", () => {
+    expect(parseFollowRequest(head(`GET /threads/${ID}/follow HTTP/1.1`))).toEqual({ threadId: ID, after: 0 });
+    expect(parseFollowRequest(head(`GET /threads/${ID}/follow?after=12 HTTP/1.1`))).toEqual({ threadId: ID, after: 12 });
+    expect(parseFollowRequest(head(`GET /threads/${ID}/follow?after=12 HTTP/1.1`, "Last-Event-ID: 40"))).toEqual({ threadId: ID, after: 40 });
+  });
+
+  it("leaves everything else to the worker", () => {
+    for (const h of [
+      head(`POST /threads/${ID}/follow HTTP/1.1`),
+      head(`GET /threads/${ID}/stream HTTP/1.1`),
+      head(`GET /threads/${ID}/follow?after=-1 HTTP/1.1`),
+      head(`GET /threads/${ID}/follow HTTP/1.1`, "Last-Event-ID: x"),
+      head(`GET /threads/${ID}/follow HTTP/1.1`, "Content-Length: 5"),
+      head(`GET /threads/${ID}/follow HTTP/1.1`, "Upgrade: websocket"),
+      head(`GET /threads/nope/follow HTTP/1.1`),
+      head("GET /health HTTP/1.1"),
+    ])
+      expect(parseFollowRequest(h), h.split("\r\n")[0]).toBeNull();
+  });
+});
