@@ -23,6 +23,7 @@ const WORKER_VARS = [
   "SERVICE_STREAM_SUBSCRIBERS",
   "SERVICE_STREAM_BUFFER",
   "SERVICE_DEFAULT_MODEL",
+  "SERVICE_CATALOG_SYNC_MS",
 ];
 
 export function isLoopback(host: string): boolean {

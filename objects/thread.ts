@@ -5,6 +5,7 @@ import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow,
 import { readConfig, type RuntimeConfig } from "../src/config.js";
 import type { Env } from "../src/env.js";
 import { BlobStore, sha256Hex } from "./lib/blob-store.js";
+import { CommitQueue } from "./lib/commit-queue.js";
 import { DeltaHub } from "./lib/delta-hub.js";
 import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent } from "./lib/event-log.js";
 import { FollowHub } from "./lib/follow-hub.js";
@@ -12,8 +13,7 @@ import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
 import { STATE_SCHEMA, summarize, toRow, type ThreadState } from "./lib/thread-state.js";
 
-/** Activity reaches the catalog at most this often; creation and archive go at once. */
-const CATALOG_SYNC_DELAY_MS = 1000;
+type Accepted = SerializedEvent & { ts: string };
 
 export interface TailQuery {
   after?: number;
@@ -26,10 +26,10 @@ export interface TailQuery {
  * One thread: the single writer of its event log, its row, its held messages and its
  * subscribers. Every rule that must be atomic for a thread is decided here.
  *
- * Atomicity rests on the Durable Object's commit rule: all writes made in one
- * synchronous stretch (no await between them) commit together, and no answer leaves
- * before they are on disk. Each method does its awaiting (blob uploads, digests)
- * first, re-checks what the awaits could have changed, then writes without awaiting.
+ * Every change goes through the commit queue (group commit): a method does its awaiting
+ * first (blob uploads, digests), then hands the queue a synchronous function that
+ * re-checks what the awaits could have changed and writes. That function runs atomically
+ * in the next batch, and the method's answer waits until the batch is on disk.
  */
 export class Thread extends DurableObject<Env> {
   private readonly config: RuntimeConfig;
@@ -41,12 +41,14 @@ export class Thread extends DurableObject<Env> {
   private updatedAt: string;
   private catalogSyncPending = false;
   private readonly waiters = new Set<() => void>();
+  private readonly commits: CommitQueue;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = readConfig(env);
     this.sql = ctx.storage.sql;
     this.sql.exec(LOG_SCHEMA + STATE_SCHEMA);
+    this.commits = new CommitQueue(ctx.storage);
     this.log = new EventLog(this.sql, new BlobStore(env.BLOBS), this.config.blobThreshold);
     this.followers = new FollowHub(this.log, this.config.heartbeatMs);
     this.deltas = new DeltaHub(this.config.streamSubscribers, this.config.streamBuffer, this.config.heartbeatMs);
@@ -59,25 +61,28 @@ export class Thread extends DurableObject<Env> {
   // ---- creation and rows ----
 
   async init(id: string, spec: ThreadSpec, forkOf?: { threadId: string; atSeq: number }): Promise<Outcome<ThreadRow>> {
-    if (this.state) return refuse(409, `thread ${id} already exists`);
     const prepared = await this.log.prepare("spawn", forkOf ? { spec, forkOf } : { spec });
-    const now = new Date();
-    this.state = {
-      id,
-      spec,
-      parent: forkOf?.threadId ?? null,
-      forkedAtSeq: forkOf?.atSeq ?? null,
-      createdAt: now.toISOString(),
-      archivedAt: null,
-      archiveReason: null,
-      stage: "idle",
-      cost: { usd: 0, inputTokens: 0, outputTokens: 0 },
-      seatLease: null,
-    };
-    this.saveState();
-    this.append(prepared, now);
-    await this.syncCatalogNow();
-    return ok(this.row(this.state));
+    const outcome = await this.commits.write((): Outcome<ThreadRow> => {
+      if (this.state) return refuse(409, `thread ${id} already exists`);
+      const now = new Date();
+      this.state = {
+        id,
+        spec,
+        parent: forkOf?.threadId ?? null,
+        forkedAtSeq: forkOf?.atSeq ?? null,
+        createdAt: now.toISOString(),
+        archivedAt: null,
+        archiveReason: null,
+        stage: "idle",
+        cost: { usd: 0, inputTokens: 0, outputTokens: 0 },
+        seatLease: null,
+      };
+      this.saveState();
+      this.append(prepared, now);
+      return ok(this.row(this.state));
+    });
+    if (outcome.ok) await this.syncCatalogNow();
+    return outcome;
   }
 
   get(): Outcome<ThreadRow> {
@@ -103,28 +108,27 @@ export class Thread extends DurableObject<Env> {
   // ---- messages ----
 
   async postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
-    const s = this.state;
-    if (!s) return this.missing();
-    if (s.archivedAt) return this.archivedRefusal();
+    if (!this.state) return this.missing();
     const digest = idempotencyKey ? await sha256Hex(new TextEncoder().encode(JSON.stringify(message))) : null;
     const body = { text: message.text, ...(message.from ? { from: message.from } : {}), ...(message.hold ? { hold: true } : {}) };
     const prepared = await this.prepareOrRefuse("message", body);
     if (!prepared.ok) return prepared;
-    // Checked after the awaits above: a retry racing the first attempt must see its row.
-    if (idempotencyKey) {
-      const seen = this.sql
-        .exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", idempotencyKey)
-        .toArray()[0];
-      if (seen) {
-        if (seen.digest !== digest)
+    return this.commits.write((): Outcome<MessageAccepted & { replayed?: true }> => {
+      if (this.state!.archivedAt) return this.archivedRefusal();
+      if (idempotencyKey) {
+        const seen = this.sql
+          .exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", idempotencyKey)
+          .toArray()[0];
+        if (seen && seen.digest !== digest)
           return refuse(409, "this Idempotency-Key was used for a different message", CODES.idempotencyConflict, { seq: seen.seq });
-        return ok({ seq: seen.seq, ts: seen.ts, replayed: true });
+        if (seen) return ok({ seq: seen.seq, ts: seen.ts, replayed: true });
       }
-    }
-    const event = this.append(prepared.value);
-    if (message.hold) this.sql.exec("INSERT INTO held (seq, text) VALUES (?, ?)", event.seq, message.text);
-    if (idempotencyKey) this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, event.seq, event.ts);
-    return ok({ seq: event.seq, ts: event.ts });
+      const event = this.append(prepared.value);
+      if (message.hold) this.sql.exec("INSERT INTO held (seq, text) VALUES (?, ?)", event.seq, message.text);
+      if (idempotencyKey)
+        this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, event.seq, event.ts);
+      return ok({ seq: event.seq, ts: event.ts });
+    });
   }
 
   async editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {
@@ -134,19 +138,20 @@ export class Thread extends DurableObject<Env> {
     if (edit && !edit.ok) return edit;
     const release = patch.hold === false ? await this.prepareOrRefuse("message-released", { target: seq }) : null;
     if (release && !release.ok) return release;
-    // The awaits above let another request release or delete it meanwhile.
-    const still = this.heldOrRefusal(seq);
-    if (!still.ok) return still;
-    let last: SerializedEvent & { ts: string } | null = null;
-    if (edit) {
-      last = this.append(edit.value);
-      this.sql.exec("UPDATE held SET text = ? WHERE seq = ?", patch.text!, seq);
-    }
-    if (release) {
-      last = this.append(release.value);
-      this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
-    }
-    return ok({ seq: last!.seq, ts: last!.ts });
+    return this.commits.write((): Outcome<MessageAccepted> => {
+      const still = this.heldOrRefusal(seq);
+      if (!still.ok) return still;
+      let last: Accepted | null = null;
+      if (edit) {
+        last = this.append(edit.value);
+        this.sql.exec("UPDATE held SET text = ? WHERE seq = ?", patch.text!, seq);
+      }
+      if (release) {
+        last = this.append(release.value);
+        this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
+      }
+      return ok({ seq: last!.seq, ts: last!.ts });
+    });
   }
 
   async deleteHeld(seq: number): Promise<Outcome<MessageAccepted>> {
@@ -154,11 +159,13 @@ export class Thread extends DurableObject<Env> {
     if (!held.ok) return held;
     const prepared = await this.prepareOrRefuse("message-deleted", { target: seq });
     if (!prepared.ok) return prepared;
-    const still = this.heldOrRefusal(seq);
-    if (!still.ok) return still;
-    this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
-    const e = this.append(prepared.value);
-    return ok({ seq: e.seq, ts: e.ts });
+    return this.commits.write((): Outcome<MessageAccepted> => {
+      const still = this.heldOrRefusal(seq);
+      if (!still.ok) return still;
+      this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
+      const e = this.append(prepared.value);
+      return ok({ seq: e.seq, ts: e.ts });
+    });
   }
 
   /** Appends an event on behalf of an engine or a flow (tool results, cycle events). */
@@ -166,52 +173,62 @@ export class Thread extends DurableObject<Env> {
     if (!this.state) return this.missing();
     const prepared = await this.prepareOrRefuse(kind, body);
     if (!prepared.ok) return prepared;
-    const e = this.append(prepared.value);
-    return ok({ seq: e.seq, ts: e.ts });
+    return this.commits.write(() => {
+      const e = this.append(prepared.value);
+      return ok({ seq: e.seq, ts: e.ts });
+    });
   }
 
   // ---- retire, restore, lease ----
 
   async archive(reason: string | null): Promise<Outcome<MessageAccepted>> {
-    const s = this.state;
-    if (!s) return this.missing();
-    if (s.archivedAt) return this.archivedRefusal();
-    const prepared = await this.prepareOrRefuse("archive", { reason });
-    if (!prepared.ok) return prepared;
-    if (s.archivedAt) return this.archivedRefusal();
-    const e = this.append(prepared.value);
-    s.archivedAt = e.ts;
-    s.archiveReason = reason;
-    this.saveState();
-    await this.syncCatalogNow();
-    return ok({ seq: e.seq, ts: e.ts });
+    const retired = (s: ThreadState) => (s.archivedAt ? this.archivedRefusal() : null);
+    return this.change("archive", { reason }, retired, (s, e) => {
+      s.archivedAt = e.ts;
+      s.archiveReason = reason;
+    });
   }
 
   async restore(): Promise<Outcome<MessageAccepted>> {
-    const s = this.state;
-    if (!s) return this.missing();
-    if (!s.archivedAt) return refuse(409, `thread ${s.id} is not retired`, CODES.threadNotArchived);
-    const prepared = await this.prepareOrRefuse("restore", {});
-    if (!prepared.ok) return prepared;
-    if (!s.archivedAt) return refuse(409, `thread ${s.id} is not retired`, CODES.threadNotArchived);
-    const e = this.append(prepared.value);
-    s.archivedAt = null;
-    s.archiveReason = null;
-    this.saveState();
-    await this.syncCatalogNow();
-    return ok({ seq: e.seq, ts: e.ts });
+    const live = (s: ThreadState) => (s.archivedAt ? null : refuse(409, `thread ${s.id} is not retired`, CODES.threadNotArchived));
+    return this.change("restore", {}, live, (s) => {
+      s.archivedAt = null;
+      s.archiveReason = null;
+    });
   }
 
   async setSeatLease(seatLease: string | null): Promise<Outcome<MessageAccepted>> {
-    const s = this.state;
-    if (!s) return this.missing();
-    const prepared = await this.prepareOrRefuse("seat-lease", { seatLease });
+    return this.change("seat-lease", { seatLease }, () => null, (s) => {
+      s.seatLease = seatLease;
+    });
+  }
+
+  /**
+   * A change to the thread's row, recorded as an event. `refusal` is asked before and
+   * again inside the commit (the awaits between can change the answer); the catalog
+   * learns of the change at once.
+   */
+  private async change<K extends EventKind>(
+    kind: K,
+    body: EventBodies[K],
+    refusal: (s: ThreadState) => Outcome<never> | null,
+    apply: (s: ThreadState, event: Accepted) => void,
+  ): Promise<Outcome<MessageAccepted>> {
+    if (!this.state) return this.missing();
+    const early = refusal(this.state);
+    if (early) return early;
+    const prepared = await this.prepareOrRefuse(kind, body);
     if (!prepared.ok) return prepared;
-    const e = this.append(prepared.value);
-    s.seatLease = seatLease;
-    this.saveState();
-    await this.syncCatalogNow();
-    return ok({ seq: e.seq, ts: e.ts });
+    const outcome = await this.commits.write((): Outcome<MessageAccepted> => {
+      const late = refusal(this.state!);
+      if (late) return late;
+      const event = this.append(prepared.value);
+      apply(this.state!, event);
+      this.saveState();
+      return ok({ seq: event.seq, ts: event.ts });
+    });
+    if (outcome.ok) await this.syncCatalogNow();
+    return outcome;
   }
 
   // ---- reading ----
@@ -296,7 +313,8 @@ export class Thread extends DurableObject<Env> {
 
   // ---- internals ----
 
-  private append(prepared: PreparedEvent, now?: Date): SerializedEvent & { ts: string } {
+  /** Writes one event; call only inside a CommitQueue write. */
+  private append(prepared: PreparedEvent, now?: Date): Accepted {
     const event = this.log.commit(prepared, now);
     this.updatedAt = event.ts;
     this.followers.publish(event);
@@ -360,7 +378,7 @@ export class Thread extends DurableObject<Env> {
   private scheduleCatalogSync(): void {
     if (this.catalogSyncPending) return;
     this.catalogSyncPending = true;
-    void this.ctx.storage.setAlarm(Date.now() + CATALOG_SYNC_DELAY_MS);
+    void this.ctx.storage.setAlarm(Date.now() + this.config.catalogSyncMs);
   }
 
   /** Creation, archive and restore must show in lists at once; a failure leaves the alarm to retry. */

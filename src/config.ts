@@ -7,6 +7,7 @@ export interface RuntimeConfig {
   streamSubscribers: number;
   streamBuffer: number;
   defaultModel: string;
+  catalogSyncMs: number;
 }
 
 export interface ConfigVars {
@@ -17,6 +18,7 @@ export interface ConfigVars {
   SERVICE_STREAM_SUBSCRIBERS?: string;
   SERVICE_STREAM_BUFFER?: string;
   SERVICE_DEFAULT_MODEL?: string;
+  SERVICE_CATALOG_SYNC_MS?: string;
 }
 
 function positive(raw: string | undefined, fallback: number): number {
@@ -33,5 +35,6 @@ export function readConfig(vars: ConfigVars): RuntimeConfig {
     streamSubscribers: positive(vars.SERVICE_STREAM_SUBSCRIBERS, 64),
     streamBuffer: positive(vars.SERVICE_STREAM_BUFFER, 256),
     defaultModel: vars.SERVICE_DEFAULT_MODEL || "sim-1",
+    catalogSyncMs: positive(vars.SERVICE_CATALOG_SYNC_MS, 1000),
   };
 }

@@ -1,22 +1,13 @@
 import { EventSource } from "eventsource";
-import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseEvents } from "../../client/index.js";
-import { removeDir, startFront, type Front } from "../support/front.js";
+import { freePort, removeDir, startFront, type Front } from "../support/front.js";
 
 const fronts: Front[] = [];
 afterAll(async () => {
   for (const f of fronts) await f.stop().catch(() => {});
   for (const f of fronts) removeDir(f.dataDir);
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 describe("follow over the front", () => {
   it("streams frame by frame with the SSE headers, ids = seq", async () => {

@@ -1,0 +1,56 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { CommitQueue } from "../../objects/lib/commit-queue.js";
+import { newThread } from "./support.js";
+
+async function inThreadStorage<T>(fn: (storage: DurableObjectStorage) => Promise<T>): Promise<T> {
+  const { stub } = await newThread();
+  return runInDurableObject(stub, (_instance, state) => fn(state.storage));
+}
+
+describe("group commit", () => {
+  it("shares one commit among writes that queue behind it, in arrival order", () =>
+    inThreadStorage(async (storage) => {
+      storage.sql.exec("CREATE TABLE q (n INTEGER)");
+      let syncs = 0;
+      const sync = storage.sync.bind(storage);
+      storage.sync = () => (syncs++, sync());
+      const queue = new CommitQueue(storage);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, n) => queue.write(() => (storage.sql.exec("INSERT INTO q VALUES (?)", n), n))));
+      expect(results).toEqual(Array.from({ length: 20 }, (_, n) => n));
+      // The first write commits alone; the 19 that queued behind it share the next commit.
+      expect(syncs).toBe(2);
+      expect(storage.sql.exec<{ n: number }>("SELECT n FROM q").toArray().map((r) => r.n)).toEqual(results);
+    }));
+
+  it("rejects only a write that throws, and leaves nothing of it behind", () =>
+    inThreadStorage(async (storage) => {
+      storage.sql.exec("CREATE TABLE r (n INTEGER)");
+      const queue = new CommitQueue(storage);
+      const outcomes = await Promise.allSettled([
+        queue.write(() => storage.sql.exec("INSERT INTO r VALUES (1)")),
+        queue.write(() => {
+          storage.sql.exec("INSERT INTO r VALUES (2)");
+          throw new Error("half-way");
+        }),
+        queue.write(() => storage.sql.exec("INSERT INTO r VALUES (3)")),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect(storage.sql.exec<{ n: number }>("SELECT n FROM r ORDER BY n").toArray().map((r) => r.n)).toEqual([1, 3]);
+    }));
+
+  it("answers no write before its batch is durable", () =>
+    inThreadStorage(async (storage) => {
+      const order: string[] = [];
+      const sync = storage.sync.bind(storage);
+      storage.sync = async () => {
+        order.push("sync started");
+        await sync();
+        order.push("sync done");
+      };
+      const queue = new CommitQueue(storage);
+      await queue.write(() => order.push("written"));
+      order.push("answered");
+      expect(order).toEqual(["written", "sync started", "sync done", "answered"]);
+    }));
+});
