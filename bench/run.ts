@@ -13,7 +13,7 @@ import { startDurableObjectFloor, startSqliteFloor } from "./floors.js";
 import { percentile, postLoad, sequential, type LoadResult } from "./load.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 10);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
 const FOLLOW_SECONDS = Number(process.env.BENCH_FOLLOW_SECONDS ?? 10);
 const BODY = JSON.stringify({ text: "an append of a typical short message, about a hundred bytes long in all." });
 
