@@ -42,13 +42,15 @@ export class Thread extends DurableObject<Env> {
   private catalogSyncPending = false;
   private readonly waiters = new Set<() => void>();
   private readonly commits: CommitQueue;
+  /** Events of the batch being committed: readers see them once the batch is durable. */
+  private unpublished: Accepted[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = readConfig(env);
     this.sql = ctx.storage.sql;
     this.sql.exec(LOG_SCHEMA + STATE_SCHEMA);
-    this.commits = new CommitQueue(ctx.storage);
+    this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable));
     this.log = new EventLog(this.sql, new BlobStore(env.BLOBS), this.config.blobThreshold);
     this.followers = new FollowHub(this.log, this.config.heartbeatMs);
     this.deltas = new DeltaHub(this.config.streamSubscribers, this.config.streamBuffer, this.config.heartbeatMs);
@@ -60,16 +62,17 @@ export class Thread extends DurableObject<Env> {
 
   // ---- creation and rows ----
 
-  async init(id: string, spec: ThreadSpec, forkOf?: { threadId: string; atSeq: number }): Promise<Outcome<ThreadRow>> {
-    const prepared = await this.log.prepare("spawn", forkOf ? { spec, forkOf } : { spec });
-    const outcome = await this.commits.write((): Outcome<ThreadRow> => {
+  async init(id: string, spec: ThreadSpec): Promise<Outcome<ThreadRow>> {
+    const prepared = await this.prepareOrRefuse("spawn", { spec });
+    if (!prepared.ok) return prepared;
+    const outcome = await this.commits.write((): Outcome<true> => {
       if (this.state) return refuse(409, `thread ${id} already exists`);
       const now = new Date();
       this.state = {
         id,
         spec,
-        parent: forkOf?.threadId ?? null,
-        forkedAtSeq: forkOf?.atSeq ?? null,
+        parent: null,
+        forkedAtSeq: null,
         createdAt: now.toISOString(),
         archivedAt: null,
         archiveReason: null,
@@ -78,11 +81,12 @@ export class Thread extends DurableObject<Env> {
         seatLease: null,
       };
       this.saveState();
-      this.append(prepared, now);
-      return ok(this.row(this.state));
+      this.append(prepared.value, now);
+      return ok(true);
     });
-    if (outcome.ok) await this.syncCatalogNow();
-    return outcome;
+    if (!outcome.ok) return outcome;
+    await this.syncCatalogNow();
+    return ok(this.row(this.state!));
   }
 
   get(): Outcome<ThreadRow> {
@@ -247,11 +251,11 @@ export class Thread extends DurableObject<Env> {
     const after = q.after ?? 0;
     const beyond = this.beyondEnd(after);
     if (beyond) return beyond;
-    if (q.waitMs > 0 && after === this.log.lastSeq) await this.waitForAppend(q.waitMs);
+    if (q.waitMs > 0 && after >= this.log.durableSeq) await this.waitForAppend(q.waitMs);
     const rows = this.log.forward(after, q.limit);
     const events = await this.log.serialize(rows);
     const nextAfter = rows.length ? rows[rows.length - 1]!.seq : after;
-    const hasMore = nextAfter < this.log.lastSeq;
+    const hasMore = nextAfter < this.log.durableSeq;
     return ok(`{"events":[${events.map((e) => e.json).join(",")}],"nextAfter":"${nextAfter}","hasMore":${hasMore}}`);
   }
 
@@ -259,7 +263,7 @@ export class Thread extends DurableObject<Env> {
   async toolResult(seq: number): Promise<Outcome<string>> {
     if (!this.state) return this.missing();
     const row = this.log.get(seq);
-    if (!row) return refuse(404, `thread has no event ${seq}`, CODES.messageNotFound);
+    if (!row) return refuse(404, `thread has no event ${seq}`, CODES.eventNotFound);
     if (row.kind !== "tool-result") return refuse(404, `event ${seq} is a ${row.kind}, not a tool result`, CODES.notAToolResult);
     return ok(await this.log.body(row));
   }
@@ -316,12 +320,30 @@ export class Thread extends DurableObject<Env> {
   /** Writes one event; call only inside a CommitQueue write. */
   private append(prepared: PreparedEvent, now?: Date): Accepted {
     const event = this.log.commit(prepared, now);
-    this.updatedAt = event.ts;
-    this.followers.publish(event);
-    for (const wake of this.waiters) wake();
-    this.waiters.clear();
+    this.unpublished.push(event);
     this.scheduleCatalogSync();
     return event;
+  }
+
+  /**
+   * Shows a durable batch to followers (as one write each) and wakes waiting tails. If
+   * the commit failed, followers are closed instead: they reconnect and resume from
+   * whatever the log really holds.
+   */
+  private publish(durable: boolean): void {
+    const events = this.unpublished;
+    this.unpublished = [];
+    if (!durable) {
+      this.followers.close();
+      return;
+    }
+    this.log.markDurable();
+    if (events.length > 0) {
+      this.updatedAt = events[events.length - 1]!.ts;
+      this.followers.publish(events);
+    }
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
   }
 
   private async prepareOrRefuse<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<PreparedEvent>> {
@@ -354,8 +376,8 @@ export class Thread extends DurableObject<Env> {
   }
 
   private beyondEnd(after: number): Outcome<never> | null {
-    if (after <= this.log.lastSeq) return null;
-    return refuse(400, `after=${after} is beyond the thread's last event (${this.log.lastSeq})`);
+    if (after <= this.log.durableSeq) return null;
+    return refuse(400, `after=${after} is beyond the thread's last event (${this.log.durableSeq})`);
   }
 
   private missing(): Outcome<never> {
@@ -368,7 +390,7 @@ export class Thread extends DurableObject<Env> {
 
   private row(s: ThreadState): ThreadRow {
     const held = this.sql.exec<{ seq: number }>("SELECT seq FROM held ORDER BY seq").toArray().map((r) => r.seq);
-    return toRow(s, this.log.lastSeq, this.updatedAt, held);
+    return toRow(s, this.log.durableSeq, this.updatedAt, held);
   }
 
   private saveState(): void {
@@ -393,6 +415,6 @@ export class Thread extends DurableObject<Env> {
   private async syncCatalog(): Promise<void> {
     if (!this.state) return;
     const catalog = this.env.CATALOG.get(this.env.CATALOG.idFromName("host"));
-    await catalog.upsert(summarize(this.state, this.log.lastSeq, this.updatedAt));
+    await catalog.upsert(summarize(this.state, this.log.durableSeq, this.updatedAt));
   }
 }

@@ -12,13 +12,18 @@ interface Pending {
  *
  * Each write runs synchronously, in arrival order, inside its own savepoint (a write
  * that throws leaves nothing behind), and its promise settles only once the batch is
- * durable: nothing is acknowledged before it is on disk.
+ * durable: nothing is acknowledged before it is on disk. `onDurable` runs first, so
+ * the owner can show the batch to readers (followers, waiting tails) only once it is
+ * durable, without relying on the output gate to hold streamed bytes back.
  */
 export class CommitQueue {
   private queue: Pending[] = [];
   private flushing = false;
 
-  constructor(private readonly storage: DurableObjectStorage) {}
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly onDurable: (durable: boolean) => void = () => {},
+  ) {}
 
   write<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -43,9 +48,11 @@ export class CommitQueue {
         try {
           await this.storage.sync();
         } catch (error) {
+          this.onDurable(false);
           for (const p of batch) p.reject(error);
           continue;
         }
+        this.onDurable(true);
         results.forEach((r, i) => (r.ok ? batch[i]!.resolve(r.value) : batch[i]!.reject(r.error)));
       }
     } finally {

@@ -41,9 +41,13 @@ function envelope(row: StoredEvent, bodyJson: string): string {
  * The thread's append-only log. Seqs start at 1 and have no gaps: the next seq is taken
  * from memory and written in the same synchronous step, so no other request can
  * interleave between choosing a seq and storing it.
+ *
+ * Readers see events up to `durableSeq` only: an event written into a batch that is
+ * still being committed is invisible until the batch is on disk.
  */
 export class EventLog {
   private last: number;
+  private durable: number;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -52,10 +56,22 @@ export class EventLog {
   ) {
     const row = sql.exec<{ last: number | null }>("SELECT max(seq) AS last FROM events").one();
     this.last = row.last ?? 0;
+    this.durable = this.last;
   }
 
+  /** The last event written, durable or not: the next append takes the seq after it. */
   get lastSeq(): number {
     return this.last;
+  }
+
+  /** The last event readers may see. */
+  get durableSeq(): number {
+    return this.durable;
+  }
+
+  /** Everything written so far is on disk. */
+  markDurable(): void {
+    this.durable = this.last;
   }
 
   /**
@@ -89,21 +105,33 @@ export class EventLog {
     return { seq, ts, kind: prepared.kind, json: envelope(row, prepared.text) };
   }
 
-  /** Events with seq > after, oldest first. */
+  /** Durable events with seq > after, oldest first. */
   forward(after: number, limit: number): StoredEvent[] {
     return this.sql
-      .exec<StoredEvent>("SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq > ? ORDER BY seq ASC LIMIT ?", after, limit)
+      .exec<StoredEvent>(
+        "SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq > ? AND seq <= ? ORDER BY seq ASC LIMIT ?",
+        after,
+        this.durable,
+        limit,
+      )
       .toArray();
   }
 
-  /** Events with seq < before, newest first. */
+  /** Durable events with seq < before, newest first. */
   backward(before: number, limit: number): StoredEvent[] {
     return this.sql
-      .exec<StoredEvent>("SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq < ? ORDER BY seq DESC LIMIT ?", before, limit)
+      .exec<StoredEvent>(
+        "SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq < ? AND seq <= ? ORDER BY seq DESC LIMIT ?",
+        before,
+        this.durable,
+        limit,
+      )
       .toArray();
   }
 
+  /** One durable event. */
   get(seq: number): StoredEvent | null {
+    if (seq > this.durable) return null;
     return (
       this.sql.exec<StoredEvent>("SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq = ?", seq).toArray()[0] ?? null
     );

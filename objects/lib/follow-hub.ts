@@ -60,19 +60,23 @@ export class FollowHub {
     return readable as ReadableStream<Uint8Array>;
   }
 
-  publish(event: SerializedEvent): void {
+  /** Sends a batch of consecutive events, encoded once, to every live follower. */
+  publish(events: SerializedEvent[]): void {
     if (this.followers.size === 0) return;
-    const chunk = encoder.encode(eventFrame(event));
+    let text = "";
+    for (const e of events) text += eventFrame(e);
+    const chunk = encoder.encode(text);
+    const last = events[events.length - 1]!.seq;
     for (const f of this.followers) {
       if (!f.live) continue;
       if (!f.busy) {
-        this.write(f, chunk, event.seq);
+        this.write(f, chunk, last);
         continue;
       }
       if (f.behind) continue;
       f.pending.push(chunk);
       f.pendingBytes += chunk.byteLength;
-      f.pendingCursor = event.seq;
+      f.pendingCursor = last;
       if (f.pendingBytes > MAX_PENDING_BYTES) {
         f.pending = [];
         f.pendingBytes = 0;
@@ -107,8 +111,10 @@ export class FollowHub {
 
   /**
    * Sends the log after the follower's cursor page by page, then joins the live set.
-   * The last read that finds nothing new and the join happen in one synchronous step,
-   * so no event can fall between catch-up and live delivery.
+   * The log shows only durable events, and a batch becomes durable in the same step that
+   * publishes it; the last read that finds nothing new and the join happen in one
+   * synchronous step, so no event falls between catch-up and live delivery, and none
+   * arrives twice.
    */
   private async catchUp(f: Follower, prefix: string): Promise<void> {
     f.busy = true;

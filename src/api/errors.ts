@@ -9,6 +9,7 @@ export interface ErrorBody {
 export const CODES = {
   threadNotFound: "thread-not-found",
   messageNotFound: "message-not-found",
+  eventNotFound: "event-not-found",
   messageNotHeld: "message-not-held",
   threadArchived: "thread-archived",
   threadNotArchived: "thread-not-archived",

@@ -7,8 +7,6 @@ import type { ThreadSpec } from "./threads.js";
 
 export interface SpawnBody {
   spec: ThreadSpec;
-  /** Set when the thread was forked: the parent and the seq it continues from. */
-  forkOf?: { threadId: string; atSeq: number };
 }
 
 export interface MessageBody {

@@ -39,6 +39,19 @@ describe("group commit", () => {
       expect(storage.sql.exec<{ n: number }>("SELECT n FROM r ORDER BY n").toArray().map((r) => r.n)).toEqual([1, 3]);
     }));
 
+  it("tells its owner a batch is durable before answering any write in it", () =>
+    inThreadStorage(async (storage) => {
+      const order: string[] = [];
+      const sync = storage.sync.bind(storage);
+      storage.sync = async () => {
+        await sync();
+        order.push("synced");
+      };
+      const queue = new CommitQueue(storage, () => order.push("durable"));
+      await Promise.all([queue.write(() => order.push("a")), queue.write(() => order.push("b")), queue.write(() => order.push("c"))]);
+      expect(order).toEqual(["a", "synced", "durable", "b", "c", "synced", "durable"]);
+    }));
+
   it("answers no write before its batch is durable", () =>
     inThreadStorage(async (storage) => {
       const order: string[] = [];

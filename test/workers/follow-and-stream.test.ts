@@ -1,4 +1,8 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { BlobStore } from "../../objects/lib/blob-store.js";
+import { EventLog } from "../../objects/lib/event-log.js";
+import { FollowHub } from "../../objects/lib/follow-hub.js";
 import { dataFrames, newThread, readFrames, sse, value } from "./support.js";
 
 describe("follow", () => {
@@ -12,6 +16,50 @@ describe("follow", () => {
     expect(frames.map((f) => f.id)).toEqual([4, 5, 6, 7, 8, 9, 10, 11]);
     expect(frames.every((f) => f.id === f.data.seq)).toBe(true);
     expect(frames[3]!.data.body.text).toBe("after 0");
+  });
+
+  it("delivers each event once to followers that open while batches are being committed", async () => {
+    const { stub } = await newThread();
+    const posting = Array.from({ length: 120 }, (_, i) => stub.postMessage({ text: `m${i}` }));
+    const streams = [];
+    for (let k = 0; k < 6; k++) {
+      streams.push((await sse(stub, "/follow?after=0")).body!);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await Promise.all(posting);
+    for (const stream of streams) {
+      const frames = dataFrames(await readFrames(stream, (f) => dataFrames(f).some((x) => x.id === 121)));
+      expect(frames.map((f) => f.id)).toEqual(Array.from({ length: 121 }, (_, i) => i + 1));
+    }
+  });
+
+  it("never shows a follower an event that is not yet durable, so publishing it cannot repeat it", async () => {
+    const { stub } = await newThread();
+    await runInDurableObject(stub, async (_thread, state) => {
+      const log = new EventLog(state.storage.sql, new BlobStore(env.BLOBS), 1 << 20);
+      const hub = new FollowHub(log, 60_000);
+      const write = (n: number) => log.commit({ kind: "message", text: JSON.stringify({ text: `m${n}` }), blob: null, bytes: null });
+      for (let n = 2; n <= 5; n++) write(n);
+      log.markDurable();
+      const pending = write(6); // written, its batch not yet on disk
+      const stream = hub.open(0);
+      const reader = stream.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      while (!text.includes("id: 5\n")) text += decoder.decode((await reader.read()).value, { stream: true });
+      // Let the follower finish catching up and go live before its batch is published.
+      await new Promise((r) => setTimeout(r, 20));
+      log.markDurable();
+      hub.publish([pending]);
+      // A later event: anything sent twice would arrive before it.
+      const next = write(7);
+      log.markDurable();
+      hub.publish([next]);
+      while (!text.includes("id: 7\n")) text += decoder.decode((await reader.read()).value, { stream: true });
+      hub.close();
+      const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+      expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    });
   });
 
   it("loses nothing for a reader that lags far behind a burst", async () => {
