@@ -3,7 +3,7 @@ import { CODES } from "../src/api/errors.js";
 import type { EventBodies, EventKind } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
 import { readConfig, type RuntimeConfig } from "../src/config.js";
-import type { Env } from "../src/env.js";
+import { catalogOf, type Env } from "../src/env.js";
 import { BlobStore, sha256Hex } from "./lib/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { DeltaHub } from "./lib/delta-hub.js";
@@ -414,7 +414,6 @@ export class Thread extends DurableObject<Env> {
 
   private async syncCatalog(): Promise<void> {
     if (!this.state) return;
-    const catalog = this.env.CATALOG.get(this.env.CATALOG.idFromName("host"));
-    await catalog.upsert(summarize(this.state, this.log.durableSeq, this.updatedAt));
+    await catalogOf(this.env).upsert(summarize(this.state, this.log.durableSeq, this.updatedAt));
   }
 }

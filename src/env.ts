@@ -7,3 +7,8 @@ export interface Env extends ConfigVars {
   CATALOG: DurableObjectNamespace<Catalog>;
   BLOBS: R2Bucket;
 }
+
+/** The host's one Catalog object. */
+export function catalogOf(env: Env) {
+  return env.CATALOG.get(env.CATALOG.idFromName("host"));
+}

@@ -10,10 +10,11 @@ import { isThreadId, newThreadId } from "../ids.js";
 import { resolveSpawn } from "../spawn-rules.js";
 import { jsonBody, valid } from "../validate.js";
 import type { AppEnv } from "../app-env.js";
+import { catalogOf } from "../env.js";
 
 export const threads = new Hono<AppEnv>();
 
-/** A positive integer query value, clamped to `max`; null when absent; a refusal when bad. */
+/** An integer query value of at least `min`, clamped to `max`; `fallback` when absent; a refusal when bad. */
 function intParam(raw: string | undefined, name: string, fallback: number, max: number, min = 1): number | Response {
   if (raw === undefined || raw === "") return fallback;
   if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < min) return refusal(400, `${name} must be an integer of at least ${min}, not ${JSON.stringify(raw)}`);
@@ -38,8 +39,7 @@ threads.get("/threads", valid("query", ListThreadsQuery), async (c) => {
   const q = c.req.valid("query");
   const limit = intParam(q.limit, "limit", LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
   if (limit instanceof Response) return limit;
-  const catalog = c.env.CATALOG.get(c.env.CATALOG.idFromName("host"));
-  const outcome = await catalog.list({
+  const outcome = await catalogOf(c.env).list({
     limit,
     after: q.after || null,
     sort: q.sort ?? "created",

@@ -1,9 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ListThreadsFilter, ThreadListPage } from "../../src/api/threads.js";
+import { catalogOf } from "../../src/env.js";
 import { newThread, value } from "./support.js";
 
-const catalog = () => env.CATALOG.get(env.CATALOG.idFromName("host"));
+const catalog = () => catalogOf(env);
 const base: ListThreadsFilter = { limit: 50, after: null, sort: "created", archived: "live", seats: "open" };
 
 describe("the thread catalog", () => {
