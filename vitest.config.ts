@@ -16,6 +16,7 @@ export default defineConfig({
                 SERVICE_SSE_HEARTBEAT_MS: "300",
                 SERVICE_STREAM_SUBSCRIBERS: "3",
                 SERVICE_STREAM_BUFFER: "4",
+                SERVICE_CATALOG_SYNC_MS: "100",
               },
             },
           }),

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ListThreadsFilter, ThreadListPage } from "../../src/api/threads.js";
 import { catalogOf } from "../../src/env.js";
@@ -46,6 +46,27 @@ describe("the thread catalog", () => {
     const page = value(await catalog().list({ ...base, workspace: "cursors", limit: 1 }));
     expect(await catalog().list({ ...base, sort: "recent", after: page.nextAfter })).toMatchObject({ ok: false, status: 400 });
     expect(await catalog().list({ ...base, after: "!!nope" })).toMatchObject({ ok: false, status: 400 });
+  });
+
+  it("learns of a thread's activity shortly after it happens", async () => {
+    const { id, stub } = await newThread({ workspace: "activity" });
+    for (let i = 0; i < 3; i++) value(await stub.postMessage({ text: `m${i}` }));
+    let summary = value(await catalog().list({ ...base, workspace: "activity" })).threads[0]!;
+    for (let i = 0; i < 40 && summary.lastSeq < 4; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      summary = value(await catalog().list({ ...base, workspace: "activity" })).threads[0]!;
+    }
+    expect(summary).toMatchObject({ id, lastSeq: 4 });
+  });
+
+  it("still learns of activity through the safety alarm when the in-memory push never ran", async () => {
+    const { id, stub } = await newThread({ workspace: "alarm" });
+    value(await stub.postMessage({ text: "before a crash" }));
+    // As after a crash: the timer is gone, only the durable alarm remains.
+    await runInDurableObject(stub, (thread) => clearTimeout((thread as unknown as { activityTimer: ReturnType<typeof setTimeout> }).activityTimer));
+    expect(value(await catalog().list({ ...base, workspace: "alarm" })).threads[0]).toMatchObject({ id, lastSeq: 1 });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(value(await catalog().list({ ...base, workspace: "alarm" })).threads[0]).toMatchObject({ id, lastSeq: 2 });
   });
 
   it("keeps the newest summary when an older one arrives late", async () => {
