@@ -1,5 +1,8 @@
 import { request, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
+import { HEARTBEAT_COMMENT, RETRY_HINT, SSE_HEADERS } from "../src/api/sse.js";
+import { parseSeqCursor } from "../src/cursors.js";
+import { isThreadId } from "../src/ids.js";
 import type { Upstream } from "./pipe.js";
 
 /** Frames a relay keeps so that followers joining near the head need no log read. */
@@ -7,8 +10,7 @@ const RING_FRAMES = 2048;
 /** A follower whose unsent output passes this is dropped; it resumes with Last-Event-ID. */
 const MAX_BUFFERED = 1 << 20;
 
-const FOLLOW_PATH = /^\/threads\/(thr_[0-9a-z]{26})\/follow(?:\?(.*))?$/;
-const SEQ = /^(0|[1-9][0-9]{0,14})$/;
+const FOLLOW_PATH = /^\/threads\/([^/?]+)\/follow(?:\?(.*))?$/;
 
 export interface FollowRequest {
   threadId: string;
@@ -25,7 +27,7 @@ export function parseFollowRequest(head: string): FollowRequest | null {
   const parts = requestLine!.split(" ");
   if (parts.length !== 3 || parts[0] !== "GET") return null;
   const m = FOLLOW_PATH.exec(parts[1]!);
-  if (!m) return null;
+  if (!m || !isThreadId(m[1]!)) return null;
   let lastEventId: string | undefined;
   for (const line of headerLines) {
     const colon = line.indexOf(":");
@@ -35,9 +37,9 @@ export function parseFollowRequest(head: string): FollowRequest | null {
     if (name === "transfer-encoding" || name === "upgrade") return null;
     if (name === "last-event-id") lastEventId = value;
   }
-  const cursor = lastEventId ?? new URLSearchParams(m[2] ?? "").get("after") ?? "0";
-  if (!SEQ.test(cursor)) return null;
-  return { threadId: m[1]!, after: Number(cursor) };
+  const after = parseSeqCursor(lastEventId ?? new URLSearchParams(m[2] ?? "").get("after") ?? "0");
+  if (after === null) return null;
+  return { threadId: m[1]!, after };
 }
 
 interface Follower {
@@ -53,13 +55,13 @@ interface Frame {
 
 const RESPONSE_HEAD = Buffer.from(
   "HTTP/1.1 200 OK\r\n" +
-    "content-type: text/event-stream; charset=utf-8\r\n" +
-    "cache-control: no-cache, no-transform\r\n" +
-    "x-accel-buffering: no\r\n" +
+    Object.entries(SSE_HEADERS)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join("") +
     "connection: close\r\n\r\n" +
-    "retry: 2000\n\n",
+    RETRY_HINT,
 );
-const HEARTBEAT = Buffer.from(": heartbeat\n\n");
+const HEARTBEAT = Buffer.from(HEARTBEAT_COMMENT);
 
 /**
  * One thread's relay: a single `follow` stream from workerd, fanned out in Node to

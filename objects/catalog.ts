@@ -45,14 +45,15 @@ export class Catalog extends DurableObject<Env> {
 
   /** Records a summary; an older one (lower lastSeq) arriving late never overwrites a newer. */
   upsert(s: ThreadSummary): void {
-    this.sql.exec(
+    const written = this.sql.exec<{ n: number }>(
       `INSERT INTO threads (id, n, created_at, updated_at, last_seq, workspace, parent, role, type, archived, seat_lease, summary)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET
          updated_at = excluded.updated_at, last_seq = excluded.last_seq, workspace = excluded.workspace,
          parent = excluded.parent, role = excluded.role, type = excluded.type, archived = excluded.archived,
          seat_lease = excluded.seat_lease, summary = excluded.summary
-       WHERE excluded.last_seq >= threads.last_seq`,
+       WHERE excluded.last_seq >= threads.last_seq
+       RETURNING n`,
       s.id,
       this.nextN,
       s.createdAt,
@@ -65,8 +66,8 @@ export class Catalog extends DurableObject<Env> {
       s.archived ? 1 : 0,
       s.seatLease,
       JSON.stringify(s),
-    );
-    if (this.sql.exec<{ n: number }>("SELECT n FROM threads WHERE id = ?", s.id).one().n === this.nextN) this.nextN++;
+    ).toArray();
+    if (written[0]?.n === this.nextN) this.nextN++;
   }
 
   list(f: ListThreadsFilter): Outcome<ThreadListPage> {

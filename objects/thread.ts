@@ -423,8 +423,10 @@ export class Thread extends DurableObject<Env> {
     }
   }
 
-  /** Pushes now; a failure arms the alarm to retry soon. */
+  /** Pushes now, which covers any timed push still pending; a failure arms the alarm to retry soon. */
   private async syncCatalogNow(): Promise<void> {
+    if (this.activityTimer) clearTimeout(this.activityTimer);
+    this.activityTimer = null;
     try {
       await this.syncCatalog();
     } catch {

@@ -102,7 +102,15 @@ export class EventLog {
     );
     this.last = seq;
     const row: StoredEvent = { seq, ts, kind: prepared.kind, body: null, blob: prepared.blob, bytes: prepared.bytes };
-    return { seq, ts, kind: prepared.kind, json: envelope(row, prepared.text) };
+    // Only followers read the envelope: an append with none connected never builds it.
+    return {
+      seq,
+      ts,
+      kind: prepared.kind,
+      get json() {
+        return envelope(row, prepared.text);
+      },
+    };
   }
 
   /** Durable events with seq > after, oldest first. */

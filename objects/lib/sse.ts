@@ -1,23 +1,16 @@
+import { HEARTBEAT_COMMENT } from "../../src/api/sse.js";
 import type { SerializedEvent } from "./event-log.js";
 
-export const encoder = new TextEncoder();
+export { RETRY_HINT, SSE_HEADERS } from "../../src/api/sse.js";
 
-/** SPEC "Streaming rules" 2: intermediaries must neither cache nor buffer the stream. */
-export const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache, no-transform",
-  "x-accel-buffering": "no",
-} as const;
+export const encoder = new TextEncoder();
 
 /** One durable event as an SSE frame: the id is the seq, so `Last-Event-ID` resumes. */
 export function eventFrame(event: SerializedEvent): string {
   return `id: ${event.seq}\ndata: ${event.json}\n\n`;
 }
 
-export const HEARTBEAT = encoder.encode(": heartbeat\n\n");
-
-/** Tells EventSource clients how long to wait before reconnecting. */
-export const RETRY_HINT = "retry: 2000\n\n";
+export const HEARTBEAT = encoder.encode(HEARTBEAT_COMMENT);
 
 export function concat(chunks: Uint8Array[]): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;

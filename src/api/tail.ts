@@ -15,5 +15,3 @@ export interface ReversePage {
 export const TAIL_DEFAULT_LIMIT = 200;
 export const TAIL_MAX_LIMIT = 1000;
 export const TAIL_MAX_WAIT_MS = 30_000;
-export const LIST_DEFAULT_LIMIT = 50;
-export const LIST_MAX_LIMIT = 200;

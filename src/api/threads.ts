@@ -121,6 +121,9 @@ export interface ThreadHead {
   createdAt: string;
 }
 
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 200;
+
 export interface ThreadListPage {
   threads: ThreadSummary[];
   nextAfter: string | null;
