@@ -1,0 +1,156 @@
+import { BadRequest } from "./errors.js";
+
+/**
+ * One entry of the conversation as the simulator sees it, whatever the protocol.
+ * `context` is text the model reads but that is neither a user turn nor a reply
+ * (system prompts, instructions, text riding along with Anthropic tool results).
+ */
+export interface Entry {
+  role: "context" | "user" | "assistant" | "tool";
+  text: string;
+}
+
+export interface Conversation {
+  model: string;
+  stream: boolean;
+  /** Chat completions only: the client asked for the trailing usage chunk. */
+  includeUsage: boolean;
+  entries: Entry[];
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function requireBody(body: unknown): Json {
+  if (!isObject(body)) throw new BadRequest("The request body must be a JSON object.");
+  if (typeof body.model !== "string" || body.model === "") throw new BadRequest("Missing required parameter: 'model'.");
+  if (body.stream !== undefined && typeof body.stream !== "boolean") throw new BadRequest("Invalid type for 'stream': expected a boolean.");
+  return body;
+}
+
+function requireArray(body: Json, field: string): unknown[] {
+  const value = body[field];
+  if (!Array.isArray(value)) throw new BadRequest(`Missing required parameter: '${field}' (an array).`);
+  return value;
+}
+
+function requireItem(item: unknown, where: string): Json {
+  if (!isObject(item)) throw new BadRequest(`Invalid value for '${where}': expected an object.`);
+  return item;
+}
+
+/** Text of a string or of the text-bearing parts of a content array; images and the like count as nothing. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (isObject(part) && typeof part.text === "string" ? part.text : ""))
+    .filter((t) => t !== "")
+    .join("\n");
+}
+
+function baseConversation(body: Json, entries: Entry[]): Conversation {
+  return { model: body.model as string, stream: body.stream === true, includeUsage: false, entries };
+}
+
+export function fromOpenAIChat(raw: unknown): Conversation {
+  const body = requireBody(raw);
+  const entries = requireArray(body, "messages").map((m, i): Entry => {
+    const msg = requireItem(m, `messages[${i}]`);
+    switch (msg.role) {
+      case "user":
+        return { role: "user", text: textOf(msg.content) };
+      case "assistant": {
+        const calls = Array.isArray(msg.tool_calls) ? msg.tool_calls : [];
+        const args = calls.map((c) => (isObject(c) && isObject(c.function) && typeof c.function.arguments === "string" ? c.function.arguments : ""));
+        return { role: "assistant", text: [textOf(msg.content), ...args].filter((t) => t !== "").join("\n") };
+      }
+      case "tool":
+      case "function":
+        return { role: "tool", text: textOf(msg.content) };
+      case "system":
+      case "developer":
+        return { role: "context", text: textOf(msg.content) };
+      default:
+        throw new BadRequest(`Invalid value for 'messages[${i}].role': expected one of system, developer, user, assistant, tool.`);
+    }
+  });
+  const options = body.stream_options;
+  return { ...baseConversation(body, entries), includeUsage: isObject(options) && options.include_usage === true };
+}
+
+export function fromOpenAIResponses(raw: unknown): Conversation {
+  const body = requireBody(raw);
+  const entries: Entry[] = [];
+  if (typeof body.instructions === "string") entries.push({ role: "context", text: body.instructions });
+  if (typeof body.input === "string") {
+    entries.push({ role: "user", text: body.input });
+    return baseConversation(body, entries);
+  }
+  requireArray(body, "input").forEach((it, i) => {
+    const item = requireItem(it, `input[${i}]`);
+    switch (item.type) {
+      case "function_call":
+        entries.push({ role: "assistant", text: typeof item.arguments === "string" ? item.arguments : "" });
+        return;
+      case "custom_tool_call":
+        entries.push({ role: "assistant", text: typeof item.input === "string" ? item.input : "" });
+        return;
+      case "function_call_output":
+      case "custom_tool_call_output":
+        entries.push({ role: "tool", text: textOf(item.output) });
+        return;
+      case "message":
+      case undefined:
+        break;
+      default:
+        // Reasoning items, item references and the like carry nothing the simulator reacts to.
+        return;
+    }
+    switch (item.role) {
+      case "user":
+        entries.push({ role: "user", text: textOf(item.content) });
+        return;
+      case "assistant":
+        entries.push({ role: "assistant", text: textOf(item.content) });
+        return;
+      case "system":
+      case "developer":
+        entries.push({ role: "context", text: textOf(item.content) });
+        return;
+      default:
+        throw new BadRequest(`Invalid value for 'input[${i}].role': expected one of system, developer, user, assistant.`);
+    }
+  });
+  return baseConversation(body, entries);
+}
+
+export function fromAnthropicMessages(raw: unknown): Conversation {
+  const body = requireBody(raw);
+  const entries: Entry[] = [];
+  const system = textOf(body.system);
+  if (system !== "") entries.push({ role: "context", text: system });
+  requireArray(body, "messages").forEach((m, i) => {
+    const msg = requireItem(m, `messages[${i}]`);
+    if (msg.role !== "user" && msg.role !== "assistant")
+      throw new BadRequest(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    const blocks = typeof msg.content === "string" ? [{ type: "text", text: msg.content }] : Array.isArray(msg.content) ? msg.content : [];
+    const texts: string[] = [];
+    const results: Entry[] = [];
+    for (const block of blocks) {
+      if (!isObject(block)) continue;
+      if (block.type === "text" && typeof block.text === "string") texts.push(block.text);
+      else if (block.type === "tool_use") texts.push(JSON.stringify(block.input ?? {}));
+      else if (block.type === "tool_result") results.push({ role: "tool", text: textOf(block.content) });
+    }
+    const text = texts.join("\n");
+    if (msg.role === "assistant") entries.push({ role: "assistant", text });
+    // Anthropic returns tool results inside a user message; that message is not a new user turn.
+    else if (results.length > 0) entries.push(...results, ...(text === "" ? [] : [{ role: "context" as const, text }]));
+    else entries.push({ role: "user", text });
+  });
+  return baseConversation(body, entries);
+}

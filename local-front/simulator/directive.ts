@@ -1,0 +1,111 @@
+import { BadRequest, FAIL_KINDS, type FailKind } from "./errors.js";
+
+export interface Directive {
+  reply?: string;
+  chunks?: number;
+  delayMs?: number;
+  tool?: { name: string; input: Record<string, unknown> };
+  ask?: string;
+  fail?: FailKind;
+  retryAfter?: number;
+  usage?: { input?: number; output?: number };
+}
+
+export interface DirectedText {
+  /** The last `@sim` line; earlier ones are still validated but otherwise ignored. */
+  directive: Directive;
+  /** The text with every `@sim` line removed. */
+  text: string;
+}
+
+const FIELDS = new Set(["reply", "chunks", "delayMs", "tool", "ask", "fail", "retryAfter", "usage"]);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isCount(v: unknown, min: number): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= min;
+}
+
+function invalid(what: string): never {
+  throw new BadRequest(`@sim directive: ${what}`);
+}
+
+function validate(raw: Record<string, unknown>): Directive {
+  // Unknown fields are refused so a typo ("replay") fails loudly instead of silently echoing.
+  for (const key of Object.keys(raw)) if (!FIELDS.has(key)) invalid(`unknown field "${key}" (known: ${[...FIELDS].join(", ")})`);
+  const d: Directive = {};
+  if (raw.reply !== undefined) {
+    if (typeof raw.reply !== "string") invalid(`"reply" must be a string`);
+    d.reply = raw.reply;
+  }
+  if (raw.chunks !== undefined) {
+    if (!isCount(raw.chunks, 1)) invalid(`"chunks" must be an integer >= 1`);
+    d.chunks = raw.chunks;
+  }
+  if (raw.delayMs !== undefined) {
+    if (typeof raw.delayMs !== "number" || !Number.isFinite(raw.delayMs) || raw.delayMs < 0) invalid(`"delayMs" must be a number >= 0`);
+    d.delayMs = raw.delayMs;
+  }
+  if (raw.tool !== undefined) {
+    const tool = raw.tool;
+    if (!isObject(tool)) invalid(`"tool" must be an object {name, input}`);
+    if (typeof tool.name !== "string" || tool.name === "") invalid(`"tool.name" must be a non-empty string`);
+    if (tool.input !== undefined && !isObject(tool.input)) invalid(`"tool.input" must be a JSON object`);
+    d.tool = { name: tool.name, input: tool.input ?? {} };
+  }
+  if (raw.ask !== undefined) {
+    if (typeof raw.ask !== "string") invalid(`"ask" must be a string`);
+    d.ask = raw.ask;
+  }
+  if (raw.fail !== undefined) {
+    if (!FAIL_KINDS.includes(raw.fail as FailKind)) invalid(`"fail" must be one of ${FAIL_KINDS.join(", ")}`);
+    d.fail = raw.fail as FailKind;
+  }
+  if (raw.retryAfter !== undefined) {
+    if (!isCount(raw.retryAfter, 0)) invalid(`"retryAfter" must be an integer >= 0 (seconds)`);
+    d.retryAfter = raw.retryAfter;
+  }
+  if (raw.usage !== undefined) {
+    const usage = raw.usage;
+    if (!isObject(usage)) invalid(`"usage" must be an object {input, output}`);
+    for (const key of Object.keys(usage)) if (key !== "input" && key !== "output") invalid(`unknown field "usage.${key}"`);
+    if (usage.input !== undefined && !isCount(usage.input, 0)) invalid(`"usage.input" must be an integer >= 0`);
+    if (usage.output !== undefined && !isCount(usage.output, 0)) invalid(`"usage.output" must be an integer >= 0`);
+    d.usage = { input: usage.input, output: usage.output };
+  }
+  return d;
+}
+
+/** The JSON after `@sim`, or undefined when the line is not a directive (`@simple` is just text). */
+function directiveBody(line: string): string | undefined {
+  const trimmed = line.trimStart();
+  if (!trimmed.startsWith("@sim")) return undefined;
+  const rest = trimmed.slice(4);
+  if (rest !== "" && !/^[\s{]/.test(rest)) return undefined;
+  return rest.trim();
+}
+
+/** Splits user text into its `@sim` directives and the rest; throws BadRequest naming a bad directive. */
+export function parseDirectives(text: string): DirectedText {
+  const kept: string[] = [];
+  let directive: Directive = {};
+  for (const line of text.split(/\r?\n/)) {
+    const body = directiveBody(line);
+    if (body === undefined) {
+      kept.push(line);
+      continue;
+    }
+    if (body === "") invalid(`expected a JSON object after @sim`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch (err) {
+      invalid(`not valid JSON (${(err as Error).message}): ${body.slice(0, 200)}`);
+    }
+    if (!isObject(parsed)) invalid(`expected a JSON object after @sim, got ${body.slice(0, 200)}`);
+    directive = validate(parsed);
+  }
+  return { directive, text: kept.join("\n") };
+}

@@ -1,0 +1,98 @@
+import type { Conversation, Entry } from "./conversation.js";
+import { parseDirectives, type Directive } from "./directive.js";
+import type { SimError } from "./errors.js";
+
+export interface Usage {
+  input: number;
+  output: number;
+}
+
+interface ReplyBase {
+  /** The streamed deltas: of the text, or of the tool call's JSON arguments. */
+  pieces: string[];
+  usage: Usage;
+  delayMs: number;
+  /** Die after the first delta, like a provider that drops mid-reply. */
+  disconnect: boolean;
+}
+
+export type Reply =
+  | (ReplyBase & { kind: "text"; text: string })
+  | (ReplyBase & { kind: "tool"; name: string; input: Record<string, unknown>; arguments: string });
+
+export type Outcome = { reply: Reply } | { error: SimError };
+
+const DEFAULT_CHUNKS = 3;
+const RESULT_ECHO_LIMIT = 2000;
+
+/** Roughly equal pieces, split on code points so no delta carries half a surrogate pair. */
+export function splitPieces(text: string, chunks: number): string[] {
+  const chars = Array.from(text);
+  if (chars.length === 0) return [""];
+  const n = Math.min(chunks, chars.length);
+  const size = Math.floor(chars.length / n);
+  const extra = chars.length % n;
+  const pieces: string[] = [];
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const len = size + (i < extra ? 1 : 0);
+    pieces.push(chars.slice(at, at + len).join(""));
+    at += len;
+  }
+  return pieces;
+}
+
+function tokens(chars: number): number {
+  return Math.max(1, Math.ceil(chars / 4));
+}
+
+/**
+ * The current user turn: the last user entry and the user entries right before it, back to
+ * the previous reply or tool result. Tool results after it tell which scripted step is due.
+ */
+function currentTurn(entries: Entry[]): { userText: string; results: Entry[] } {
+  let last = entries.length - 1;
+  while (last >= 0 && entries[last]!.role !== "user") last--;
+  const texts: string[] = [];
+  for (let i = last; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.role === "assistant" || entry.role === "tool") break;
+    if (entry.role === "user") texts.unshift(entry.text);
+  }
+  return { userText: texts.join("\n"), results: entries.slice(last + 1).filter((e) => e.role === "tool") };
+}
+
+function steps(d: Directive): { name: string; input: Record<string, unknown> }[] {
+  return [...(d.tool ? [d.tool] : []), ...(d.ask !== undefined ? [{ name: "ask_user", input: { question: d.ask } }] : [])];
+}
+
+function answerText(d: Directive, echo: string, results: Entry[]): string {
+  if (d.reply !== undefined) return d.reply;
+  const result = results.at(-1)?.text ?? "";
+  if (d.ask !== undefined) return `you answered: ${result}`;
+  if (d.tool) return `tool ${d.tool.name} returned: ${result.slice(0, RESULT_ECHO_LIMIT)}`;
+  return `echo: ${echo.trim()}`;
+}
+
+/** What the simulated model does for this request; throws BadRequest for a bad directive. */
+export function decide(conv: Conversation): Outcome {
+  const { userText, results } = currentTurn(conv.entries);
+  const { directive: d, text } = parseDirectives(userText);
+  const firstStep = results.length === 0;
+  if (firstStep && d.fail !== undefined && d.fail !== "disconnect")
+    return { error: { kind: "fail", fail: d.fail, model: conv.model, retryAfter: d.retryAfter ?? 1 } };
+
+  const inputChars = conv.entries.reduce((sum, e) => sum + e.text.length, 0);
+  const base = { delayMs: d.delayMs ?? 0, disconnect: firstStep && d.fail === "disconnect" };
+  const chunks = d.chunks ?? DEFAULT_CHUNKS;
+  const usage = (produced: string): Usage => ({ input: d.usage?.input ?? tokens(inputChars), output: d.usage?.output ?? tokens(produced.length) });
+
+  const plan = steps(d);
+  const step = plan[results.length];
+  if (step) {
+    const args = JSON.stringify(step.input);
+    return { reply: { ...base, kind: "tool", name: step.name, input: step.input, arguments: args, pieces: splitPieces(args, chunks), usage: usage(args) } };
+  }
+  const answer = answerText(d, text, results);
+  return { reply: { ...base, kind: "text", text: answer, pieces: splitPieces(answer, chunks), usage: usage(answer) } };
+}

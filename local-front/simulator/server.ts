@@ -1,0 +1,166 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { anthropicMessages } from "./anthropic-messages.js";
+import type { Conversation } from "./conversation.js";
+import { BadRequest, type ErrorResponse, type SimError } from "./errors.js";
+import { openaiChat } from "./openai-chat.js";
+import { openaiResponses } from "./openai-responses.js";
+import type { Protocol } from "./protocol.js";
+import { decide, type Outcome, type Reply } from "./reply.js";
+import { RequestLog } from "./request-log.js";
+import { writeSse } from "./sse.js";
+
+export interface SimulatorOptions {
+  host?: string;
+  port?: number;
+}
+
+export interface Simulator {
+  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41234 */
+  url: string;
+  close(): Promise<void>;
+}
+
+const ROUTES: Record<string, Protocol> = {
+  "/v1/chat/completions": openaiChat,
+  "/v1/responses": openaiResponses,
+  "/v1/messages": anthropicMessages,
+};
+
+const MODELS = ["sim-1", "sim-mini", "gpt-sim", "claude-sim"];
+const LOG_CAPACITY = 100;
+// Agent clients send whole transcripts with images; the cap only stops runaway uploads.
+const BODY_LIMIT = 64 * 1024 * 1024;
+
+type Body = { text: string } | { tooLarge: true };
+
+function readBody(req: IncomingMessage): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      // Keep draining past the cap so the client still gets to read the 413.
+      if (size <= BODY_LIMIT) chunks.push(chunk);
+    });
+    req.on("end", () => resolve(size > BODY_LIMIT ? { tooLarge: true } : { text: Buffer.concat(chunks).toString("utf8") }));
+    req.on("error", reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.destroyed || res.headersSent) return;
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function sendError(res: ServerResponse, err: ErrorResponse): void {
+  sendJson(res, err.status, err.body, err.headers);
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** A non-streamed answer takes as long as its stream would have, so timeouts can be exercised either way. */
+async function answerJson(res: ServerResponse, reply: Reply, body: unknown): Promise<void> {
+  const wait = reply.delayMs * (reply.pieces.length - 1);
+  if (wait > 0) {
+    const gone = new AbortController();
+    res.on("close", () => gone.abort());
+    try {
+      await sleep(wait, undefined, { signal: gone.signal });
+    } catch {
+      return;
+    }
+  }
+  if (!reply.disconnect) return sendJson(res, 200, body);
+  const text = JSON.stringify(body);
+  res.writeHead(200, { "content-type": "application/json" });
+  res.write(text.slice(0, Math.ceil(text.length / 2)), () => res.destroy());
+}
+
+async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res: ServerResponse, log: RequestLog): Promise<void> {
+  const body = await readBody(req);
+  const parsed = "text" in body ? parseJson(body.text) : { ok: false as const };
+  log.add(protocol.name, req.url ?? "", req.headers, parsed.ok ? parsed.value : "text" in body ? body.text : null);
+  const reject = (e: SimError) => sendError(res, protocol.error(e));
+  if ("tooLarge" in body) return reject({ kind: "too-large", limit: BODY_LIMIT });
+  if (!protocol.hasApiKey(req.headers)) return reject({ kind: "missing-key" });
+  if (!parsed.ok) return reject({ kind: "bad-request", message: "We could not parse the JSON body of your request: it is not valid JSON." });
+  let conv: Conversation;
+  let outcome: Outcome;
+  try {
+    conv = protocol.parse(parsed.value);
+    outcome = decide(conv);
+  } catch (err) {
+    if (err instanceof BadRequest) return reject({ kind: "bad-request", message: err.message });
+    throw err;
+  }
+  if ("error" in outcome) return reject(outcome.error);
+  const { reply } = outcome;
+  if (conv.stream) return writeSse(res, protocol.frames(reply, conv), reply);
+  return answerJson(res, reply, protocol.json(reply, conv));
+}
+
+function handle(req: IncomingMessage, res: ServerResponse, log: RequestLog): Promise<void> | void {
+  // The Claude clients append `?beta=true`; routing looks at the path only.
+  const path = new URL(req.url ?? "/", "http://simulator").pathname;
+  const protocol = ROUTES[path];
+  if (protocol && req.method === "POST") return handleModelRequest(protocol, req, res, log);
+  if (path === "/v1/models" && req.method === "GET") {
+    const created = Math.floor(Date.now() / 1000);
+    return sendJson(res, 200, {
+      object: "list",
+      data: MODELS.map((id) => ({ id, object: "model", created, owned_by: "simulator" })),
+    });
+  }
+  if (path === "/_sim/requests" && req.method === "GET") return sendJson(res, 200, { requests: log.list() });
+  if (path === "/_sim/requests" && req.method === "DELETE") {
+    log.clear();
+    res.writeHead(204).end();
+    return;
+  }
+  req.resume();
+  sendJson(res, 404, { error: { message: `Invalid URL (${req.method} ${path})`, type: "invalid_request_error", param: null, code: null } });
+}
+
+function urlHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const host = opts.host ?? "127.0.0.1";
+  const log = new RequestLog(LOG_CAPACITY);
+  const server = createServer((req, res) => {
+    Promise.resolve()
+      .then(() => handle(req, res, log))
+      .catch(() => {
+        // A bug or a broken socket must cost one request, never the server.
+        if (res.headersSent) res.destroy();
+        else sendJson(res, 500, { error: { message: "simulator internal error", type: "server_error", param: null, code: null } });
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${urlHost(host)}:${port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Streams still open (a slow `delayMs`, keep-alive sockets) would hold close() forever.
+        server.closeAllConnections();
+      }),
+  };
+}
