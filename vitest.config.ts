@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { scriptedEngine } from "./test/workers/scripted-engine.js";
 
 export default defineConfig({
   test: {
@@ -17,7 +18,9 @@ export default defineConfig({
                 SERVICE_STREAM_SUBSCRIBERS: "3",
                 SERVICE_STREAM_BUFFER: "4",
                 SERVICE_CATALOG_SYNC_MS: "100",
+                SERVICE_INTERRUPT_GRACE_MS: "500",
               },
+              serviceBindings: { ENGINES: scriptedEngine },
             },
           }),
         ],
@@ -27,7 +30,7 @@ export default defineConfig({
         // Unit and end-to-end tests in Node: e2e starts the real front as a child process.
         test: {
           name: "node",
-          include: ["test/unit/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          include: ["test/unit/**/*.test.ts", "test/simulator/**/*.test.ts", "test/e2e/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

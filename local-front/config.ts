@@ -13,6 +13,11 @@ export interface FrontConfig {
   heartbeatMs: number;
   /** SERVICE_* variables that override the worker's [vars] from wrangler.toml. */
   workerVars: Record<string, string>;
+  /** Start the provider simulator (SERVICE_SIMULATOR: auto = when no provider key is set). */
+  simulator: boolean;
+  simulatorPort: number;
+  openai: { apiKey: string; baseUrl: string } | null;
+  anthropic: { apiKey: string; baseUrl: string } | null;
 }
 
 /** Variables the worker reads; set in the front's environment, they override wrangler.toml. */
@@ -24,6 +29,8 @@ const WORKER_VARS = [
   "SERVICE_STREAM_BUFFER",
   "SERVICE_DEFAULT_MODEL",
   "SERVICE_CATALOG_SYNC_MS",
+  "SERVICE_FAULTS",
+  "SERVICE_INTERRUPT_GRACE_MS",
 ];
 
 export function isLoopback(host: string): boolean {
@@ -56,6 +63,13 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const workerVars: Record<string, string> = {};
   for (const name of WORKER_VARS) if (env[name]) workerVars[name] = env[name]!;
   const heartbeatMs = Number(env.SERVICE_SSE_HEARTBEAT_MS);
+  const openai = env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL || "https://api.openai.com/v1" } : null;
+  const anthropic = env.ANTHROPIC_API_KEY ? { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL || "https://api.anthropic.com" } : null;
+  const sim = env.SERVICE_SIMULATOR || "auto";
+  if (!["auto", "on", "off"].includes(sim)) throw new ConfigError(`SERVICE_SIMULATOR must be auto, on or off, not ${JSON.stringify(sim)}`);
+  const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
+  if (!/^\d+$/.test(rawSimPort) || Number(rawSimPort) > 65535)
+    throw new ConfigError(`SERVICE_SIMULATOR_PORT must be a port number, not ${JSON.stringify(rawSimPort)}`);
   return {
     host,
     port,
@@ -65,5 +79,9 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     followRelay: env.SERVICE_FOLLOW_RELAY !== "off",
     heartbeatMs: Number.isFinite(heartbeatMs) && heartbeatMs > 0 ? heartbeatMs : 15_000,
     workerVars,
+    simulator: sim === "on" || (sim === "auto" && !openai && !anthropic),
+    simulatorPort: Number(rawSimPort),
+    openai,
+    anthropic,
   };
 }

@@ -4,7 +4,11 @@ import { ConfigError, readFrontConfig } from "./config.js";
 import { DataDirBusy, DataLock, findWorkerdChild } from "./data-lock.js";
 import { FollowRelays } from "./follow-relay.js";
 import { startPipe } from "./pipe.js";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { startEngineHost } from "./engines/host.js";
 import { startRuntime } from "./runtime.js";
+import { startSimulator } from "./simulator/server.js";
 
 const projectDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -12,7 +16,13 @@ async function main(): Promise<void> {
   const config = readFrontConfig(process.env, projectDir);
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
-  const runtime = await startRuntime(config);
+  const simulator = config.simulator ? await startSimulator({ port: config.simulatorPort }) : null;
+  const engines = await startEngineHost({
+    providers: { simulatorUrl: simulator?.url ?? null, openai: config.openai, anthropic: config.anthropic },
+    scratchDir: join(config.dataDir, "scratch"),
+  });
+  const internalToken = randomBytes(24).toString("hex");
+  const runtime = await startRuntime(config, { engines: engines.address, bootId: randomBytes(8).toString("hex"), internalToken });
   const workerd = findWorkerdChild();
   if (workerd) lock.attach(workerd);
   const upstream = { host: runtime.direct.hostname, port: Number(runtime.direct.port) };
@@ -21,7 +31,9 @@ async function main(): Promise<void> {
   const address = pipe.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shown = config.host.includes(":") ? `[${config.host}]` : config.host;
-  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build}`);
+  const models = simulator ? `simulator=${simulator.url}` : "providers=" + [config.openai && "openai", config.anthropic && "anthropic"].filter(Boolean).join(",");
+  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} ${models}`);
+  await sweepLostTurns(runtime.direct, internalToken);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -29,12 +41,26 @@ async function main(): Promise<void> {
     stopping = true;
     console.log(`agent-runtime stopping (${signal})`);
     await pipe.close();
+    await engines.close();
     await runtime.mf.dispose();
+    await simulator?.close();
     lock.release();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** Threads that were mid-turn when the host went down get their lost-turn message now, not when next read. */
+async function sweepLostTurns(direct: URL, token: string): Promise<void> {
+  try {
+    const res = await fetch(new URL("/internal/boot-sweep", direct), { method: "POST", headers: { "x-service-internal": token } });
+    const body = (await res.json()) as { swept?: { id: string; error?: string }[] };
+    const failed = (body.swept ?? []).filter((s) => s.error);
+    if (!res.ok || failed.length) console.error(`agent-runtime: boot sweep: ${res.status} ${JSON.stringify(failed)}`);
+  } catch (err) {
+    console.error(`agent-runtime: boot sweep failed: ${(err as Error).message}`);
+  }
 }
 
 main().catch((err: unknown) => {

@@ -15,14 +15,30 @@ export interface Runtime {
  * Starts workerd with the worker as wrangler.toml describes it (bindings, objects,
  * compatibility), persisting Durable Objects and blobs under the data directory.
  */
-export async function startRuntime(config: FrontConfig): Promise<Runtime> {
+export interface Boot {
+  /** host:port of the engine host, for the ENGINES binding. */
+  engines: string;
+  /** Fresh each start: the incident window begins anew with it. */
+  bootId: string;
+  /** Shared secret for the worker's internal routes. */
+  internalToken: string;
+}
+
+export async function startRuntime(config: FrontConfig, boot: Boot): Promise<Runtime> {
   const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(config.projectDir, "wrangler.toml"));
   const script = await bundleWorker(config.projectDir, main ?? "src/index.ts");
   const mf = new Miniflare({
     ...workerOptions,
     name: "agent-runtime",
     modules: [{ type: "ESModule", path: "worker.js", contents: script }],
-    bindings: { ...workerOptions.bindings, BUILD: config.build, ...config.workerVars },
+    bindings: {
+      ...workerOptions.bindings,
+      BUILD: config.build,
+      SERVICE_BOOT_ID: boot.bootId,
+      SERVICE_INTERNAL_TOKEN: boot.internalToken,
+      ...config.workerVars,
+    },
+    serviceBindings: { ...workerOptions.serviceBindings, ENGINES: { external: { address: boot.engines, http: {} } } },
     durableObjectsPersist: join(config.dataDir, "do"),
     r2Persist: join(config.dataDir, "blobs"),
     cf: false,

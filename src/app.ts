@@ -5,7 +5,10 @@ import { bodyLimit } from "./body-limit.js";
 import { readConfig, type RuntimeConfig } from "./config.js";
 import { refusal } from "./http.js";
 import { host } from "./routes/host.js";
+import { internal } from "./routes/internal.js";
 import { threads } from "./routes/threads.js";
+import { turns } from "./routes/turns.js";
+import { workspaces } from "./routes/workspaces.js";
 
 let cached: { vars: object; config: RuntimeConfig } | null = null;
 
@@ -21,6 +24,9 @@ app.use(bodyLimit);
 
 app.route("/", host);
 app.route("/", threads);
+app.route("/", turns);
+app.route("/", workspaces);
+app.route("/", internal);
 
 app.notFound((c) => refusal(404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, undefined, { build: c.var.config.build }));
 

@@ -8,6 +8,12 @@ export interface RuntimeConfig {
   streamBuffer: number;
   defaultModel: string;
   catalogSyncMs: number;
+  /** Shared with the front: internal routes (the boot sweep) require it. Empty disables them. */
+  internalToken: string;
+  /** Faults to inject, for drills and tests: `blob-put` makes every large-body save fail. */
+  faults: Set<string>;
+  /** How long an interrupt waits for the engine to end the turn before the thread ends it. */
+  interruptGraceMs: number;
 }
 
 export interface ConfigVars {
@@ -19,6 +25,10 @@ export interface ConfigVars {
   SERVICE_STREAM_BUFFER?: string;
   SERVICE_DEFAULT_MODEL?: string;
   SERVICE_CATALOG_SYNC_MS?: string;
+  SERVICE_BOOT_ID?: string;
+  SERVICE_INTERNAL_TOKEN?: string;
+  SERVICE_FAULTS?: string;
+  SERVICE_INTERRUPT_GRACE_MS?: string;
 }
 
 function positive(raw: string | undefined, fallback: number): number {
@@ -36,5 +46,8 @@ export function readConfig(vars: ConfigVars): RuntimeConfig {
     streamBuffer: positive(vars.SERVICE_STREAM_BUFFER, 256),
     defaultModel: vars.SERVICE_DEFAULT_MODEL || "sim-1",
     catalogSyncMs: positive(vars.SERVICE_CATALOG_SYNC_MS, 1000),
+    internalToken: vars.SERVICE_INTERNAL_TOKEN ?? "",
+    faults: new Set((vars.SERVICE_FAULTS ?? "").split(",").map((f) => f.trim()).filter(Boolean)),
+    interruptGraceMs: positive(vars.SERVICE_INTERRUPT_GRACE_MS, 5000),
   };
 }

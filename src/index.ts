@@ -2,7 +2,9 @@ import { app } from "./app.js";
 import type { Env } from "./env.js";
 
 export { Catalog } from "../objects/catalog.js";
+export { Host } from "../objects/host.js";
 export { Thread } from "../objects/thread.js";
+export { Workspace } from "../objects/workspace.js";
 
 export default {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),

@@ -9,18 +9,38 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return hex;
 }
 
+/** A large body that could not be saved; `key` names where it should have gone. */
+export class BlobSaveError extends Error {
+  constructor(
+    readonly key: string,
+    cause: unknown,
+  ) {
+    super(`could not save ${key}: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
 /** Large event bodies, addressed by their SHA-256 so a repeated body is stored once. */
 export class BlobStore {
-  constructor(private readonly bucket: R2Bucket) {}
+  /** `failPuts` is the `blob-put` fault: every save fails as a broken store would. */
+  constructor(
+    private readonly bucket: R2Bucket,
+    private readonly failPuts = false,
+  ) {}
 
-  private static key(sha256: string): string {
+  static key(sha256: string): string {
     return `sha256/${sha256}`;
   }
 
   async put(text: string): Promise<BlobRef> {
     const bytes = encoder.encode(text);
     const sha256 = await sha256Hex(bytes);
-    await this.bucket.put(BlobStore.key(sha256), bytes, { sha256 });
+    const key = BlobStore.key(sha256);
+    try {
+      if (this.failPuts) throw new Error("injected fault blob-put (SERVICE_FAULTS)");
+      await this.bucket.put(key, bytes, { sha256 });
+    } catch (err) {
+      throw new BlobSaveError(key, err);
+    }
     return { sha256, bytes: bytes.byteLength };
   }
 

@@ -1,4 +1,19 @@
 import type { Cost, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
+import type { LoopState } from "../../src/api/turns.js";
+
+export interface ActiveTurn {
+  id: string;
+  index: number;
+  startedAt: string;
+  inputs: number[];
+}
+
+/** Names the body a turn could not save: `key` in the blob store, the turn's `index`, the event kind as `tag`. */
+export interface DegradedRef {
+  key: string;
+  index: number;
+  tag: string;
+}
 
 /** What a Thread object keeps about itself besides its log: one row, held in memory too. */
 export interface ThreadState {
@@ -12,6 +27,18 @@ export interface ThreadState {
   stage: ThreadStage;
   cost: Cost;
   seatLease: string | null;
+  /** The turn running now, if any; still set after a crash, which is how a lost turn is found. */
+  turn: ActiveTurn | null;
+  /** Turns started so far. */
+  turns: number;
+  degraded: DegradedRef | null;
+  loop: LoopState | null;
+}
+
+/** A state saved before turns existed lacks their fields. */
+export function loadState(json: string): ThreadState {
+  const s = JSON.parse(json) as Partial<ThreadState> & Omit<ThreadState, "turn" | "turns" | "degraded" | "loop">;
+  return { ...s, turn: s.turn ?? null, turns: s.turns ?? 0, degraded: s.degraded ?? null, loop: s.loop ?? null };
 }
 
 export const STATE_SCHEMA = `
@@ -58,6 +85,9 @@ export function toRow(s: ThreadState, lastSeq: number, updatedAt: string, held: 
     // proxyEnv values may carry credentials of the caller's proxy: only its names are shown.
     spec: { ...spec, proxyEnv: proxyEnv ? Object.keys(proxyEnv) : null },
     forkedAtSeq: s.forkedAtSeq,
+    turn: s.turn ? { turnId: s.turn.id, index: s.turn.index, startedAt: s.turn.startedAt } : null,
+    turns: s.turns,
+    degraded: s.degraded,
     archivedAt: s.archivedAt,
     archiveReason: s.archiveReason,
     heldMessages: held,

@@ -2,6 +2,7 @@
  * The durable event log's envelope and the kinds written today.
  * docs/events.md describes each kind and the ones later issues add.
  */
+import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry } from "./engine.js";
 import type { ThreadSpec } from "./threads.js";
 
 
@@ -41,10 +42,120 @@ export interface SeatLeaseBody {
 }
 
 export interface ToolResultBody {
+  turnId?: string;
   callId: string;
   name: string;
   output: string;
   isError?: boolean;
+  /** The blob key of an output that could not be saved (the thread went degraded). */
+  lost?: string;
+}
+
+export interface TurnStartedBody {
+  turnId: string;
+  /** 1 for the thread's first turn. */
+  index: number;
+  /** seqs of the messages this turn answers, in order. */
+  inputs: number[];
+}
+
+export interface ReplyBody {
+  turnId: string;
+  text: string;
+  lost?: string;
+}
+
+export interface ToolCallBody {
+  turnId: string;
+  callId: string;
+  name: string;
+  input: Json;
+}
+
+export interface ApprovalRequestBody {
+  turnId: string;
+  approvalId: string;
+  callId: string;
+  name: string;
+  input: Json;
+}
+
+export interface ApprovalResolvedBody {
+  approvalId: string;
+  /** `cancelled` when the turn ended before anyone answered. */
+  decision: ApprovalDecision | "cancelled";
+}
+
+export interface QuestionBody {
+  turnId: string;
+  requestId: string;
+  question: string;
+}
+
+export interface QuestionResolvedBody {
+  requestId: string;
+  action: QuestionAction | "cancelled";
+  answer?: string;
+}
+
+export interface UsageBody {
+  turnId: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  usd: number;
+}
+
+export interface TurnEndedBody {
+  turnId: string;
+}
+
+export interface TurnFailedBody {
+  turnId: string;
+  class: FailureClass;
+  error: string;
+}
+
+/** A line from the runtime itself, such as `This turn was lost to a host restart`. */
+export interface SystemBody {
+  level: "info" | "error";
+  text: string;
+  turnId?: string;
+}
+
+/** First event after `spawn` in a forked thread: the parent's conversation up to `atSeq`. */
+export interface ForkBody {
+  parent: string;
+  atSeq: number;
+  transcript: TranscriptEntry[];
+}
+
+/** A body of a turn could not be saved; the thread refuses turns until recovered. */
+export interface DegradedBody {
+  key: string;
+  index: number;
+  tag: string;
+  error: string;
+}
+
+export interface RecoveredBody {
+  reason: string;
+  acknowledgeHistoryGap: true;
+}
+
+export interface LoopStartedBody {
+  prompt: string;
+  maxTurns: number;
+  until: string | null;
+}
+
+export interface LoopContinuedBody {
+  turns: number;
+}
+
+export interface LoopStoppedBody {
+  /** `stopped` (asked), `until-matched`, `max-turns`, `turn-failed` (paused; /loop/continue resumes). */
+  reason: "stopped" | "until-matched" | "max-turns" | "turn-failed";
 }
 
 export interface EventBodies {
@@ -57,6 +168,23 @@ export interface EventBodies {
   restore: RestoreBody;
   "seat-lease": SeatLeaseBody;
   "tool-result": ToolResultBody;
+  "turn-started": TurnStartedBody;
+  reply: ReplyBody;
+  "tool-call": ToolCallBody;
+  "approval-request": ApprovalRequestBody;
+  "approval-resolved": ApprovalResolvedBody;
+  question: QuestionBody;
+  "question-resolved": QuestionResolvedBody;
+  usage: UsageBody;
+  "turn-ended": TurnEndedBody;
+  "turn-failed": TurnFailedBody;
+  system: SystemBody;
+  fork: ForkBody;
+  degraded: DegradedBody;
+  recovered: RecoveredBody;
+  "loop-started": LoopStartedBody;
+  "loop-continued": LoopContinuedBody;
+  "loop-stopped": LoopStoppedBody;
 }
 
 export type EventKind = keyof EventBodies;
@@ -71,6 +199,23 @@ export const EVENT_KINDS = [
   "restore",
   "seat-lease",
   "tool-result",
+  "turn-started",
+  "reply",
+  "tool-call",
+  "approval-request",
+  "approval-resolved",
+  "question",
+  "question-resolved",
+  "usage",
+  "turn-ended",
+  "turn-failed",
+  "system",
+  "fork",
+  "degraded",
+  "recovered",
+  "loop-started",
+  "loop-continued",
+  "loop-stopped",
 ] as const satisfies readonly EventKind[];
 
 /** A body stored apart from the log: the log keeps its SHA-256 and size. */

@@ -105,6 +105,12 @@ export interface ThreadSummary {
 export interface ThreadRow extends ThreadSummary {
   spec: Omit<ThreadSpec, "proxyEnv"> & { proxyEnv: string[] | null };
   forkedAtSeq: number | null;
+  /** The running turn, if any. */
+  turn: { turnId: string; index: number; startedAt: string } | null;
+  /** Turns started so far. */
+  turns: number;
+  /** Set while the thread refuses turns because a body could not be saved. */
+  degraded: { key: string; index: number; tag: string } | null;
   archivedAt: string | null;
   archiveReason: string | null;
   heldMessages: number[];

@@ -1,6 +1,8 @@
 import { Hono } from "hono";
 import { SpawnSpec } from "../api/threads.js";
 import type { AppEnv } from "../app-env.js";
+import { hostOf } from "../env.js";
+import { refusal } from "../http.js";
 
 /** Each spawn field with its accepted values (enums) or its type, read off the schema itself. */
 function describeSpawnFields(): Record<string, string | readonly string[]> {
@@ -25,3 +27,10 @@ host.get("/health", (c) =>
     memoryAlert: null,
   }),
 );
+
+host.get("/incidents", async (c) => {
+  const raw = c.req.query("since");
+  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) return refusal(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
+  const since = raw === undefined ? 0 : Number(raw);
+  return c.json({ since, windowHours: 24, incidents: await hostOf(c.env).incidents(since) });
+});

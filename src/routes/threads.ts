@@ -1,16 +1,16 @@
-import { Hono, type Context } from "hono";
-import { HTTPException } from "hono/http-exception";
+import { Hono } from "hono";
 import { z } from "zod";
 import { CODES } from "../api/errors.js";
 import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec } from "../api/threads.js";
 import { parseSeqCursor } from "../cursors.js";
 import { answer, answerText, refusal } from "../http.js";
-import { isThreadId, newThreadId } from "../ids.js";
+import { newThreadId } from "../ids.js";
 import { resolveSpawn } from "../spawn-rules.js";
 import { jsonBody, valid } from "../validate.js";
 import type { AppEnv } from "../app-env.js";
 import { catalogOf } from "../env.js";
+import { thread } from "./thread-stub.js";
 
 export const threads = new Hono<AppEnv>();
 
@@ -30,7 +30,7 @@ threads.post("/spawn", jsonBody(SpawnSpec), async (c) => {
   const decision = resolveSpawn(c.req.valid("json"), c.var.config);
   if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
   const threadId = newThreadId();
-  const outcome = await c.env.THREAD.get(c.env.THREAD.idFromName(threadId)).init(threadId, decision.spec);
+  const outcome = await thread(c, threadId).init(threadId, decision.spec);
   if (!outcome.ok) return answer(c, outcome);
   return c.json({ threadId }, 201);
 });
@@ -54,11 +54,6 @@ threads.get("/threads", valid("query", ListThreadsQuery), async (c) => {
   return answer(c, outcome);
 });
 
-/** The thread a route names; a malformed id is as unknown as a missing one and never reaches an object. */
-function thread(c: Context<AppEnv>, id: string) {
-  if (!isThreadId(id)) throw new HTTPException(404, { res: refusal(404, "no such thread", CODES.threadNotFound) });
-  return c.env.THREAD.get(c.env.THREAD.idFromName(id));
-}
 
 threads.get("/threads/:id", async (c) => answer(c, await thread(c, c.req.param("id")).get()));
 

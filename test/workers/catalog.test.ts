@@ -50,7 +50,7 @@ describe("the thread catalog", () => {
 
   it("learns of a thread's activity shortly after it happens", async () => {
     const { id, stub } = await newThread({ workspace: "activity" });
-    for (let i = 0; i < 3; i++) value(await stub.postMessage({ text: `m${i}` }));
+    for (let i = 0; i < 3; i++) value(await stub.postMessage({ text: `m${i}`, hold: true }));
     let summary = value(await catalog().list({ ...base, workspace: "activity" })).threads[0]!;
     for (let i = 0; i < 40 && summary.lastSeq < 4; i++) {
       await new Promise((r) => setTimeout(r, 50));
@@ -61,7 +61,7 @@ describe("the thread catalog", () => {
 
   it("still learns of activity through the safety alarm when the in-memory push never ran", async () => {
     const { id, stub } = await newThread({ workspace: "alarm" });
-    value(await stub.postMessage({ text: "before a crash" }));
+    value(await stub.postMessage({ text: "before a crash", hold: true }));
     // As after a crash: the timer is gone, only the durable alarm remains.
     await runInDurableObject(stub, (thread) => clearTimeout((thread as unknown as { activityTimer: ReturnType<typeof setTimeout> }).activityTimer));
     expect(value(await catalog().list({ ...base, workspace: "alarm" })).threads[0]).toMatchObject({ id, lastSeq: 1 });

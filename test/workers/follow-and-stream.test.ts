@@ -8,10 +8,10 @@ import { dataFrames, newThread, readFrames, sse, value } from "./support.js";
 describe("follow", () => {
   it("replays after the cursor, then delivers new events live, each once and in order", async () => {
     const { stub } = await newThread();
-    for (let i = 0; i < 5; i++) value(await stub.postMessage({ text: `before ${i}` }));
+    for (let i = 0; i < 5; i++) value(await stub.postMessage({ text: `before ${i}`, hold: true }));
     const stream = (await sse(stub, "/follow?after=3")).body!;
     const reading = readFrames(stream, (f) => dataFrames(f).length >= 8);
-    for (let i = 0; i < 5; i++) value(await stub.postMessage({ text: `after ${i}` }));
+    for (let i = 0; i < 5; i++) value(await stub.postMessage({ text: `after ${i}`, hold: true }));
     const frames = dataFrames(await reading);
     expect(frames.map((f) => f.id)).toEqual([4, 5, 6, 7, 8, 9, 10, 11]);
     expect(frames.every((f) => f.id === f.data.seq)).toBe(true);
@@ -20,7 +20,7 @@ describe("follow", () => {
 
   it("delivers each event once to followers that open while batches are being committed", async () => {
     const { stub } = await newThread();
-    const posting = Array.from({ length: 120 }, (_, i) => stub.postMessage({ text: `m${i}` }));
+    const posting = Array.from({ length: 120 }, (_, i) => stub.postMessage({ text: `m${i}`, hold: true }));
     const streams = [];
     for (let k = 0; k < 6; k++) {
       streams.push((await sse(stub, "/follow?after=0")).body!);
@@ -68,7 +68,7 @@ describe("follow", () => {
     const reader = stream.getReader();
     // A 20 KB body each: the burst passes the per-follower buffer while nobody reads.
     const big = "z".repeat(900);
-    await Promise.all(Array.from({ length: 300 }, (_, i) => stub.postMessage({ text: `${i} ${big}` })));
+    await Promise.all(Array.from({ length: 300 }, (_, i) => stub.postMessage({ text: `${i} ${big}`, hold: true })));
     const decoder = new TextDecoder();
     let text = "";
     const seen: number[] = [];

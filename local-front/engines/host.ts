@@ -1,0 +1,112 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import { APPROVAL_DECISIONS, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../src/api/engine.js";
+import { runPiTurn, type PiDeps } from "./pi/turn.js";
+import type { EngineTurn } from "./turn.js";
+
+/** An idle report stream says it is alive this often. */
+const PING_MS = 15_000;
+
+export interface EngineHost {
+  /** host:port, for the worker's ENGINES binding. */
+  address: string;
+  close(): Promise<void>;
+}
+
+const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS) });
+const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString();
+  return text ? (JSON.parse(text) as unknown) : {};
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+/**
+ * The engines binding, served by the front (src/api/engine.ts has the protocol). Turns
+ * live here, in memory: when the Thread object's report stream goes away (the object
+ * was evicted or the host is stopping), the turn is interrupted, because nobody would
+ * record what it does next.
+ */
+export async function startEngineHost(deps: PiDeps): Promise<EngineHost> {
+  const turns = new Map<string, EngineTurn>();
+
+  const startTurn = (request: TurnRequest, res: ServerResponse) => {
+    if (request.engine !== "pi") {
+      const name = request.engine;
+      return reply(res, 503, {
+        class: "engine-unavailable",
+        error: `${name} is not available on this host: its binding is not installed yet (only pi runs here)`,
+      });
+    }
+    res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
+    res.flushHeaders();
+    let ended = false;
+    const emit = (r: EngineReport) => {
+      if (ended || res.writableEnded) return;
+      if (r.type === "end") ended = true;
+      res.write(`${JSON.stringify(r)}\n`);
+      if (ended) res.end();
+    };
+    const turn = runPiTurn(request, deps, emit);
+    turns.set(request.turnId, turn);
+    const ping = setInterval(() => emit({ type: "ping" }), PING_MS);
+    res.on("close", () => {
+      if (!ended) turn.interrupt();
+    });
+    void turn.done.finally(() => {
+      clearInterval(ping);
+      turns.delete(request.turnId);
+    });
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? "/", "http://engines").pathname;
+    if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
+    const body = await readJson(req);
+    if (path === "/turns") return startTurn(body as TurnRequest, res);
+    const m = /^\/turns\/([^/]+)\/(interrupt|approvals|questions)(?:\/([^/]+))?$/.exec(path);
+    const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
+    if (!m) return reply(res, 404, { error: `no engine route ${path}` });
+    if (!turn) return reply(res, 404, { error: `no running turn ${m[1]}` });
+    if (m[2] === "interrupt") {
+      turn.interrupt();
+      return reply(res, 200, { interrupting: true });
+    }
+    const id = decodeURIComponent(m[3] ?? "");
+    if (m[2] === "approvals") {
+      const d = DecisionBody.safeParse(body);
+      if (!d.success) return reply(res, 400, { error: "decision must be allow or deny" });
+      return turn.decide(id, d.data.decision) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no approval ${id}` });
+    }
+    const q = QuestionBody.safeParse(body);
+    if (!q.success) return reply(res, 400, { error: "action must be answer, dismiss or continue" });
+    return turn.reply(id, q.data) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no question ${id}` });
+  };
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (!res.headersSent) reply(res, 400, { error: (err as Error).message });
+      else res.destroy();
+    });
+  });
+  // A turn waiting on a person may keep its report stream open for hours.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    close: async () => {
+      for (const t of turns.values()) t.interrupt();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import { Agent, type AgentMessage } from "@mariozechner/pi-agent-core";
+import { streamSimple, type AssistantMessage, type ToolCall } from "@mariozechner/pi-ai";
+import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import { NoProvider, resolveModel, type ProviderConfig } from "../providers.js";
+import type { EngineTurn } from "../turn.js";
+import { classifyProviderError } from "./failure.js";
+import { piTools, type QuestionAnswer } from "./tools.js";
+import { toMessages } from "./transcript.js";
+
+const SYSTEM_PROMPT =
+  "You are pi, a coding agent run by an agent runtime. Work in the given working directory with your tools. " +
+  "Use ask_user when you need the person to decide something. Be brief.";
+
+export interface PiDeps {
+  providers: ProviderConfig;
+  /** Where threads without a cwd get a working directory of their own. */
+  scratchDir: string;
+}
+
+const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
+
+function textOf(content: readonly { type: string; text?: string }[] | undefined): string {
+  return (content ?? []).map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
+}
+
+/**
+ * One `pi` turn: a pi-agent-core Agent over the thread's transcript, with the runtime's
+ * tools, its permission gate and its questions. Every model call goes out with
+ * retries off: a failure is the turn's outcome, and the runtime classifies it.
+ */
+export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport) => void): EngineTurn {
+  const approvals = new Map<string, (d: ApprovalDecision | "interrupted") => void>();
+  const questions = new Map<string, (a: QuestionAnswer) => void>();
+  let agent: Agent | null = null;
+  let interrupted = false;
+  let lastStatus: number | null = null;
+
+  const waitFor = <T>(map: Map<string, (v: T) => void>, id: string, signal: AbortSignal | undefined, onAbort: T): Promise<T> =>
+    new Promise<T>((resolve) => {
+      const settle = (v: T) => {
+        map.delete(id);
+        resolve(v);
+      };
+      map.set(id, settle);
+      if (signal?.aborted) settle(onAbort);
+      signal?.addEventListener("abort", () => settle(onAbort), { once: true });
+    });
+
+  const run = async (): Promise<TurnFailure | null> => {
+    let resolved;
+    try {
+      resolved = resolveModel(deps.providers, req.model);
+    } catch (err) {
+      if (err instanceof NoProvider) return { class: "auth", error: err.message };
+      throw err;
+    }
+    const { model, apiKey } = resolved;
+    const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
+    await mkdir(cwd, { recursive: true });
+    const tools = piTools({
+      cwd,
+      ask: (question, signal) => {
+        const requestId = newId("req_");
+        emit({ type: "question", requestId, question });
+        return waitFor<QuestionAnswer>(questions, requestId, signal, { action: "dismiss" });
+      },
+    });
+    const a = new Agent({
+      initialState: { systemPrompt: SYSTEM_PROMPT, model, thinkingLevel: "off", tools, messages: toMessages(req.transcript, model) },
+      getApiKey: () => apiKey,
+      streamFn: (m, ctx, options) =>
+        streamSimple(m, ctx, {
+          ...options,
+          apiKey,
+          maxRetries: 0,
+          onResponse: (response) => {
+            lastStatus = response.status;
+          },
+        }),
+      toolExecution: "sequential",
+      beforeToolCall: async ({ toolCall, args }, signal) => {
+        if (toolCall.name === "ask_user" || req.permissions === "allow") return undefined;
+        if (req.permissions === "deny") return { block: true, reason: `denied: this thread's permissions are "deny", so ${toolCall.name} was not run` };
+        const approvalId = newId("appr_");
+        emit({ type: "approval", approvalId, callId: toolCall.id, name: toolCall.name, input: args as Json });
+        const decision = await waitFor<ApprovalDecision | "interrupted">(approvals, approvalId, signal, "interrupted");
+        if (decision === "allow") return undefined;
+        return { block: true, reason: decision === "deny" ? `the person denied this ${toolCall.name} call; it was not run` : "interrupted" };
+      },
+    });
+    agent = a;
+    if (interrupted) return { class: "interrupted", error: "interrupted before the turn started" };
+    a.subscribe((event) => {
+      if (event.type === "message_update") {
+        const e = event.assistantMessageEvent;
+        if (e.type === "text_delta") emit({ type: "delta", frame: { type: "text", delta: e.delta } });
+      } else if (event.type === "message_end" && event.message.role === "assistant") {
+        const m = event.message;
+        const reply = textOf(m.content as { type: string; text?: string }[]);
+        if (reply) emit({ type: "reply", text: reply });
+        for (const c of m.content)
+          if (c.type === "toolCall") emit({ type: "tool-call", callId: (c as ToolCall).id, name: (c as ToolCall).name, input: (c as ToolCall).arguments as Json });
+        if (m.usage.input + m.usage.output > 0)
+          emit({ type: "usage", model: m.model, inputTokens: m.usage.input, outputTokens: m.usage.output, usd: m.usage.cost.total });
+      } else if (event.type === "tool_execution_start") {
+        emit({ type: "delta", frame: { type: "tool-start", callId: event.toolCallId, name: event.toolName } });
+      } else if (event.type === "tool_execution_end") {
+        const result = event.result as { content?: { type: string; text?: string }[] } | undefined;
+        emit({ type: "tool-result", callId: event.toolCallId, name: event.toolName, output: textOf(result?.content), isError: event.isError });
+      }
+    });
+    const prompt: AgentMessage[] = req.inputs.map((i) => ({ role: "user", content: i.text, timestamp: Date.now() }));
+    await a.prompt(prompt);
+    if (interrupted) return { class: "interrupted", error: "interrupted by a person" };
+    const last = [...a.state.messages].reverse().find((m): m is AssistantMessage => (m as AssistantMessage).role === "assistant");
+    if (last?.stopReason === "aborted") return { class: "interrupted", error: last.errorMessage ?? "aborted" };
+    if (last?.stopReason === "error") return classifyProviderError(lastStatus, last.errorMessage ?? "");
+    return null;
+  };
+
+  const done = run().then(
+    (failure) => emit(failure ? { type: "end", outcome: "failed", failure } : { type: "end", outcome: "completed" }),
+    (err: unknown) => emit({ type: "end", outcome: "failed", failure: { class: "unknown", error: `pi crashed: ${(err as Error).message}` } }),
+  );
+
+  return {
+    done,
+    decide(approvalId, decision) {
+      const settle = approvals.get(approvalId);
+      settle?.(decision);
+      return settle !== undefined;
+    },
+    reply(requestId, answer) {
+      const settle = questions.get(requestId);
+      settle?.(answer);
+      return settle !== undefined;
+    },
+    interrupt() {
+      interrupted = true;
+      agent?.abort();
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { DurableObject } from "cloudflare:workers";
+import type { FailureClass } from "../src/api/engine.js";
+import type { Incident } from "../src/api/turns.js";
+import type { Env } from "../src/env.js";
+
+const INCIDENT_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Host-wide state that belongs to no thread: which threads are mid-turn (so a restart
+ * can find the turns it lost) and the incident window.
+ *
+ * The spec keeps incidents in memory and resets them on restart. They are kept in this
+ * object's storage tagged with the front's boot id instead: an idle object may be
+ * evicted and rebuilt at any time, which must not empty the window, while a new boot id
+ * (a restart) still starts it afresh.
+ */
+export class Host extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private readonly boot: string;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.boot = env.SERVICE_BOOT_ID || "dev";
+    this.sql.exec(`
+      CREATE TABLE IF NOT EXISTS running (thread_id TEXT PRIMARY KEY, since INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS failures (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        boot TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        thread_id TEXT NOT NULL,
+        class TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        message TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS failures_at ON failures (at);
+    `);
+    this.sql.exec("DELETE FROM failures WHERE boot != ? OR at < ?", this.boot, Date.now() - INCIDENT_WINDOW_MS);
+  }
+
+  turnStarted(threadId: string): void {
+    this.sql.exec("INSERT OR REPLACE INTO running (thread_id, since) VALUES (?, ?)", threadId, Date.now());
+  }
+
+  turnEnded(threadId: string): void {
+    this.sql.exec("DELETE FROM running WHERE thread_id = ?", threadId);
+  }
+
+  /** Threads that were mid-turn as far as this index knows; each thread decides for itself. */
+  runningTurns(): string[] {
+    return this.sql.exec<{ thread_id: string }>("SELECT thread_id FROM running ORDER BY since").toArray().map((r) => r.thread_id);
+  }
+
+  recordFailure(threadId: string, cls: FailureClass, message: string, at = Date.now()): void {
+    this.sql.exec(
+      "INSERT INTO failures (boot, at, thread_id, class, fingerprint, message) VALUES (?, ?, ?, ?, ?, ?)",
+      this.boot,
+      at,
+      threadId,
+      cls,
+      fingerprint(message),
+      message.slice(0, 2000),
+    );
+  }
+
+  /** Failed turns since `since` (and within the last 24 h), grouped by class and fingerprint, busiest first. */
+  incidents(since: number): Incident[] {
+    const from = Math.max(since, Date.now() - INCIDENT_WINDOW_MS);
+    this.sql.exec("DELETE FROM failures WHERE at < ?", Date.now() - INCIDENT_WINDOW_MS);
+    const rows = this.sql
+      .exec<{ class: FailureClass; fingerprint: string; message: string; thread_id: string; at: number }>(
+        "SELECT class, fingerprint, message, thread_id, at FROM failures WHERE boot = ? AND at >= ? ORDER BY at",
+        this.boot,
+        from,
+      )
+      .toArray();
+    const groups = new Map<string, Incident & { ids: Set<string> }>();
+    for (const r of rows) {
+      const key = `${r.class}\n${r.fingerprint}`;
+      let g = groups.get(key);
+      if (!g) {
+        g = { class: r.class, fingerprint: r.fingerprint, message: r.message, failures: 0, threads: 0, threadIds: [], firstAt: "", lastAt: "", ids: new Set() };
+        g.firstAt = new Date(r.at).toISOString();
+        groups.set(key, g);
+      }
+      g.failures++;
+      g.ids.add(r.thread_id);
+      g.message = r.message;
+      g.lastAt = new Date(r.at).toISOString();
+    }
+    return [...groups.values()]
+      .map(({ ids, ...g }) => ({ ...g, threads: ids.size, threadIds: [...ids].slice(0, 50) }))
+      .sort((a, b) => b.failures - a.failures || b.lastAt.localeCompare(a.lastAt));
+  }
+}
+
+/**
+ * The shape of an error text without the parts that differ between occurrences
+ * (ids, numbers, quoted values), so the same fault on many threads is one incident.
+ */
+export function fingerprint(message: string): string {
+  return message
+    .toLowerCase()
+    .replace(/\b(thr|turn|call|toolu|appr|req|resp|msg)_[a-z0-9]+/g, "<id>")
+    .replace(/`[^`]*`|"[^"]*"|'[^']*'/g, "<v>")
+    .replace(/\b[0-9a-f]{8,}\b/g, "<hex>")
+    .replace(/\d+(\.\d+)?/g, "<n>")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 160);
+}

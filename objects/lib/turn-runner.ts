@@ -1,0 +1,78 @@
+import { EngineReport, type TurnFailure } from "../../src/api/engine.js";
+
+export interface TurnEnd {
+  outcome: "completed" | "failed";
+  failure?: TurnFailure;
+}
+
+/** What the runner hands its owner: deltas at once, durable reports one at a time, in order. */
+export interface TurnSink {
+  delta(frame: Record<string, unknown>): void;
+  durable(report: Exclude<EngineReport, { type: "delta" | "ping" | "end" }>): Promise<void>;
+}
+
+/**
+ * Reads one turn's report stream from the engines binding. A line that is not a valid
+ * report, or a stream that stops before its `end` line, fails the turn: the engine is
+ * a separate process and may crash, and the thread must stay usable afterwards.
+ */
+export class TurnRunner {
+  private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  private cancelled: TurnFailure | null = null;
+
+  constructor(readonly turnId: string) {}
+
+  async run(response: Response, sink: TurnSink): Promise<TurnEnd> {
+    if (!response.body) return fail("unknown", "the engine answered without a report stream");
+    this.reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    try {
+      for (;;) {
+        const { done, value } = await this.reader.read();
+        if (this.cancelled) return { outcome: "failed", failure: this.cancelled };
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        let newline: number;
+        while ((newline = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, newline).trim();
+          buffered = buffered.slice(newline + 1);
+          if (!line) continue;
+          const report = parse(line);
+          if (!report) return fail("session", `the engine sent a malformed report: ${line.slice(0, 200)}`);
+          if (report.type === "end")
+            return report.outcome === "completed"
+              ? { outcome: "completed" }
+              : { outcome: "failed", failure: report.failure ?? { class: "unknown", error: "the engine failed the turn without a reason" } };
+          if (report.type === "delta") sink.delta(report.frame);
+          else if (report.type !== "ping") await sink.durable(report);
+          if (this.cancelled) return { outcome: "failed", failure: this.cancelled };
+        }
+      }
+    } catch (err) {
+      if (this.cancelled) return { outcome: "failed", failure: this.cancelled };
+      return fail("unknown", `the engine's report stream broke: ${(err as Error).message}`);
+    }
+    return fail("unknown", "the engine stopped reporting before the turn ended (it may have crashed)");
+  }
+
+  /** Ends the turn from this side, whatever the engine does next. */
+  cancel(failure: TurnFailure): void {
+    if (this.cancelled) return;
+    this.cancelled = failure;
+    void this.reader?.cancel(failure.error).catch(() => {});
+  }
+}
+
+function parse(line: string): EngineReport | null {
+  try {
+    const parsed = EngineReport.safeParse(JSON.parse(line));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+function fail(cls: TurnFailure["class"], error: string): TurnEnd {
+  return { outcome: "failed", failure: { class: cls, error } };
+}

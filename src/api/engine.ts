@@ -1,0 +1,98 @@
+/**
+ * The engines binding: how a Thread object runs a turn on an engine host.
+ *
+ * The object POSTs a `TurnRequest` to `/turns`; the answer is a stream of
+ * `EngineReport`s, one JSON object per line, ending with an `end` report. Decisions,
+ * answers and interrupts go back as separate requests naming the turn. The binding is
+ * fetch-shaped, so the host can be the local front (Node), a container or a URL.
+ */
+import { z } from "zod";
+import type { Engine } from "./threads.js";
+
+export const FAILURE_CLASSES = [
+  "quota",
+  "auth",
+  "model-not-found",
+  "unsupported-model",
+  "engine-unavailable",
+  "tool",
+  "permission",
+  "session",
+  "closed",
+  "interrupted",
+  "stalled",
+  "unknown",
+] as const;
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
+
+/** Any JSON value: tool inputs are whatever the model wrote. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+const json: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
+);
+
+/** The model's view of the thread so far, rebuilt from the log for every turn. */
+export type TranscriptEntry =
+  | { role: "user"; text: string }
+  | { role: "assistant"; text: string }
+  | { role: "tool-call"; callId: string; name: string; input: Json }
+  | { role: "tool-result"; callId: string; name: string; output: string; isError: boolean };
+
+export interface TurnInput {
+  seq: number;
+  text: string;
+  from?: string;
+}
+
+export interface TurnRequest {
+  turnId: string;
+  threadId: string;
+  engine: Engine;
+  model: string;
+  permissions: "ask" | "allow" | "deny";
+  cwd: string | null;
+  account: string | null;
+  /** Everything before this turn, oldest first. */
+  transcript: TranscriptEntry[];
+  /** The messages this turn answers, in the order they were accepted. */
+  inputs: TurnInput[];
+}
+
+const failure = z.object({ class: z.enum(FAILURE_CLASSES), error: z.string() });
+export type TurnFailure = z.infer<typeof failure>;
+
+/** One line of a turn's report stream. */
+export const EngineReport = z.discriminatedUnion("type", [
+  /** Live output for `stream` subscribers: never stored. */
+  z.object({ type: z.literal("delta"), frame: z.record(z.string(), z.unknown()) }),
+  z.object({ type: z.literal("reply"), text: z.string() }),
+  z.object({ type: z.literal("tool-call"), callId: z.string(), name: z.string(), input: json }),
+  z.object({ type: z.literal("tool-result"), callId: z.string(), name: z.string(), output: z.string(), isError: z.boolean() }),
+  z.object({ type: z.literal("approval"), approvalId: z.string().min(1).max(100), callId: z.string(), name: z.string(), input: json }),
+  z.object({ type: z.literal("question"), requestId: z.string().min(1).max(100), question: z.string() }),
+  z.object({
+    type: z.literal("usage"),
+    model: z.string(),
+    inputTokens: z.number().int().nonnegative(),
+    outputTokens: z.number().int().nonnegative(),
+    usd: z.number().nonnegative(),
+  }),
+  /** The turn's last report; `failure` is present exactly when the outcome is `failed`. */
+  z.object({ type: z.literal("end"), outcome: z.enum(["completed", "failed"]), failure: failure.optional() }),
+  /** Keeps an idle report stream visibly alive. */
+  z.object({ type: z.literal("ping") }),
+]);
+export type EngineReport = z.infer<typeof EngineReport>;
+
+export const APPROVAL_DECISIONS = ["allow", "deny"] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+
+export const QUESTION_ACTIONS = ["answer", "dismiss", "continue"] as const;
+export type QuestionAction = (typeof QUESTION_ACTIONS)[number];
+
+/** Body of `POST /turns/:turnId/questions/:requestId` on the engines binding. */
+export interface QuestionReply {
+  action: QuestionAction;
+  answer?: string;
+}

@@ -1,0 +1,132 @@
+/** Request and response shapes of the turn routes (SPEC "Start work", "Control a turn"). */
+import { z } from "zod";
+import { APPROVAL_DECISIONS, type FailureClass, type Json, type TurnFailure } from "./engine.js";
+import { SpawnSpec } from "./threads.js";
+
+export const SendMessage = z
+  .object({
+    text: z.string(),
+    from: z.string().min(1).max(200).optional(),
+    /** Answer 202 at once, as `POST /messages` does. */
+    async: z.boolean().optional(),
+  })
+  .strict();
+export type SendMessage = z.infer<typeof SendMessage>;
+
+/** `POST /threads/:id/send` once the turn that answered the message ended. */
+export interface SendResult {
+  /** The message. */
+  seq: number;
+  ts: string;
+  turnId: string;
+  outcome: "completed" | "failed";
+  failure: TurnFailure | null;
+  /** The turn's last reply, or null when it wrote none. */
+  reply: { seq: number; text: string } | null;
+}
+
+export interface TurnStatus {
+  running: boolean;
+  turn: { turnId: string; index: number; startedAt: string; inputs: number[] } | null;
+  /** Open approvals and questions the running turn waits on. */
+  waitingOn: { approvals: string[]; questions: string[] };
+  /** Messages accepted and waiting for the next turn. */
+  queued: number;
+}
+
+export const ApprovalDecisionBody = z
+  .object({ decision: z.enum(APPROVAL_DECISIONS, { message: "decision must be allow or deny" }) })
+  .strict();
+
+export interface ApprovalResolved {
+  approvalId: string;
+  decision: "allow" | "deny";
+  seq: number;
+}
+
+export const QuestionAnswerBody = z.object({ answer: z.string().min(1).max(100_000) }).strict();
+
+export interface QuestionStatus {
+  requestId: string;
+  threadId: string;
+  turnId: string;
+  question: string;
+  status: "open" | "answered" | "dismissed" | "continued" | "cancelled";
+  answer: string | null;
+  /** The event that asked, and the one that closed it. */
+  seq: number;
+  resolvedSeq: number | null;
+}
+
+export const RecoverBody = z
+  .object({
+    acknowledgeHistoryGap: z.literal(true, { message: "acknowledgeHistoryGap must be true: the missing history is not restored" }),
+    reason: z.string().min(1).max(1000),
+  })
+  .strict();
+
+export const ForkBody = SpawnSpec.extend({ atSeq: z.number().int().positive() }).strict();
+export type ForkBody = z.infer<typeof ForkBody>;
+
+export const LOOP_DEFAULT_TURNS = 10;
+export const LOOP_MAX_TURNS = 1000;
+
+export const LoopStart = z
+  .object({
+    prompt: z.string().min(1).max(100_000),
+    /** Stop after this many turns (default 10). */
+    maxTurns: z.number().int().min(1).max(LOOP_MAX_TURNS).optional(),
+    /** Stop when a reply contains this text. */
+    until: z.string().min(1).max(1000).optional(),
+  })
+  .strict();
+
+export const LoopContinue = z
+  .object({ turns: z.number().int().min(1).max(LOOP_MAX_TURNS).optional() })
+  .strict();
+
+export interface LoopState {
+  status: "running" | "paused" | "stopped" | "finished";
+  prompt: string;
+  maxTurns: number;
+  until: string | null;
+  /** Turns the loop has run so far. */
+  done: number;
+  /** Why it is not running: `stopped`, `until-matched`, `max-turns`, `turn-failed`. */
+  reason: string | null;
+}
+
+/** One group of `GET /incidents`. */
+export interface Incident {
+  class: FailureClass;
+  fingerprint: string;
+  /** The newest error text of the group. */
+  message: string;
+  failures: number;
+  threads: number;
+  threadIds: string[];
+  firstAt: string;
+  lastAt: string;
+}
+
+export interface PendingApproval {
+  approvalId: string;
+  threadId: string;
+  turnId: string;
+  seq: number;
+  name: string;
+  input: Json;
+  openedAt: string;
+}
+
+export interface PendingQuestion {
+  requestId: string;
+  threadId: string;
+  turnId: string;
+  seq: number;
+  question: string;
+  openedAt: string;
+}
+
+/** Workspace of the approval and question index for threads spawned without one. */
+export const DEFAULT_WORKSPACE = "default";

@@ -1,0 +1,36 @@
+import { Hono } from "hono";
+import { CODES } from "../api/errors.js";
+import type { AppEnv } from "../app-env.js";
+import { hostOf, threadOf } from "../env.js";
+import { refusal } from "../http.js";
+
+/**
+ * Routes for the front only, behind the token it shares with the worker
+ * (`SERVICE_INTERNAL_TOKEN`, fresh each boot). Without a token they do not exist.
+ */
+export const internal = new Hono<AppEnv>();
+
+internal.use("/internal/*", async (c, next) => {
+  const token = c.var.config.internalToken;
+  if (!token || c.req.header("x-service-internal") !== token) return refusal(403, "internal route: the front only", CODES.internalOnly);
+  await next();
+});
+
+/**
+ * The boot sweep: activates every thread that was mid-turn when the host went down.
+ * Activation is what records the lost turn (see Thread's constructor).
+ */
+internal.post("/internal/boot-sweep", async (c) => {
+  const ids = await hostOf(c.env).runningTurns();
+  const results = await Promise.all(
+    ids.map(async (id) => {
+      try {
+        const r = await threadOf(c.env, id).reconcile();
+        return { id, running: r.running };
+      } catch (err) {
+        return { id, error: (err as Error).message };
+      }
+    }),
+  );
+  return c.json({ swept: results });
+});

@@ -1,0 +1,13 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { CODES } from "../api/errors.js";
+import type { AppEnv } from "../app-env.js";
+import { threadOf } from "../env.js";
+import { refusal } from "../http.js";
+import { isThreadId } from "../ids.js";
+
+/** The thread a route names; a malformed id is as unknown as a missing one and never reaches an object. */
+export function thread(c: Context<AppEnv>, id: string) {
+  if (!isThreadId(id)) throw new HTTPException(404, { res: refusal(404, "no such thread", CODES.threadNotFound) });
+  return threadOf(c.env, id);
+}

@@ -1,0 +1,87 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
+import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, SendMessage } from "../api/turns.js";
+import type { AppEnv } from "../app-env.js";
+import { answer } from "../http.js";
+import { newThreadId } from "../ids.js";
+import { resolveSpawn } from "../spawn-rules.js";
+import { refusal } from "../http.js";
+import { jsonBody } from "../validate.js";
+import { thread } from "./thread-stub.js";
+
+/** SPEC "Start work" (send, fork, loops) and "Control a turn". */
+export const turns = new Hono<AppEnv>();
+
+const requestId = z.string().min(1).max(100);
+
+turns.post("/threads/:id/send", jsonBody(SendMessage), async (c) => {
+  const { async: dontWait, ...message } = c.req.valid("json");
+  const stub = thread(c, c.req.param("id"));
+  if (dontWait) return answer(c, await stub.postMessage(message), 202);
+  return answer(c, await stub.send(message));
+});
+
+turns.get("/threads/:id/turn", async (c) => answer(c, await thread(c, c.req.param("id")).turnStatus()));
+
+turns.post("/threads/:id/interrupt", async (c) => answer(c, await thread(c, c.req.param("id")).interrupt()));
+
+turns.post("/threads/:id/approvals/:approvalId", jsonBody(ApprovalDecisionBody), async (c) => {
+  const id = requestId.safeParse(c.req.param("approvalId"));
+  if (!id.success) return refusal(400, "approvalId must be 1 to 100 characters");
+  return answer(c, await thread(c, c.req.param("id")).resolveApproval(id.data, c.req.valid("json").decision));
+});
+
+turns.get("/threads/:id/questions/:requestId", async (c) => answer(c, await thread(c, c.req.param("id")).question(c.req.param("requestId"))));
+
+turns.post("/threads/:id/questions/:requestId/answer", jsonBody(QuestionAnswerBody), async (c) =>
+  answer(c, await thread(c, c.req.param("id")).resolveQuestion(c.req.param("requestId"), "answer", c.req.valid("json").answer)),
+);
+
+turns.post("/threads/:id/questions/:requestId/dismiss", async (c) =>
+  answer(c, await thread(c, c.req.param("id")).resolveQuestion(c.req.param("requestId"), "dismiss")),
+);
+
+turns.post("/threads/:id/questions/:requestId/continue", async (c) =>
+  answer(c, await thread(c, c.req.param("id")).resolveQuestion(c.req.param("requestId"), "continue")),
+);
+
+turns.post("/threads/:id/recover", jsonBody(RecoverBody), async (c) =>
+  answer(c, await thread(c, c.req.param("id")).recover(c.req.valid("json").reason)),
+);
+
+/** The parent's spec as a spawn request, so a fork's own fields override it and get the same checks. */
+function specAsSpawn(spec: ThreadSpec): SpawnSpec {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(spec)) if (v !== null) out[k] = v;
+  return out as SpawnSpec;
+}
+
+turns.post("/threads/:id/fork", jsonBody(ForkBody), async (c) => {
+  const { atSeq, ...overrides } = c.req.valid("json");
+  const parentId = c.req.param("id");
+  const source = await thread(c, parentId).forkSource(atSeq);
+  if (!source.ok) return answer(c, source);
+  const inherited = specAsSpawn(source.value.spec);
+  // A new model without an engine picks its engine afresh, as a spawn would.
+  if (overrides.model && !overrides.engine) delete inherited.engine;
+  const decision = resolveSpawn({ ...inherited, ...overrides }, c.var.config);
+  if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
+  const childId = newThreadId();
+  const created = await thread(c, childId).init(childId, decision.spec, { parent: parentId, atSeq, transcript: source.value.transcript });
+  if (!created.ok) return answer(c, created);
+  return c.json({ threadId: childId, parent: parentId, atSeq }, 201);
+});
+
+turns.get("/threads/:id/loop", async (c) => answer(c, await thread(c, c.req.param("id")).loopState()));
+
+turns.post("/threads/:id/loop", jsonBody(LoopStart), async (c) => {
+  const { prompt, maxTurns, until } = c.req.valid("json");
+  return answer(c, await thread(c, c.req.param("id")).startLoop(prompt, maxTurns, until), 202);
+});
+
+turns.post("/threads/:id/loop/continue", jsonBody(LoopContinue), async (c) =>
+  answer(c, await thread(c, c.req.param("id")).continueLoop(c.req.valid("json").turns), 202),
+);
+
+turns.post("/threads/:id/loop/stop", async (c) => answer(c, await thread(c, c.req.param("id")).stopLoop()));

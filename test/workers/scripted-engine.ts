@@ -1,0 +1,45 @@
+/**
+ * The ENGINES binding of the workers tests: a tiny engine host in Node that follows a
+ * script in the message text, so the Thread object's turn logic can be tested inside
+ * workerd on its own. The real engine host (local-front/engines) is tested end to end.
+ * Script words: `hang` (never ends until interrupted), `stubborn` (never ends, ignores
+ * interrupts), `crash` (the stream breaks),
+ * `garbage` (a malformed report line); anything else gets `engine saw: <text>`.
+ */
+const hanging = new Map<string, () => void>();
+
+export async function scriptedEngine(request: Request): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  const interrupt = /^\/turns\/([^/]+)\/interrupt$/.exec(path);
+  if (interrupt) {
+    hanging.get(interrupt[1]!)?.();
+    return Response.json({ interrupting: true });
+  }
+  if (path !== "/turns") return Response.json({ delivered: true });
+  const turn = (await request.json()) as { turnId: string; inputs: { text: string }[]; transcript: unknown[] };
+  const text = turn.inputs.map((i) => i.text).join(" | ");
+  const line = (o: unknown) => new TextEncoder().encode(JSON.stringify(o) + "\n");
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(line({ type: "delta", frame: { type: "text", delta: "engine " } }));
+      if (text.includes("hang")) {
+        hanging.set(turn.turnId, () => {
+          controller.enqueue(line({ type: "end", outcome: "failed", failure: { class: "interrupted", error: "interrupted" } }));
+          controller.close();
+        });
+        return;
+      }
+      if (text.includes("stubborn")) return;
+      if (text.includes("crash")) return controller.error(new Error("engine crashed"));
+      if (text.includes("garbage")) {
+        controller.enqueue(new TextEncoder().encode("{not json\n"));
+        return;
+      }
+      controller.enqueue(line({ type: "reply", text: `engine saw: ${text} (${turn.transcript.length} before)` }));
+      controller.enqueue(line({ type: "usage", model: "scripted", inputTokens: 10, outputTokens: 5, usd: 0.001 }));
+      controller.enqueue(line({ type: "end", outcome: "completed" }));
+      controller.close();
+    },
+  });
+  return new Response(stream, { headers: { "content-type": "application/x-ndjson" } });
+}

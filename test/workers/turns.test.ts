@@ -1,0 +1,76 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { newThread, value } from "./support.js";
+
+type Stub = Awaited<ReturnType<typeof newThread>>["stub"];
+
+async function events(stub: Stub): Promise<{ seq: number; kind: string; body: any }[]> {
+  return JSON.parse(value(await stub.page({ after: 0, limit: 1000, waitMs: 0 }))).events;
+}
+
+async function untilIdle(stub: Stub): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const t = value(await stub.turnStatus());
+    if (!t.running && t.queued === 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error("the thread never went idle");
+}
+
+describe("turns (scripted engine)", () => {
+  it("answers a sent message with the turn's reply, and records the turn in the log", async () => {
+    const { stub } = await newThread();
+    const sent = value(await stub.send({ text: "hello" }));
+    expect(sent).toMatchObject({ seq: 2, outcome: "completed", failure: null, reply: { text: "engine saw: hello (0 before)" } });
+    const kinds = (await events(stub)).map((e) => e.kind);
+    expect(kinds).toEqual(["spawn", "message", "turn-started", "reply", "usage", "turn-ended"]);
+    const row = value(await stub.get());
+    expect(row).toMatchObject({ stage: "idle", turns: 1, cost: { usd: 0.001, inputTokens: 10, outputTokens: 5 } });
+  });
+
+  it("queues messages that arrive during a turn and answers them together, in order, next", async () => {
+    const { stub } = await newThread();
+    value(await stub.postMessage({ text: "hang" }));
+    const a = value(await stub.postMessage({ text: "first" }));
+    const b = value(await stub.postMessage({ text: "second" }));
+    expect(value(await stub.turnStatus())).toMatchObject({ running: true, queued: 2 });
+    const ended = value(await stub.interrupt());
+    expect(ended).toMatchObject({ outcome: "failed", failure: { class: "interrupted" } });
+    await untilIdle(stub);
+    const log = await events(stub);
+    const starts = log.filter((e) => e.kind === "turn-started");
+    expect(starts.map((e) => e.body.inputs)).toEqual([[2], [a.seq, b.seq]]);
+    const reply = log.filter((e) => e.kind === "reply").at(-1)!;
+    // The second turn saw the first one's input in its transcript.
+    expect(reply.body.text).toBe("engine saw: first | second (1 before)");
+  });
+
+  it("refuses an interrupt when no turn runs", async () => {
+    const { stub } = await newThread();
+    expect(await stub.interrupt()).toMatchObject({ ok: false, status: 409, body: { code: "no-turn-running" } });
+  });
+
+  it("fails a turn whose engine crashes with class unknown, and stays usable", async () => {
+    const { stub } = await newThread();
+    const crashed = value(await stub.send({ text: "crash" }));
+    expect(crashed).toMatchObject({ outcome: "failed", failure: { class: "unknown" } });
+    const garbage = value(await stub.send({ text: "garbage" }));
+    expect(garbage).toMatchObject({ outcome: "failed", failure: { class: "session" } });
+    const next = value(await stub.send({ text: "still there?" }));
+    expect(next).toMatchObject({ outcome: "completed", reply: { text: "engine saw: still there? (2 before)" } });
+    const failed = (await events(stub)).filter((e) => e.kind === "turn-failed").map((e) => e.body.class);
+    expect(failed).toEqual(["unknown", "session"]);
+    const incidents = await env.HOST.get(env.HOST.idFromName("host")).incidents(0);
+    expect(incidents.map((i) => i.class)).toEqual(expect.arrayContaining(["unknown", "session"]));
+  });
+
+  it("cuts a turn whose engine ignores the interrupt after the grace time", async () => {
+    const { stub } = await newThread();
+    value(await stub.postMessage({ text: "stubborn" }));
+    const status = value(await stub.turnStatus());
+    expect(status.running).toBe(true);
+    const result = value(await stub.interrupt());
+    expect(result.failure).toMatchObject({ class: "interrupted", error: expect.stringContaining("did not stop in time") });
+    expect(value(await stub.get()).stage).toBe("idle");
+  });
+});
