@@ -49,8 +49,10 @@ function tokens(chars: number): number {
 /**
  * The current user turn: the last user entry and the user entries right before it, back to
  * the previous reply or tool result. Tool results after it tell which scripted step is due.
+ * Only the newest user entry can script the reply: an earlier message whose turn failed
+ * (and so got no reply) must not script every turn after it.
  */
-function currentTurn(entries: Entry[]): { userText: string; results: Entry[] } {
+function currentTurn(entries: Entry[]): { userText: string; newest: string; results: Entry[] } {
   let last = entries.length - 1;
   while (last >= 0 && entries[last]!.role !== "user") last--;
   const texts: string[] = [];
@@ -59,7 +61,7 @@ function currentTurn(entries: Entry[]): { userText: string; results: Entry[] } {
     if (entry.role === "assistant" || entry.role === "tool") break;
     if (entry.role === "user") texts.unshift(entry.text);
   }
-  return { userText: texts.join("\n"), results: entries.slice(last + 1).filter((e) => e.role === "tool") };
+  return { userText: texts.join("\n"), newest: texts.at(-1) ?? "", results: entries.slice(last + 1).filter((e) => e.role === "tool") };
 }
 
 function steps(d: Directive): { name: string; input: Record<string, unknown> }[] {
@@ -76,8 +78,9 @@ function answerText(d: Directive, echo: string, results: Entry[]): string {
 
 /** What the simulated model does for this request; throws BadRequest for a bad directive. */
 export function decide(conv: Conversation): Outcome {
-  const { userText, results } = currentTurn(conv.entries);
-  const { directive: d, text } = parseDirectives(userText);
+  const { userText, newest, results } = currentTurn(conv.entries);
+  const { directive: d } = parseDirectives(newest);
+  const { text } = parseDirectives(userText);
   const firstStep = results.length === 0;
   if (firstStep && d.fail !== undefined && d.fail !== "disconnect")
     return { error: { kind: "fail", fail: d.fail, model: conv.model, retryAfter: d.retryAfter ?? 1 } };

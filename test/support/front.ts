@@ -9,6 +9,8 @@ const projectDir = resolve(import.meta.dirname, "../..");
 
 export interface Front {
   url: string;
+  /** The provider simulator the front started (null when it runs with real providers). */
+  simulatorUrl: string | null;
   dataDir: string;
   client: RuntimeClient;
   proc: ChildProcess;
@@ -40,6 +42,7 @@ export async function startFront(options: { dataDir?: string; env?: Record<strin
   const exited = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
   return {
     url,
+    simulatorUrl: /simulator=(http:\/\/\S+)/.exec(out)?.[1] ?? null,
     dataDir,
     client: new RuntimeClient({ baseUrl: url, pollMs: 200 }),
     proc,

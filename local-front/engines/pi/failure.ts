@@ -6,14 +6,17 @@ import type { FailureClass, TurnFailure } from "../../../src/api/engine.js";
  * The text is checked first for the cases a status alone cannot tell apart
  * (a spent quota and a rate limit are both 429).
  */
-export function classifyProviderError(status: number | null, message: string): TurnFailure {
+export function classifyProviderError(seen: number | null, message: string): TurnFailure {
   const text = message.toLowerCase();
+  // pi-ai reports an HTTP failure as "<status> <provider's message>"; onResponse never sees it.
+  const leading = /^(\d{3})\s/.exec(message);
+  const status = seen ?? (leading ? Number(leading[1]) : null);
   const cls = ((): FailureClass => {
     if (/insufficient_quota|exceeded your current quota|credit balance|quota/.test(text)) return "quota";
     if (/rate.?limit|too many requests/.test(text) || status === 429) return "quota";
     if (/model_not_found|does not exist|not_found_error|unknown model/.test(text) || status === 404) return "model-not-found";
     if (/unsupported_model|not supported|permission_error|not available for/.test(text) || status === 403) return "unsupported-model";
-    if (/invalid_api_key|authentication|unauthorized|invalid x-api-key/.test(text) || status === 401) return "auth";
+    if (/invalid_api_key|incorrect api key|authentication|unauthorized|invalid x-api-key/.test(text) || status === 401) return "auth";
     if (/terminated|socket|econnreset|premature|malformed|unexpected end|json/.test(text)) return "session";
     return "unknown";
   })();

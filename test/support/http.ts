@@ -1,0 +1,25 @@
+/** A raw JSON call: status and parsed body, whatever the status (tests look at refusals too). */
+export async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(base + path, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+/** A `@sim` directive line followed by the text the simulator echoes. */
+export function sim(directive: Record<string, unknown>, text = "go"): string {
+  return `@sim ${JSON.stringify(directive)}\n${text}`;
+}
+
+export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
