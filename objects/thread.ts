@@ -770,7 +770,8 @@ export class Thread extends DurableObject<Env> {
         const written = this.append(event);
         this.turns.addEntry(written.seq, stubEntry);
         this.append(degraded);
-        this.state!.degraded = ref;
+        // The first hole is the one named: the history is whole up to it.
+        this.state!.degraded ??= ref;
         this.restage();
         return written;
       });
@@ -823,9 +824,11 @@ export class Thread extends DurableObject<Env> {
     const closing = failure
       ? await this.log.prepare("turn-failed", { turnId: live.id, class: failure.class, error: failure.error })
       : await this.log.prepare("turn-ended", { turnId: live.id });
+    const system = end.lost ? await this.log.prepare("system", { level: "error", text: `${LOST_TURN_TEXT}: ${failure!.error}`, turnId: live.id }) : null;
     const cancelled = await this.prepareCancellations(live.id);
     const loopNext = await this.prepareLoopStep(live, failure);
     await this.commits.write(() => {
+      if (system) this.append(system);
       this.append(closing);
       this.applyCancellations(cancelled);
       this.applyLoopStep(loopNext);

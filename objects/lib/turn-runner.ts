@@ -3,6 +3,12 @@ import { EngineReport, type TurnFailure } from "../../src/api/engine.js";
 export interface TurnEnd {
   outcome: "completed" | "failed";
   failure?: TurnFailure;
+  /**
+   * The engine host went away mid-turn: its stream broke or stopped without an `end`.
+   * The engine host is part of the host, so this is the host going down (a crash inside
+   * an engine is reported with an `end` line); the turn is recorded as lost.
+   */
+  lost?: boolean;
 }
 
 /** What the runner hands its owner: deltas at once, durable reports one at a time, in order. */
@@ -13,8 +19,9 @@ export interface TurnSink {
 
 /**
  * Reads one turn's report stream from the engines binding. A line that is not a valid
- * report, or a stream that stops before its `end` line, fails the turn: the engine is
- * a separate process and may crash, and the thread must stay usable afterwards.
+ * report fails the turn (class `session`); a stream that breaks or stops before its
+ * `end` line means the engine host went away, and the turn is lost. Either way the
+ * thread stays usable afterwards.
  */
 export class TurnRunner {
   private reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
@@ -51,9 +58,9 @@ export class TurnRunner {
       }
     } catch (err) {
       if (this.cancelled) return { outcome: "failed", failure: this.cancelled };
-      return fail("unknown", `the engine's report stream broke: ${(err as Error).message}`);
+      return lost(`the engine host's report stream broke: ${(err as Error).message}`);
     }
-    return fail("unknown", "the engine stopped reporting before the turn ended (it may have crashed)");
+    return lost("the engine host stopped reporting before the turn ended");
   }
 
   /** Ends the turn from this side, whatever the engine does next. */
@@ -71,6 +78,10 @@ function parse(line: string): EngineReport | null {
   } catch {
     return null;
   }
+}
+
+function lost(why: string): TurnEnd {
+  return { outcome: "failed", failure: { class: "session", error: why }, lost: true };
 }
 
 function fail(cls: TurnFailure["class"], error: string): TurnEnd {
