@@ -18,9 +18,9 @@ describe.each([
 
   it("gives followers joining at different cursors, during a burst, every event once and in order", async () => {
     const { threadId } = await front.client.spawn();
-    for (let i = 0; i < 10; i++) await front.client.post(threadId, { text: `early ${i}` });
+    for (let i = 0; i < 10; i++) await front.client.post(threadId, { text: `early ${i}`, hold: true });
     const first = await openFollow(front.url, `/threads/${threadId}/follow?after=5`);
-    const posting = Promise.all(Array.from({ length: 40 }, (_, i) => front.client.post(threadId, { text: `burst ${i}` })));
+    const posting = Promise.all(Array.from({ length: 40 }, (_, i) => front.client.post(threadId, { text: `burst ${i}`, hold: true })));
     const joiners = await Promise.all([
       openFollow(front.url, `/threads/${threadId}/follow?after=0`),
       openFollow(front.url, `/threads/${threadId}/follow`, { "last-event-id": "8" }),
@@ -67,11 +67,11 @@ describe.each([
 
   it("serves a follower far behind the others from the log", async () => {
     const { threadId } = await front.client.spawn();
-    for (let i = 0; i < 20; i++) await front.client.post(threadId, { text: `m${i}` });
+    for (let i = 0; i < 20; i++) await front.client.post(threadId, { text: `m${i}`, hold: true });
     const near = await openFollow(front.url, `/threads/${threadId}/follow?after=20`);
     await until(() => near.frames.length > 0);
     const far = await openFollow(front.url, `/threads/${threadId}/follow?after=0`);
-    await front.client.post(threadId, { text: "new" });
+    await front.client.post(threadId, { text: "new", hold: true });
     await until(() => seqs(far).at(-1) === 22 && seqs(near).at(-1) === 22);
     expect(seqs(far)).toEqual(Array.from({ length: 22 }, (_, k) => k + 1));
     expect(seqs(near)).toEqual([21, 22]);

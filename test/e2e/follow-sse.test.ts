@@ -21,7 +21,7 @@ describe("follow over the front", () => {
     const events = parseEvents(res.body!);
     expect((await events.next()).value).toMatchObject({ seq: 1, kind: "spawn" });
     // The stream never ends: a frame that arrives proves nothing buffers it.
-    await front.client.post(threadId, { text: "live" });
+    await front.client.post(threadId, { text: "live", hold: true });
     expect((await events.next()).value).toMatchObject({ seq: 2, body: { text: "live" } });
     await events.return(undefined);
   });
@@ -43,7 +43,7 @@ describe("follow over the front", () => {
     const { threadId } = await front.client.spawn();
     const started = Date.now();
     const waiting = front.client.tail(threadId, { after: 1, wait: 20_000 });
-    setTimeout(() => void front.client.post(threadId, { text: "now" }), 200);
+    setTimeout(() => void front.client.post(threadId, { text: "now", hold: true }), 200);
     const page = await waiting;
     expect(page.events.map((e) => e.seq)).toEqual([2]);
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -53,7 +53,7 @@ describe("follow over the front", () => {
     const port = String(await freePort());
     const first = await startFront({ env: { SERVICE_AGENTS_PORT: port } });
     const { threadId } = await first.client.spawn();
-    for (let i = 0; i < 4; i++) await first.client.post(threadId, { text: `before ${i}` });
+    for (let i = 0; i < 4; i++) await first.client.post(threadId, { text: `before ${i}`, hold: true });
 
     const seen: number[] = [];
     const source = new EventSource(`${first.url}/threads/${threadId}/follow?after=0`);
@@ -67,7 +67,7 @@ describe("follow over the front", () => {
 
     const second = await startFront({ dataDir: first.dataDir, env: { SERVICE_AGENTS_PORT: port } });
     fronts.push(second);
-    for (let i = 0; i < 4; i++) await second.client.post(threadId, { text: `after ${i}` });
+    for (let i = 0; i < 4; i++) await second.client.post(threadId, { text: `after ${i}`, hold: true });
     await waitFor(9);
     source.close();
     expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -76,7 +76,7 @@ describe("follow over the front", () => {
   it("follows with the client library from a stored cursor", async () => {
     const front = fronts[0]!;
     const { threadId } = await front.client.spawn();
-    for (let i = 0; i < 3; i++) await front.client.post(threadId, { text: `m${i}` });
+    for (let i = 0; i < 3; i++) await front.client.post(threadId, { text: `m${i}`, hold: true });
     const controller = new AbortController();
     const got: number[] = [];
     for await (const e of front.client.follow(threadId, { after: 2, signal: controller.signal })) {

@@ -21,14 +21,15 @@ describe("threads over HTTP", () => {
     expect(spawned.status).toBe(201);
     const { threadId } = await spawned.json();
     expect(threadId).toMatch(/^thr_/);
-    const ack = await post(`/threads/${threadId}/messages`, { text: "hello", from: "a-script" });
+    // Held, so no turn starts and the log is exactly what this test wrote (turns.test.ts covers turns).
+    const ack = await post(`/threads/${threadId}/messages`, { text: "hello", from: "a-script", hold: true });
     expect(ack.status).toBe(202);
     const { seq, ts } = await ack.json();
     expect(seq).toBe(2);
     expect(new Date(ts).toISOString()).toBe(ts);
     const page = await front.client.tail(threadId, { after: 0 });
     expect(page.events.map((e) => e.kind)).toEqual(["spawn", "message"]);
-    expect(page.events[1]).toMatchObject({ seq: 2, ts, body: { text: "hello", from: "a-script" } });
+    expect(page.events[1]).toMatchObject({ seq: 2, ts, body: { text: "hello", from: "a-script", hold: true } });
     const row = await front.client.thread(threadId);
     expect(row).toMatchObject({ id: threadId, title: "walkthrough", engine: "pi", stage: "idle", archived: false, lastSeq: 2 });
     expect(row.cost).toEqual({ usd: 0, inputTokens: 0, outputTokens: 0 });
