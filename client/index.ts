@@ -2,6 +2,24 @@ import type { ErrorBody } from "../src/api/errors.js";
 import type { ThreadEvent } from "../src/api/events.js";
 import type { ForwardPage, ReversePage } from "../src/api/tail.js";
 import type { MessageAccepted, PostMessage, SpawnResult, SpawnSpec, ThreadListPage, ThreadRow } from "../src/api/threads.js";
+import type {
+  ApprovalResolved,
+  ForkBody,
+  Incident,
+  LoopState,
+  PendingApproval,
+  PendingQuestion,
+  QuestionStatus,
+  SendMessage,
+  SendResult,
+  TurnStatus,
+} from "../src/api/turns.js";
+
+/** An interrupted turn, as `interrupt` answers. */
+export type TurnOutcome = Omit<SendResult, "seq" | "ts">;
+
+/** A second answer to an approval is not an error: the runtime says it was already closed, and how. */
+export type ApprovalAnswer = ApprovalResolved | { code: "approval-closed"; error: string; approvalId: string; decision: string };
 
 /** The client library's three failure kinds (SPEC "Errors"). */
 export class RuntimeError extends Error {
@@ -80,6 +98,76 @@ export class RuntimeClient {
 
   post(id: string, message: PostMessage, options: { idempotencyKey?: string } = {}): Promise<MessageAccepted> {
     return this.call("POST", `/threads/${id}/messages`, message, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+  }
+
+  /** Sends a message and waits until the turn that answers it ended. */
+  send(id: string, message: Omit<SendMessage, "async">): Promise<SendResult> {
+    return this.call("POST", `/threads/${id}/send`, message);
+  }
+
+  turn(id: string): Promise<TurnStatus> {
+    return this.call("GET", `/threads/${id}/turn`);
+  }
+
+  interrupt(id: string): Promise<TurnOutcome> {
+    return this.call("POST", `/threads/${id}/interrupt`);
+  }
+
+  /** `callId` is the approval's id (`approvalId` on the wire). */
+  approve(id: string, callId: string, decision: "allow" | "deny"): Promise<ApprovalAnswer> {
+    return this.call("POST", `/threads/${id}/approvals/${encodeURIComponent(callId)}`, { decision });
+  }
+
+  question(id: string, requestId: string): Promise<QuestionStatus> {
+    return this.call("GET", `/threads/${id}/questions/${encodeURIComponent(requestId)}`);
+  }
+
+  answer(id: string, requestId: string, answer: string): Promise<QuestionStatus> {
+    return this.call("POST", `/threads/${id}/questions/${encodeURIComponent(requestId)}/answer`, { answer });
+  }
+
+  dismiss(id: string, requestId: string): Promise<QuestionStatus> {
+    return this.call("POST", `/threads/${id}/questions/${encodeURIComponent(requestId)}/dismiss`);
+  }
+
+  continueWithoutAnswer(id: string, requestId: string): Promise<QuestionStatus> {
+    return this.call("POST", `/threads/${id}/questions/${encodeURIComponent(requestId)}/continue`);
+  }
+
+  recover(id: string, reason: string): Promise<MessageAccepted> {
+    return this.call("POST", `/threads/${id}/recover`, { acknowledgeHistoryGap: true, reason });
+  }
+
+  fork(id: string, body: ForkBody): Promise<SpawnResult & { parent: string; atSeq: number }> {
+    return this.call("POST", `/threads/${id}/fork`, body);
+  }
+
+  loop(id: string): Promise<{ loop: LoopState | null }> {
+    return this.call("GET", `/threads/${id}/loop`);
+  }
+
+  startLoop(id: string, body: { prompt: string; maxTurns?: number; until?: string }): Promise<LoopState> {
+    return this.call("POST", `/threads/${id}/loop`, body);
+  }
+
+  continueLoop(id: string, turns?: number): Promise<LoopState> {
+    return this.call("POST", `/threads/${id}/loop/continue`, turns === undefined ? {} : { turns });
+  }
+
+  stopLoop(id: string): Promise<LoopState> {
+    return this.call("POST", `/threads/${id}/loop/stop`);
+  }
+
+  approvals(workspace = "default"): Promise<{ workspace: string; approvals: PendingApproval[] }> {
+    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/approvals`);
+  }
+
+  questions(workspace = "default"): Promise<{ workspace: string; questions: PendingQuestion[] }> {
+    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/questions`);
+  }
+
+  incidents(since = 0): Promise<{ since: number; windowHours: number; incidents: Incident[] }> {
+    return this.call("GET", `/incidents?since=${since}`);
   }
 
   tail(id: string, query: { after?: number | string; limit?: number; wait?: number }): Promise<ForwardPage>;

@@ -17,7 +17,7 @@ async function start(options: Parameters<typeof startFront>[0] = {}): Promise<Fr
   return f;
 }
 
-async function log(base: string, id: string): Promise<{ seq: number; kind: string; body: any }[]> {
+async function log(base: string, id: string): Promise<{ seq: number; kind: string; body: any; blob?: { sha256: string } }[]> {
   return (await call(base, "GET", `/threads/${id}/tail?limit=1000`)).body.events;
 }
 
