@@ -10,12 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, removeDir, startFront, PROJECT_DIR, type Front } from "../test/support/front.js";
 import { startDurableObjectFloor, startSqliteFloor } from "./floors.js";
+import { streamSimple, type Api, type Model } from "@mariozechner/pi-ai";
 import { percentile, postLoad, sequential, type LoadResult } from "./load.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
 const FOLLOW_SECONDS = Number(process.env.BENCH_FOLLOW_SECONDS ?? 10);
-const BODY = JSON.stringify({ text: "an append of a typical short message, about a hundred bytes long in all." });
+// Held, so appends measure the log alone: a message that is not held also starts a turn.
+const BODY = JSON.stringify({ text: "an append of a typical short message, about a hundred bytes long.", hold: true });
 
 const rows: string[][] = [];
 const row = (...cells: (string | number)[]) => rows.push(cells.map(String));
@@ -89,7 +91,7 @@ async function followScenario(front: Front, followers: number, rate: number, pat
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const t = performance.timeOrigin + performance.now();
     posts.push(
-      front.client.post(threadId, { text: String(t) }).then(() => {
+      front.client.post(threadId, { text: String(t), hold: true }).then(() => {
         posted++;
         latencies.push(performance.timeOrigin + performance.now() - t);
       }),
@@ -142,6 +144,59 @@ async function tailPages(front: Front): Promise<void> {
   row("appends to one thread at c=64 (the fill above)", `${fmt(rate)}/s`, "", "", "");
 }
 
+/**
+ * A whole turn (message in, pi, the simulator, reply out) against the same model call
+ * made straight from Node with pi-ai: the difference is what the runtime adds per turn
+ * (the durable events, the engines binding, the agent loop).
+ */
+async function turns(front: Front): Promise<void> {
+  if (!front.simulatorUrl) {
+    row("turns", "skipped: the front runs without the simulator", "", "", "");
+    return;
+  }
+  const threads = await Promise.all(Array.from({ length: 16 }, () => front.client.spawn()));
+  let next = 0;
+  const oneAtATime = async () => {
+    const t = threads[next++ % threads.length]!.threadId;
+    const r = await front.client.send(t, { text: "ping" });
+    if (r.outcome !== "completed") throw new Error(`turn failed: ${JSON.stringify(r.failure)}`);
+  };
+  const model: Model<Api> = {
+    id: "sim-1",
+    name: "sim-1",
+    api: "openai-completions",
+    provider: "simulator",
+    baseUrl: `${front.simulatorUrl}/v1`,
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 200_000,
+    maxTokens: 8192,
+  };
+  const direct = async () => {
+    const m = await streamSimple(model, { messages: [{ role: "user", content: "ping", timestamp: Date.now() }] }, { apiKey: "bench", maxRetries: 0 }).result();
+    if (m.stopReason !== "stop") throw new Error(`model call failed: ${m.errorMessage}`);
+  };
+  await sequential(20, oneAtATime);
+  await sequential(20, direct);
+  const viaRuntime = await sequential(200, oneAtATime);
+  const straight = await sequential(200, direct);
+  row(
+    "a turn: send -> pi -> simulator -> reply (sequential)",
+    `p50 ${fmt(viaRuntime.p50, 1)} ms, p99 ${fmt(viaRuntime.p99, 1)} ms`,
+    `the same model call straight from Node (pi-ai): p50 ${fmt(straight.p50, 1)} ms`,
+    fmt(viaRuntime.p50 / straight.p50, 2),
+    "",
+  );
+  const started = performance.now();
+  const perThread = 10;
+  await Promise.all(threads.map(async (t) => {
+    for (let i = 0; i < perThread; i++) await front.client.send(t.threadId, { text: "ping" });
+  }));
+  const rate = (threads.length * perThread) / ((performance.now() - started) / 1000);
+  row("turns on 16 threads at once (send, 10 each)", `${fmt(rate)} turns/s`, "", "", "");
+}
+
 async function spawnLatency(front: Front): Promise<void> {
   const s = await sequential(200, () => front.client.spawn({ title: "bench" }));
   row("spawn latency (sequential)", `p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms`, "", "", "");
@@ -172,8 +227,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,follow,tail,spawn,startup runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,follow,tail,spawn,startup").split(","));
+/** BENCH_ONLY=appends,follow,tail,turns,spawn,startup runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,follow,tail,turns,spawn,startup").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -192,6 +247,10 @@ async function main(): Promise<void> {
     if (ONLY.has("tail")) {
       log("tail pages");
       await tailPages(front);
+    }
+    if (ONLY.has("turns")) {
+      log("turns");
+      await turns(front);
     }
     if (ONLY.has("spawn")) {
       log("spawn");
