@@ -52,7 +52,16 @@ export class TurnRunner {
               ? { outcome: "completed" }
               : { outcome: "failed", failure: report.failure ?? { class: "unknown", error: "the engine failed the turn without a reason" } };
           if (report.type === "delta") sink.delta(report.frame);
-          else if (report.type !== "ping") await sink.durable(report);
+          else if (report.type !== "ping") {
+            // A report this side cannot record is this side's fault, not the engine host's:
+            // the turn fails here (and the engine host, seeing the stream cut, stops it).
+            try {
+              await sink.durable(report);
+            } catch (err) {
+              void this.reader.cancel().catch(() => {});
+              return fail("unknown", `the runtime could not record the engine's ${report.type}: ${(err as Error).message}`);
+            }
+          }
           if (this.cancelled) return { outcome: "failed", failure: this.cancelled };
         }
       }

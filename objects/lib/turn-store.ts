@@ -107,6 +107,11 @@ export class TurnStore {
     );
   }
 
+  /** Whether any approval or question has this id: the two share one id space. */
+  hasWait(id: string): boolean {
+    return this.sql.exec("SELECT 1 FROM waits WHERE id = ?", id).toArray().length > 0;
+  }
+
   wait(id: string, kind: Wait["kind"]): Wait | null {
     const row = this.sql.exec<WaitRow>("SELECT * FROM waits WHERE id = ? AND kind = ?", id, kind).toArray()[0];
     return row ? toWait(row) : null;

@@ -154,6 +154,19 @@ describe("approvals", () => {
     for (const id of [allowId, denyId]) expect((await log(id)).some((e) => e.kind === "approval-request")).toBe(false);
   });
 
+  it("writes, edits and reads files in the thread's cwd with the file tools", async () => {
+    const id = await spawn({ cwd: work, permissions: "allow" });
+    const use = (name: string, input: Record<string, unknown>) => call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name, input } }) });
+    await use("write_file", { path: "notes/a.txt", content: "one two three" });
+    expect(readFileSync(marker("notes/a.txt"), "utf8")).toBe("one two three");
+    await use("edit_file", { path: "notes/a.txt", oldText: "two", newText: "2" });
+    expect(readFileSync(marker("notes/a.txt"), "utf8")).toBe("one 2 three");
+    const read = await use("read_file", { path: "notes/a.txt" });
+    expect(read.body.reply.text).toBe("tool read_file returned: one 2 three");
+    const ambiguous = await use("edit_file", { path: "notes/a.txt", oldText: "e", newText: "E" });
+    expect(ambiguous.body.reply.text).toContain("occurs 3 times");
+  });
+
   it("answers 404 for an unknown approval and 400 for a decision other than allow or deny", async () => {
     const id = await spawn();
     const unknown = await call(base, "POST", `/threads/${id}/approvals/appr_nope`, { decision: "allow" });

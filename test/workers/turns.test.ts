@@ -8,6 +8,14 @@ async function events(stub: Stub): Promise<{ seq: number; kind: string; body: an
   return JSON.parse(value(await stub.page({ after: 0, limit: 1000, waitMs: 0 }))).events;
 }
 
+async function untilRunning(stub: Stub): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (value(await stub.turnStatus()).running) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error("no turn started");
+}
+
 async function untilIdle(stub: Stub): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const t = value(await stub.turnStatus());
@@ -31,6 +39,8 @@ describe("turns (scripted engine)", () => {
   it("queues messages that arrive during a turn and answers them together, in order, next", async () => {
     const { stub } = await newThread();
     value(await stub.postMessage({ text: "hang" }));
+    // Until the turn has taken its inputs, a new message would still join it.
+    await untilRunning(stub);
     const a = value(await stub.postMessage({ text: "first" }));
     const b = value(await stub.postMessage({ text: "second" }));
     expect(value(await stub.turnStatus())).toMatchObject({ running: true, queued: 2 });
@@ -43,6 +53,18 @@ describe("turns (scripted engine)", () => {
     const reply = log.filter((e) => e.kind === "reply").at(-1)!;
     // The second turn saw the first one's input in its transcript.
     expect(reply.body.text).toBe("engine saw: first | second (1 before)");
+  });
+
+  it("counts only the turns that answer its prompt when a loop starts during another turn", async () => {
+    const { stub } = await newThread();
+    value(await stub.postMessage({ text: "hang" }));
+    await untilRunning(stub);
+    value(await stub.startLoop("loop prompt", 1, undefined));
+    value(await stub.interrupt());
+    await untilIdle(stub);
+    expect(value(await stub.loopState()).loop).toMatchObject({ status: "finished", reason: "max-turns", done: 1 });
+    const replies = (await events(stub)).filter((e) => e.kind === "reply").map((e) => e.body.text);
+    expect(replies).toEqual(["engine saw: loop prompt (1 before)"]);
   });
 
   it("refuses an interrupt when no turn runs", async () => {

@@ -1,0 +1,379 @@
+import type { TurnFailure, TurnRequest } from "../../src/api/engine.js";
+import { CODES } from "../../src/api/errors.js";
+import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
+import type { TurnStatus } from "../../src/api/turns.js";
+import { hostOf } from "../../src/env.js";
+import { callEngine } from "./engines.js";
+import { Loops } from "./loops.js";
+import { ok, refuse, type Outcome } from "./outcome.js";
+import { degradedRefusal, missing } from "./refusals.js";
+import { restage, type ThreadAccess } from "./thread-access.js";
+import type { ThreadState } from "./thread-state.js";
+import { recordTurnEvent } from "./turn-events.js";
+import { TurnRunner, type TurnEnd } from "./turn-runner.js";
+import { Waits, type PreparedCancellation } from "./waits.js";
+
+/**
+ * While a turn runs, an alarm fires this often. An object with no incoming requests may
+ * be evicted after about a minute even while it waits on the engine (a person may take
+ * long to approve); the alarm counts as activity and keeps the turn's stream alive.
+ */
+const KEEPALIVE_MS = 30_000;
+
+export const LOST_TURN_TEXT = "This turn was lost to a host restart";
+
+/** A turn this object instance is running: the engine's report stream and what /send waits for. */
+interface LiveTurn {
+  id: string;
+  index: number;
+  inputs: number[];
+  /** The turn answers the loop's prompt, so it counts as one of the loop's turns. */
+  loopTurn: boolean;
+  runner: TurnRunner;
+  lastReply: { seq: number; text: string } | null;
+  done: Promise<TurnEnd>;
+}
+
+export interface TurnResult {
+  turnId: string;
+  outcome: "completed" | "failed";
+  failure: TurnFailure | null;
+  reply: { seq: number; text: string } | null;
+}
+
+function randomId(prefix: string): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return prefix + [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The turns of one Thread: starting one when messages wait, running it against the
+ * engine host, recording what it reports, and ending it. The Thread creates this and
+ * hands it only `ThreadAccess`; every write still goes through the Thread's commit queue.
+ */
+export class Turns {
+  readonly waits: Waits;
+  readonly loops: Loops;
+  private live: LiveTurn | null = null;
+  /** Set while a turn is being started, so two messages cannot start two turns. */
+  private starting = false;
+  /** `/send` callers, by the seq of their message, until a turn answers it (or none will). */
+  private readonly sendWaiters = new Map<number, (r: Outcome<TurnResult>) => void>();
+
+  constructor(private readonly thread: ThreadAccess) {
+    this.waits = new Waits(thread);
+    this.loops = new Loops(thread, () => this.kick());
+  }
+
+  private get state(): ThreadState | null {
+    return this.thread.state();
+  }
+
+  /** The end of the turn that takes the message at `seq`, for `/send`. */
+  answer(seq: number): Promise<Outcome<TurnResult>> {
+    return new Promise<Outcome<TurnResult>>((resolve) => this.sendWaiters.set(seq, resolve));
+  }
+
+  turnStatus(): Outcome<TurnStatus> {
+    const s = this.state;
+    if (!s) return missing();
+    const waits = s.turn ? this.thread.turns.openWaits(s.turn.id) : [];
+    return ok({
+      running: s.turn !== null,
+      turn: s.turn ? { turnId: s.turn.id, index: s.turn.index, startedAt: s.turn.startedAt, inputs: s.turn.inputs } : null,
+      waitingOn: {
+        approvals: waits.filter((w) => w.kind === "approval").map((w) => w.id),
+        questions: waits.filter((w) => w.kind === "question").map((w) => w.id),
+      },
+      queued: this.thread.turns.queued(),
+    });
+  }
+
+  /**
+   * Asks the engine to stop the running turn and waits for the turn to end. An engine
+   * that does not stop within the grace time has its report stream cut: the turn ends
+   * here either way, with class `interrupted`.
+   */
+  async interrupt(): Promise<Outcome<TurnResult>> {
+    if (!this.state) return missing();
+    const live = this.live;
+    if (!this.state.turn || !live) return refuse(409, "no turn is running on this thread", CODES.noTurnRunning);
+    const timer = setTimeout(
+      () => live.runner.cancel({ class: "interrupted", error: "interrupted (the engine did not stop in time; the turn was cut)" }),
+      this.thread.config.interruptGraceMs,
+    );
+    void callEngine(this.thread.env, `/turns/${live.id}/interrupt`, {}).catch(() =>
+      live.runner.cancel({ class: "interrupted", error: "interrupted (the engine could not be reached; the turn was cut)" }),
+    );
+    const end = await live.done;
+    clearTimeout(timer);
+    return ok({ turnId: live.id, outcome: end.outcome, failure: end.failure ?? null, reply: live.lastReply });
+  }
+
+  /** Reopens a degraded thread; the history that could not be saved stays missing. */
+  async recover(reason: string): Promise<Outcome<MessageAccepted>> {
+    const notDegraded = (s: ThreadState) => (s.degraded ? null : refuse(409, `thread ${s.id} is not degraded`, CODES.threadNotDegraded));
+    const outcome = await this.thread.change("recovered", { reason, acknowledgeHistoryGap: true }, notDegraded, (s) => {
+      s.degraded = null;
+      restage(this.thread);
+    });
+    if (outcome.ok) this.kick();
+    return outcome;
+  }
+
+  /** What a fork at `atSeq` continues from: the spec and the conversation up to there (JSON text). */
+  forkSource(atSeq: number): Outcome<{ spec: ThreadSpec; transcript: string }> {
+    if (!this.state) return missing();
+    const log = this.thread.log;
+    if (atSeq > log.durableSeq)
+      return refuse(400, `atSeq ${atSeq} is beyond the thread's last event (${log.durableSeq})`, CODES.forkSeqOutOfRange);
+    return ok({ spec: this.state.spec, transcript: JSON.stringify(this.thread.turns.transcript(atSeq + 1)) });
+  }
+
+  /** Boot sweep: makes sure this thread is activated, which records a lost turn. */
+  async reconcile(): Promise<{ running: boolean }> {
+    const s = this.state;
+    if (s && !s.turn) await hostOf(this.thread.env).turnEnded(s.id);
+    return { running: s?.turn != null };
+  }
+
+  /** From the alarm: a running turn sets the next one, to keep the object alive. */
+  async keepAlive(): Promise<void> {
+    if (this.state?.turn) await this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
+  }
+
+  /** Starts the next turn if none runs and messages wait. Never throws: failures are recorded. */
+  kick(): void {
+    const s = this.state;
+    if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt) return;
+    if (this.thread.turns.queued() === 0) return;
+    this.starting = true;
+    void this.startTurn()
+      .catch((err: unknown) => console.error(`thread ${this.state?.id}: a turn could not start:`, err))
+      .finally(() => {
+        this.starting = false;
+      });
+  }
+
+  /** Starts a turn and returns once it runs; the turn ends on its own (finishTurn), which kicks the next. */
+  private async startTurn(): Promise<void> {
+    const s = this.state!;
+    const env = this.thread.env;
+    // Registered first: a crash after the turn is marked running must find it on boot.
+    await hostOf(env).turnStarted(s.id);
+    try {
+      await this.launch(s);
+    } catch (err) {
+      await hostOf(env).turnEnded(s.id).catch(() => {});
+      throw err;
+    }
+  }
+
+  private async launch(s: ThreadState): Promise<void> {
+    const env = this.thread.env;
+    const turnId = randomId("turn_");
+    const prepared = await this.thread.prepareOrRefuse("turn-started", { turnId, index: s.turns + 1, inputs: [] });
+    if (!prepared.ok) throw new Error(prepared.body.error);
+    const started = await this.thread.commits.write(() => {
+      if (this.state!.turn || this.state!.degraded) return null;
+      const inputs = this.thread.turns.takeQueued();
+      if (inputs.length === 0) return null;
+      const transcript = this.thread.turns.transcript();
+      const body = { turnId, index: this.state!.turns + 1, inputs: inputs.map((i) => i.seq) };
+      // The inputs are only known inside the commit; a list of seqs is never a large body.
+      const e = this.thread.append({ ...prepared.value, text: JSON.stringify(body) });
+      for (const input of inputs) this.thread.turns.addEntry(input.seq, { role: "user", text: input.text });
+      this.state!.turns = body.index;
+      this.state!.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs };
+      restage(this.thread);
+      return { inputs, transcript, index: body.index };
+    });
+    if (!started) {
+      await hostOf(env).turnEnded(s.id);
+      return;
+    }
+    void this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
+    void this.thread.syncCatalogNow();
+    const runner = new TurnRunner(turnId);
+    let settle!: (end: TurnEnd) => void;
+    const live: LiveTurn = {
+      id: turnId,
+      index: started.index,
+      inputs: started.inputs.map((i) => i.seq),
+      loopTurn: started.inputs.some((i) => i.from === "loop"),
+      runner,
+      lastReply: null,
+      done: new Promise<TurnEnd>((resolve) => (settle = resolve)),
+    };
+    this.live = live;
+    const request: TurnRequest = {
+      turnId,
+      threadId: s.id,
+      engine: s.spec.engine,
+      model: s.spec.model,
+      permissions: s.spec.permissions,
+      cwd: s.spec.cwd,
+      account: s.spec.account,
+      transcript: started.transcript,
+      inputs: started.inputs,
+    };
+    void this.runTurn(live, request)
+      .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))
+      .then(async (end) => {
+        try {
+          await this.finishTurn(live, end);
+        } catch (err) {
+          // The end could not be recorded (storage failed): the row still says a turn runs,
+          // so the next instance of this object records it as lost. This one lets go of it.
+          console.error(`thread ${s.id}: turn ${turnId} could not be ended:`, err);
+          this.live = null;
+          this.answerWaiters(live.inputs, ok({ turnId, outcome: "failed", failure: { class: "unknown", error: `the turn's end could not be recorded: ${(err as Error).message}` }, reply: live.lastReply }));
+        } finally {
+          settle(end);
+        }
+      });
+  }
+
+  private answerWaiters(seqs: Iterable<number>, result: Outcome<TurnResult>): void {
+    for (const seq of seqs) {
+      const waiter = this.sendWaiters.get(seq);
+      this.sendWaiters.delete(seq);
+      waiter?.(result);
+    }
+  }
+
+  private async runTurn(live: LiveTurn, request: TurnRequest): Promise<TurnEnd> {
+    let response: Response;
+    try {
+      response = await callEngine(this.thread.env, "/turns", request);
+    } catch (err) {
+      return { outcome: "failed", failure: { class: "unknown", error: `the engine host could not be reached: ${(err as Error).message}` } };
+    }
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as { error?: string; class?: TurnFailure["class"] };
+      return {
+        outcome: "failed",
+        failure: { class: body.class ?? "unknown", error: body.error ?? `the engine host answered ${response.status}` },
+      };
+    }
+    return live.runner.run(response, {
+      delta: (frame) => this.thread.deltas.publish([{ turnId: live.id, ...frame }]),
+      durable: async (report) => {
+        switch (report.type) {
+          case "reply": {
+            const e = await recordTurnEvent(this.thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text });
+            if (e) live.lastReply = { seq: e.seq, text: report.text };
+            return;
+          }
+          case "tool-call":
+            await recordTurnEvent(
+              this.thread,
+              "tool-call",
+              { turnId: live.id, callId: report.callId, name: report.name, input: report.input },
+              { role: "tool-call", callId: report.callId, name: report.name, input: report.input },
+            );
+            return;
+          case "tool-result":
+            await recordTurnEvent(
+              this.thread,
+              "tool-result",
+              { turnId: live.id, callId: report.callId, name: report.name, output: report.output, isError: report.isError },
+              { role: "tool-result", callId: report.callId, name: report.name, output: report.output, isError: report.isError },
+            );
+            return;
+          case "approval":
+            await this.waits.openWait(live.id, "approval", report.approvalId, "approval-request", {
+              turnId: live.id,
+              approvalId: report.approvalId,
+              callId: report.callId,
+              name: report.name,
+              input: report.input,
+            });
+            return;
+          case "question":
+            await this.waits.openWait(live.id, "question", report.requestId, "question", {
+              turnId: live.id,
+              requestId: report.requestId,
+              question: report.question,
+            });
+            return;
+          case "usage": {
+            const body = { turnId: live.id, model: report.model, inputTokens: report.inputTokens, outputTokens: report.outputTokens, usd: report.usd };
+            const prepared = await this.thread.prepareOrRefuse("usage", body);
+            if (!prepared.ok) return;
+            await this.thread.commits.write(() => {
+              this.thread.append(prepared.value);
+              const cost = this.state!.cost;
+              cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
+              cost.inputTokens += report.inputTokens;
+              cost.outputTokens += report.outputTokens;
+              this.thread.saveState();
+            });
+            return;
+          }
+        }
+      },
+    });
+  }
+
+  /**
+   * Ends the running turn: its outcome, every approval or question it still waited on
+   * (cancelled), and, for a loop, what comes next. Then /send callers get their answer
+   * and the next queued message starts the next turn.
+   */
+  private async finishTurn(live: LiveTurn, end: TurnEnd): Promise<void> {
+    const log = this.thread.log;
+    const failure = end.outcome === "failed" ? (end.failure ?? { class: "unknown" as const, error: "the turn failed" }) : null;
+    const closing = failure
+      ? await log.prepare("turn-failed", { turnId: live.id, class: failure.class, error: failure.error })
+      : await log.prepare("turn-ended", { turnId: live.id });
+    const system = end.lost ? await log.prepare("system", { level: "error", text: `${LOST_TURN_TEXT}: ${failure!.error}`, turnId: live.id }) : null;
+    const cancelled = await this.waits.prepareCancellations(live.id);
+    const loopNext = await this.loops.prepareLoopStep(live.lastReply?.text ?? null, failure, live.loopTurn);
+    await this.thread.commits.write(() => {
+      if (system) this.thread.append(system);
+      this.thread.append(closing);
+      this.waits.applyCancellations(cancelled);
+      this.loops.applyLoopStep(loopNext);
+      this.state!.turn = null;
+      restage(this.thread);
+    });
+    this.live = null;
+    await this.afterTurnEnded(live.id, failure, cancelled);
+    this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: end.outcome, failure, reply: live.lastReply }));
+    // Messages queued behind a turn that left the thread degraded get no turn until it is
+    // recovered: their senders are told now rather than kept waiting.
+    if (this.state!.degraded) this.answerWaiters([...this.sendWaiters.keys()], degradedRefusal(this.state!));
+    this.kick();
+  }
+
+  /** The system error line for a turn the host lost, written when this object is rebuilt. */
+  async loseTurn(): Promise<void> {
+    const turn = this.state!.turn!;
+    const log = this.thread.log;
+    const system = await log.prepare("system", { level: "error", text: LOST_TURN_TEXT, turnId: turn.id });
+    const failed = await log.prepare("turn-failed", { turnId: turn.id, class: "session", error: LOST_TURN_TEXT });
+    const cancelled = await this.waits.prepareCancellations(turn.id);
+    await this.thread.commits.write(() => {
+      this.thread.append(system);
+      this.thread.append(failed);
+      this.waits.applyCancellations(cancelled);
+      if (this.state!.loop?.status === "running") this.state!.loop = { ...this.state!.loop, status: "paused", reason: "turn-failed" };
+      this.state!.turn = null;
+      restage(this.thread);
+    });
+    await this.afterTurnEnded(turn.id, { class: "session", error: LOST_TURN_TEXT }, cancelled);
+    this.kick();
+  }
+
+  private async afterTurnEnded(turnId: string, failure: TurnFailure | null, cancelled: PreparedCancellation[]): Promise<void> {
+    const id = this.state!.id;
+    const host = hostOf(this.thread.env);
+    await Promise.all([
+      host.turnEnded(id),
+      failure ? host.recordFailure(id, failure.class, failure.error) : null,
+      ...cancelled.map((c) => this.waits.afterWaitClosed(c.wait.kind, c.wait.id)),
+      this.thread.syncCatalogNow(),
+    ]).catch((err: unknown) => console.error(`thread ${id}: after turn ${turnId}:`, err));
+  }
+}
