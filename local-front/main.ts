@@ -17,12 +17,21 @@ async function main(): Promise<void> {
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
   const simulator = config.simulator ? await startSimulator({ port: config.simulatorPort }) : null;
-  const engines = await startEngineHost({
-    providers: { simulatorUrl: simulator?.url ?? null, openai: config.openai, anthropic: config.anthropic },
-    scratchDir: join(config.dataDir, "scratch"),
-  });
+  const enginesToken = randomBytes(24).toString("hex");
+  const engines = await startEngineHost(
+    {
+      providers: { simulatorUrl: simulator?.url ?? null, openai: config.openai, anthropic: config.anthropic },
+      scratchDir: join(config.dataDir, "scratch"),
+    },
+    enginesToken,
+  );
   const internalToken = randomBytes(24).toString("hex");
-  const runtime = await startRuntime(config, { engines: engines.address, bootId: randomBytes(8).toString("hex"), internalToken });
+  const runtime = await startRuntime(config, {
+    engines: engines.address,
+    bootId: randomBytes(8).toString("hex"),
+    internalToken,
+    enginesToken,
+  });
   const workerd = findWorkerdChild();
   if (workerd) lock.attach(workerd);
   const upstream = { host: runtime.direct.hostname, port: Number(runtime.direct.port) };

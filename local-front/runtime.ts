@@ -22,6 +22,8 @@ export interface Boot {
   bootId: string;
   /** Shared secret for the worker's internal routes. */
   internalToken: string;
+  /** Shared secret the worker sends to the engine host. */
+  enginesToken: string;
 }
 
 export async function startRuntime(config: FrontConfig, boot: Boot): Promise<Runtime> {
@@ -36,6 +38,7 @@ export async function startRuntime(config: FrontConfig, boot: Boot): Promise<Run
       BUILD: config.build,
       SERVICE_BOOT_ID: boot.bootId,
       SERVICE_INTERNAL_TOKEN: boot.internalToken,
+      SERVICE_ENGINES_TOKEN: boot.enginesToken,
       ...config.workerVars,
     },
     serviceBindings: { ...workerOptions.serviceBindings, ENGINES: { external: { address: boot.engines, http: {} } } },

@@ -87,6 +87,7 @@ export class Thread extends DurableObject<Env> {
       change: (kind, body, refusal, apply) => this.change(kind, body, refusal, apply),
       syncCatalogNow: () => this.syncCatalogNow(),
       setAlarm: (scheduledTime) => ctx.storage.setAlarm(scheduledTime),
+      abort: (reason) => ctx.abort(reason),
     });
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.

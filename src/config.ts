@@ -27,6 +27,7 @@ export interface ConfigVars {
   SERVICE_CATALOG_SYNC_MS?: string;
   SERVICE_BOOT_ID?: string;
   SERVICE_INTERNAL_TOKEN?: string;
+  SERVICE_ENGINES_TOKEN?: string;
   SERVICE_FAULTS?: string;
   SERVICE_INTERRUPT_GRACE_MS?: string;
 }

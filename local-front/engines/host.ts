@@ -34,7 +34,7 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
  * was evicted or the host is stopping), the turn is interrupted, because nobody would
  * record what it does next.
  */
-export async function startEngineHost(deps: PiDeps): Promise<EngineHost> {
+export async function startEngineHost(deps: PiDeps, token: string): Promise<EngineHost> {
   const turns = new Map<string, EngineTurn>();
 
   const startTurn = (request: TurnRequest, res: ServerResponse) => {
@@ -68,6 +68,8 @@ export async function startEngineHost(deps: PiDeps): Promise<EngineHost> {
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://engines").pathname;
+    // Turns run tools on this machine: only the worker, which holds this boot's token, may ask.
+    if (req.headers["x-service-engines"] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
     if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);

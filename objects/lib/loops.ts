@@ -1,7 +1,7 @@
 import type { TurnFailure } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
 import type { EventBodies } from "../../src/api/events.js";
-import { LOOP_DEFAULT_TURNS, type LoopState } from "../../src/api/turns.js";
+import { LOOP_DEFAULT_TURNS, LOOP_SENDER, type LoopState } from "../../src/api/turns.js";
 import type { PreparedEvent } from "./event-log.js";
 import { loopAfterTurn } from "./loop-step.js";
 import { ok, refuse, type Outcome } from "./outcome.js";
@@ -87,7 +87,7 @@ export class Loops {
     const prompt = kind === "loop-started" ? (body as EventBodies["loop-started"]).prompt : this.state.loop!.prompt;
     const change = await this.thread.prepareOrRefuse(kind, body);
     if (!change.ok) return change;
-    const message = await this.thread.prepareOrRefuse("message", { text: prompt, from: "loop" });
+    const message = await this.thread.prepareOrRefuse("message", { text: prompt, from: LOOP_SENDER });
     if (!message.ok) return message;
     const outcome = await this.thread.commits.write((): Outcome<LoopState> => {
       const late = refusal(this.state!);
@@ -116,7 +116,7 @@ export class Loops {
       const stopped = await this.thread.log.prepare("loop-stopped", { reason: next.stop });
       return { loop: next.loop, event: stopped, again: null };
     }
-    const again = await this.thread.log.prepare("message", { text: loop.prompt, from: "loop" });
+    const again = await this.thread.log.prepare("message", { text: loop.prompt, from: LOOP_SENDER });
     return { loop: next.loop, event: null, again };
   }
 
@@ -129,8 +129,10 @@ export class Loops {
     if (step.again) this.queueLoopPrompt(step.again);
   }
 
+  /** At most one prompt waits at a time: a stop and a continue during one turn must not queue two. */
   private queueLoopPrompt(prepared: PreparedEvent): void {
+    if (this.thread.turns.hasQueuedFrom(LOOP_SENDER)) return;
     const e = this.thread.append(prepared);
-    this.thread.turns.queue(e.seq, this.state!.loop!.prompt, "loop");
+    this.thread.turns.queue(e.seq, this.state!.loop!.prompt, LOOP_SENDER);
   }
 }

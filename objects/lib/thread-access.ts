@@ -37,6 +37,8 @@ export interface ThreadAccess {
   ): Promise<Outcome<MessageAccepted>>;
   syncCatalogNow(): Promise<void>;
   setAlarm(scheduledTime: number): Promise<void>;
+  /** Resets the object: the next instance starts from what is on disk. */
+  abort(reason: string): void;
 }
 
 /** The stage follows from the state: call inside a commit after any change to it. */

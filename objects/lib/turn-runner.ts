@@ -32,6 +32,10 @@ export class TurnRunner {
   async run(response: Response, sink: TurnSink): Promise<TurnEnd> {
     if (!response.body) return fail("unknown", "the engine answered without a report stream");
     this.reader = response.body.getReader();
+    if (this.cancelled) {
+      void this.reader.cancel(this.cancelled.error).catch(() => {});
+      return { outcome: "failed", failure: this.cancelled };
+    }
     const decoder = new TextDecoder();
     let buffered = "";
     try {
@@ -46,7 +50,11 @@ export class TurnRunner {
           buffered = buffered.slice(newline + 1);
           if (!line) continue;
           const report = parse(line);
-          if (!report) return fail("session", `the engine sent a malformed report: ${line.slice(0, 200)}`);
+          if (!report) {
+            // Cutting the stream makes the engine host stop the turn it can no longer report.
+            void this.reader.cancel().catch(() => {});
+            return fail("session", `the engine sent a malformed report: ${line.slice(0, 200)}`);
+          }
           if (report.type === "end")
             return report.outcome === "completed"
               ? { outcome: "completed" }

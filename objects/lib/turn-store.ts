@@ -73,6 +73,11 @@ export class TurnStore {
     this.sql.exec("INSERT OR REPLACE INTO inbox (seq, text, sender) VALUES (?, ?, ?)", seq, text, from ?? null);
   }
 
+  /** Whether a message from `sender` waits in the inbox. */
+  hasQueuedFrom(sender: string): boolean {
+    return this.sql.exec("SELECT 1 FROM inbox WHERE sender = ? LIMIT 1", sender).toArray().length > 0;
+  }
+
   queued(): number {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM inbox").one().n;
   }

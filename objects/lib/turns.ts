@@ -1,12 +1,12 @@
 import type { TurnFailure, TurnRequest } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
-import type { TurnStatus } from "../../src/api/turns.js";
+import type { QueuedBecause, TurnStatus } from "../../src/api/turns.js";
 import { hostOf } from "../../src/env.js";
 import { callEngine } from "./engines.js";
 import { Loops } from "./loops.js";
 import { ok, refuse, type Outcome } from "./outcome.js";
-import { degradedRefusal, missing } from "./refusals.js";
+import { archivedRefusal, degradedRefusal, missing } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
 import type { ThreadState } from "./thread-state.js";
 import { recordTurnEvent } from "./turn-events.js";
@@ -35,11 +35,15 @@ interface LiveTurn {
 }
 
 export interface TurnResult {
-  turnId: string;
-  outcome: "completed" | "failed";
+  turnId: string | null;
+  outcome: "completed" | "failed" | "queued";
   failure: TurnFailure | null;
   reply: { seq: number; text: string } | null;
+  queuedBecause?: QueuedBecause;
 }
+
+/** How long a turn that could not start waits before the next try. */
+const START_RETRY_MS = 2000;
 
 function randomId(prefix: string): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
@@ -102,9 +106,8 @@ export class Turns {
       () => live.runner.cancel({ class: "interrupted", error: "interrupted (the engine did not stop in time; the turn was cut)" }),
       this.thread.config.interruptGraceMs,
     );
-    void callEngine(this.thread.env, `/turns/${live.id}/interrupt`, {}).catch(() =>
-      live.runner.cancel({ class: "interrupted", error: "interrupted (the engine could not be reached; the turn was cut)" }),
-    );
+    const cut = () => live.runner.cancel({ class: "interrupted", error: "interrupted (the engine could not be reached; the turn was cut)" });
+    void callEngine(this.thread.env, `/turns/${live.id}/interrupt`, {}).then((r) => (r.ok ? undefined : cut()), cut);
     const end = await live.done;
     clearTimeout(timer);
     return ok({ turnId: live.id, outcome: end.outcome, failure: end.failure ?? null, reply: live.lastReply });
@@ -149,7 +152,11 @@ export class Turns {
     if (this.thread.turns.queued() === 0) return;
     this.starting = true;
     void this.startTurn()
-      .catch((err: unknown) => console.error(`thread ${this.state?.id}: a turn could not start:`, err))
+      .catch((err: unknown) => {
+        // The messages are still queued: try again shortly rather than wait for the next one.
+        console.error(`thread ${this.state?.id}: a turn could not start (retrying):`, err);
+        setTimeout(() => this.kick(), START_RETRY_MS);
+      })
       .finally(() => {
         this.starting = false;
       });
@@ -223,15 +230,36 @@ export class Turns {
         try {
           await this.finishTurn(live, end);
         } catch (err) {
-          // The end could not be recorded (storage failed): the row still says a turn runs,
-          // so the next instance of this object records it as lost. This one lets go of it.
-          console.error(`thread ${s.id}: turn ${turnId} could not be ended:`, err);
-          this.live = null;
-          this.answerWaiters(live.inputs, ok({ turnId, outcome: "failed", failure: { class: "unknown", error: `the turn's end could not be recorded: ${(err as Error).message}` }, reply: live.lastReply }));
+          console.error(`thread ${s.id}: turn ${turnId} could not be ended as reported:`, err);
+          await this.endPlainly(live, err as Error);
         } finally {
           settle(end);
         }
       });
+  }
+
+  /**
+   * The turn's full end could not be written (a body to save failed, say): write the least
+   * that ends it, so the thread does not stay mid-turn. If even that fails the storage is
+   * broken, and the object is reset: its next instance finds the turn and records it lost.
+   */
+  private async endPlainly(live: LiveTurn, cause: Error): Promise<void> {
+    const failure: TurnFailure = { class: "unknown", error: `the turn's end could not be recorded: ${cause.message}`.slice(0, 2000) };
+    try {
+      const failed = await this.thread.log.prepare("turn-failed", { turnId: live.id, ...failure });
+      await this.thread.commits.write(() => {
+        this.thread.append(failed);
+        this.state!.turn = null;
+        restage(this.thread);
+      });
+    } catch (err) {
+      this.thread.abort(`turn ${live.id} could not be ended: ${(err as Error).message}`);
+      return;
+    }
+    this.live = null;
+    await this.afterTurnEnded(live.id, failure, []);
+    this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: "failed", failure, reply: live.lastReply }));
+    this.kick();
   }
 
   private answerWaiters(seqs: Iterable<number>, result: Outcome<TurnResult>): void {
@@ -341,10 +369,16 @@ export class Turns {
     this.live = null;
     await this.afterTurnEnded(live.id, failure, cancelled);
     this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: end.outcome, failure, reply: live.lastReply }));
-    // Messages queued behind a turn that left the thread degraded get no turn until it is
-    // recovered: their senders are told now rather than kept waiting.
-    if (this.state!.degraded) this.answerWaiters([...this.sendWaiters.keys()], degradedRefusal(this.state!));
     this.kick();
+    // Messages queued behind a turn that left the thread degraded (or retired) get no turn
+    // until it is recovered (or restored): their senders hear that now, not never.
+    const s = this.state!;
+    const hold = s.degraded ? degradedRefusal(s) : s.archivedAt ? archivedRefusal(s) : null;
+    if (hold && !hold.ok)
+      this.answerWaiters(
+        [...this.sendWaiters.keys()],
+        ok({ turnId: null, outcome: "queued", failure: null, reply: null, queuedBecause: hold.body as QueuedBecause }),
+      );
   }
 
   /** The system error line for a turn the host lost, written when this object is rebuilt. */
@@ -354,11 +388,15 @@ export class Turns {
     const system = await log.prepare("system", { level: "error", text: LOST_TURN_TEXT, turnId: turn.id });
     const failed = await log.prepare("turn-failed", { turnId: turn.id, class: "session", error: LOST_TURN_TEXT });
     const cancelled = await this.waits.prepareCancellations(turn.id);
+    const paused = await log.prepare("loop-stopped", { reason: "turn-failed" });
     await this.thread.commits.write(() => {
       this.thread.append(system);
       this.thread.append(failed);
       this.waits.applyCancellations(cancelled);
-      if (this.state!.loop?.status === "running") this.state!.loop = { ...this.state!.loop, status: "paused", reason: "turn-failed" };
+      if (this.state!.loop?.status === "running") {
+        this.state!.loop = { ...this.state!.loop, status: "paused", reason: "turn-failed" };
+        this.thread.append(paused);
+      }
       this.state!.turn = null;
       restage(this.thread);
     });

@@ -131,6 +131,8 @@ export class Waits {
 
   applyCancellations(cancelled: PreparedCancellation[]): void {
     for (const c of cancelled) {
+      // Answered between the prepare and this commit: the answer stands.
+      if (this.thread.turns.wait(c.wait.id, c.wait.kind)?.status !== "open") continue;
       const e = this.thread.append(c.event);
       this.thread.turns.closeWait(c.wait.id, "cancelled", c.wait.kind === "approval" ? { decision: "cancelled" } : { action: "cancelled" }, e.seq);
     }

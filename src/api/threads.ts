@@ -53,7 +53,8 @@ export const PostMessage = z
   .object({
     text: z.string(),
     hold: z.boolean().optional(),
-    from: z.string().min(1).max(200).optional(),
+    // "loop" marks a loop's own prompts (src/api/turns.ts LOOP_SENDER).
+    from: z.string().min(1).max(200).refine((f) => f !== "loop", "from: \"loop\" is reserved for loops").optional(),
   })
   .strict();
 export type PostMessage = z.infer<typeof PostMessage>;

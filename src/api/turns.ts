@@ -6,23 +6,39 @@ import { SpawnSpec } from "./threads.js";
 export const SendMessage = z
   .object({
     text: z.string(),
-    from: z.string().min(1).max(200).optional(),
+    from: z.string().min(1).max(200).refine((f) => f !== "loop", "from: \"loop\" is reserved for loops").optional(),
     /** Answer 202 at once, as `POST /messages` does. */
     async: z.boolean().optional(),
   })
   .strict();
 export type SendMessage = z.infer<typeof SendMessage>;
 
-/** `POST /threads/:id/send` once the turn that answered the message ended. */
+/** The refusal a new message would get now; `key`, `index`, `tag` for a degraded thread. */
+export interface QueuedBecause {
+  code: string;
+  error: string;
+  key?: string;
+  index?: number;
+  tag?: string;
+}
+
+/**
+ * `POST /threads/:id/send` once the turn that answered the message ended, or (202,
+ * outcome `queued`) once it is clear no turn will take it for now: the thread went
+ * degraded or was retired while the message waited. The message stays accepted and
+ * queued; it runs after `recover` or `restore`.
+ */
 export interface SendResult {
   /** The message. */
   seq: number;
   ts: string;
-  turnId: string;
-  outcome: "completed" | "failed";
+  turnId: string | null;
+  outcome: "completed" | "failed" | "queued";
   failure: TurnFailure | null;
   /** The turn's last reply, or null when it wrote none. */
   reply: { seq: number; text: string } | null;
+  /** Why a `queued` message waits: the refusal a new message would get now. */
+  queuedBecause?: QueuedBecause;
 }
 
 export interface TurnStatus {
@@ -67,6 +83,9 @@ export const RecoverBody = z
 
 export const ForkBody = SpawnSpec.extend({ atSeq: z.number().int().positive() }).strict();
 export type ForkBody = z.infer<typeof ForkBody>;
+
+/** The `from` of a loop's prompts; reserved, so no other message counts as a loop turn. */
+export const LOOP_SENDER = "loop";
 
 export const LOOP_DEFAULT_TURNS = 10;
 export const LOOP_MAX_TURNS = 1000;

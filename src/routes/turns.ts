@@ -19,7 +19,8 @@ turns.post("/threads/:id/send", jsonBody(SendMessage), async (c) => {
   const { async: dontWait, ...message } = c.req.valid("json");
   const stub = thread(c, c.req.param("id"));
   if (dontWait) return answer(c, await stub.postMessage(message), 202);
-  return answer(c, await stub.send(message));
+  const sent = await stub.send(message);
+  return answer(c, sent, sent.ok && sent.value.outcome === "queued" ? 202 : 200);
 });
 
 turns.get("/threads/:id/turn", async (c) => answer(c, await thread(c, c.req.param("id")).turnStatus()));

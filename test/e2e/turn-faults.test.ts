@@ -66,8 +66,13 @@ describe("a degraded thread", () => {
     const first = await start({ env: { ...env, SERVICE_FAULTS: "blob-put" } });
     const { threadId } = (await call(first.url, "POST", "/spawn", { permissions: "allow" })).body;
     const big = "printf '%*s' 5000 '' | tr ' ' x";
-    const sent = await call(first.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: big } } }) });
-    expect(sent.body.outcome).toBe("completed");
+    const sent = call(first.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: `sleep 0.3; ${big}` } } }) });
+    await waitFor(async () => (await call(first.url, "GET", `/threads/${threadId}/turn`)).body.running);
+    // Queued behind the turn that goes degraded: its sender hears so, and the message waits.
+    const behind = await call(first.url, "POST", `/threads/${threadId}/send`, { text: "queued behind" });
+    expect((await sent).body.outcome).toBe("completed");
+    expect(behind.status).toBe(202);
+    expect(behind.body).toMatchObject({ outcome: "queued", turnId: null, queuedBecause: { code: "thread-degraded", tag: "tool-result" } });
     const events = await log(first.url, threadId);
     const degraded = events.find((e) => e.kind === "degraded");
     expect(degraded?.body).toMatchObject({ key: expect.stringMatching(/^sha256\/[0-9a-f]{64}$/), index: 1, tag: "tool-result" });
@@ -88,6 +93,9 @@ describe("a degraded thread", () => {
     expect(noAck.status).toBe(400);
     const recovered = await call(second.url, "POST", `/threads/${threadId}/recover`, { acknowledgeHistoryGap: true, reason: "blob store repaired" });
     expect(recovered.status).toBe(200);
+    // The message that waited runs now.
+    await waitFor(async () => (await log(second.url, threadId)).some((e) => e.kind === "turn-started" && e.body.inputs.includes(behind.body.seq)));
+    await waitFor(async () => !(await call(second.url, "GET", `/threads/${threadId}/turn`)).body.running);
     expect((await call(second.url, "POST", `/threads/${threadId}/recover`, { acknowledgeHistoryGap: true, reason: "again" })).status).toBe(409);
     const next = await call(second.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: big } } }) });
     expect(next.body.outcome).toBe("completed");

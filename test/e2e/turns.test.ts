@@ -11,7 +11,8 @@ let base: string;
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-cwd-"));
 
 beforeAll(async () => {
-  front = await startFront();
+  // A secret in the front's environment that no tool may see.
+  front = await startFront({ env: { SERVICE_CANARY_SECRET: "canary-7d1f" } });
   base = front.url;
 });
 afterAll(async () => {
@@ -154,6 +155,13 @@ describe("approvals", () => {
     for (const id of [allowId, denyId]) expect((await log(id)).some((e) => e.kind === "approval-request")).toBe(false);
   });
 
+  it("runs commands without the front's secrets in their environment", async () => {
+    const id = await spawn({ cwd: work, permissions: "allow" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "shell", input: { command: "env" } } }) });
+    expect(r.body.reply.text).toContain("PATH=");
+    expect(JSON.stringify(await log(id))).not.toContain("canary-7d1f");
+  });
+
   it("writes, edits and reads files in the thread's cwd with the file tools", async () => {
     const id = await spawn({ cwd: work, permissions: "allow" });
     const use = (name: string, input: Record<string, unknown>) => call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name, input } }) });
@@ -165,6 +173,12 @@ describe("approvals", () => {
     expect(read.body.reply.text).toBe("tool read_file returned: one 2 three");
     const ambiguous = await use("edit_file", { path: "notes/a.txt", oldText: "e", newText: "E" });
     expect(ambiguous.body.reply.text).toContain("occurs 3 times");
+  });
+
+  it("keeps the loop's sender for loops", async () => {
+    const id = await spawn();
+    const r = await call(base, "POST", `/threads/${id}/messages`, { text: "x", from: "loop" });
+    expect(r.status).toBe(400);
   });
 
   it("answers 404 for an unknown approval and 400 for a decision other than allow or deny", async () => {

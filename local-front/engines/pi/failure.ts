@@ -8,9 +8,10 @@ import type { FailureClass, TurnFailure } from "../../../src/api/engine.js";
  */
 export function classifyProviderError(seen: number | null, message: string): TurnFailure {
   const text = message.toLowerCase();
-  // pi-ai reports an HTTP failure as "<status> <provider's message>"; onResponse never sees it.
+  // pi-ai reports an HTTP failure as "<status> <provider's message>"; onResponse sees only
+  // answers that succeeded, so in a turn of several calls it may hold an earlier 200.
   const leading = /^(\d{3})\s/.exec(message);
-  const status = seen ?? (leading ? Number(leading[1]) : null);
+  const status = leading ? Number(leading[1]) : seen;
   const cls = ((): FailureClass => {
     if (/insufficient_quota|exceeded your current quota|credit balance|quota/.test(text)) return "quota";
     if (/rate.?limit|too many requests/.test(text) || status === 429) return "quota";

@@ -7,6 +7,20 @@ import { dirname, resolve } from "node:path";
 /** Tool output beyond this is cut: it goes to the model and into the log. */
 export const OUTPUT_CAP = 256 * 1024;
 const SHELL_TIMEOUT_S = 120;
+const SHELL_TIMEOUT_MAX_S = 3600;
+
+/**
+ * What a command sees of the front's environment: enough to run tools, and none of the
+ * front's own secrets (provider keys live in the front's environment, and a model that
+ * runs `env` would write them into the log).
+ */
+const PASSED_ENV = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "SHELL", "TZ"];
+
+function toolEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of PASSED_ENV) if (process.env[name] !== undefined) env[name] = process.env[name];
+  return env;
+}
 
 export interface QuestionAnswer {
   action: "answer" | "dismiss" | "continue";
@@ -32,7 +46,7 @@ function cap(out: string): string {
 /** Runs `command` with bash in `cwd`; the whole process group dies on abort or timeout. */
 function runShell(command: string, cwd: string, timeoutS: number, signal?: AbortSignal): Promise<{ code: number | null; output: string }> {
   return new Promise((done, fail) => {
-    const child = spawn("bash", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["-c", command], { cwd, env: toolEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const chunks: Buffer[] = [];
     let size = 0;
     const take = (b: Buffer) => {
@@ -69,7 +83,10 @@ function tool<T extends TSchema>(t: AgentTool<T>): AgentTool {
   return t as unknown as AgentTool;
 }
 
-/** The `pi` engine's tools. Paths are relative to the thread's cwd. */
+/**
+ * The `pi` engine's tools. Paths are relative to the thread's cwd; like a person's shell,
+ * they are not confined to it: the thread's permissions (`ask` by default) are the gate.
+ */
 export function piTools(ctx: ToolContext): AgentTool[] {
   const at = (path: string) => resolve(ctx.cwd, path);
   return [
@@ -82,7 +99,8 @@ export function piTools(ctx: ToolContext): AgentTool[] {
         timeoutSeconds: Type.Optional(Type.Number({ description: `Default ${SHELL_TIMEOUT_S}` })),
       }),
       execute: async (_id, params, signal) => {
-        const { code, output } = await runShell(params.command, ctx.cwd, params.timeoutSeconds ?? SHELL_TIMEOUT_S, signal);
+        const timeout = Math.min(Math.max(params.timeoutSeconds ?? SHELL_TIMEOUT_S, 1), SHELL_TIMEOUT_MAX_S);
+        const { code, output } = await runShell(params.command, ctx.cwd, timeout, signal);
         const report = `exit code ${code ?? "none"}\n${output}`;
         if (code !== 0) throw new Error(report);
         return text(report);

@@ -1,0 +1,46 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEngineHost, type EngineHost } from "../../local-front/engines/host.js";
+import { removeDir } from "../support/front.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "engine-host-"));
+let host: EngineHost;
+beforeAll(async () => {
+  host = await startEngineHost({ providers: { simulatorUrl: null, openai: null, anthropic: null }, scratchDir: scratch }, "the-token");
+});
+afterAll(async () => {
+  await host.close();
+  removeDir(scratch);
+});
+
+const turn = { turnId: "turn_1", threadId: "thr_1", engine: "pi", model: "sim-1", permissions: "allow", cwd: null, account: null, transcript: [], inputs: [{ seq: 2, text: "hi" }] };
+const post = (path: string, body: unknown, token?: string) =>
+  fetch(`http://${host.address}${path}`, { method: "POST", headers: token ? { "x-service-engines": token } : {}, body: JSON.stringify(body) });
+
+describe("the engine host", () => {
+  it("answers only the worker that holds this boot's token", async () => {
+    expect((await post("/turns", turn)).status).toBe(403);
+    expect((await post("/turns", turn, "a-guess")).status).toBe(403);
+  });
+
+  it("refuses an engine it cannot run with class engine-unavailable", async () => {
+    const r = await post("/turns", { ...turn, engine: "engine_b" }, "the-token");
+    expect(r.status).toBe(503);
+    expect(await r.json()).toMatchObject({ class: "engine-unavailable" });
+  });
+
+  it("reports a pi turn without a provider as an auth failure, on the report stream", async () => {
+    const r = await post("/turns", turn, "the-token");
+    expect(r.headers.get("content-type")).toBe("application/x-ndjson");
+    const lines = (await r.text()).trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.at(-1)).toMatchObject({ type: "end", outcome: "failed", failure: { class: "auth" } });
+  });
+
+  it("answers 404 for a turn it does not run, and 400 for a bad body", async () => {
+    expect((await post("/turns/turn_x/interrupt", {}, "the-token")).status).toBe(404);
+    const bad = await fetch(`http://${host.address}/turns`, { method: "POST", headers: { "x-service-engines": "the-token" }, body: "{nope" });
+    expect(bad.status).toBe(400);
+  });
+});
