@@ -15,6 +15,8 @@ export interface FrontConfig {
   workerVars: Record<string, string>;
   /** Start the provider simulator (SERVICE_SIMULATOR: auto = when no provider key is set). */
   simulator: boolean;
+  /** Engine resume state (SERVICE_ENGINE_STATE_DIR, default ~/.service/engine). */
+  engineStateDir: string;
   simulatorPort: number;
   openai: { apiKey: string; baseUrl: string } | null;
   anthropic: { apiKey: string; baseUrl: string } | null;
@@ -80,6 +82,7 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     heartbeatMs: Number.isFinite(heartbeatMs) && heartbeatMs > 0 ? heartbeatMs : 15_000,
     workerVars,
     simulator: sim === "on" || (sim === "auto" && !openai && !anthropic),
+    engineStateDir: resolve(env.SERVICE_ENGINE_STATE_DIR || join(homedir(), ".service", "engine")),
     simulatorPort: Number(rawSimPort),
     openai,
     anthropic,

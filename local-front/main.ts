@@ -22,6 +22,7 @@ async function main(): Promise<void> {
     {
       providers: { simulatorUrl: simulator?.url ?? null, openai: config.openai, anthropic: config.anthropic },
       scratchDir: join(config.dataDir, "scratch"),
+      stateDir: config.engineStateDir,
     },
     enginesToken,
   );

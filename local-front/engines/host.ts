@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { APPROVAL_DECISIONS, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../src/api/engine.js";
+import { runEngineATurn } from "./engine-a/turn.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
 
@@ -34,17 +35,20 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
  * was evicted or the host is stopping), the turn is interrupted, because nobody would
  * record what it does next.
  */
-export async function startEngineHost(deps: PiDeps, token: string): Promise<EngineHost> {
+export interface EngineDeps extends PiDeps {
+  /** Engine resume state: `SERVICE_ENGINE_STATE_DIR`. */
+  stateDir: string;
+}
+
+export async function startEngineHost(deps: EngineDeps, token: string): Promise<EngineHost> {
   const turns = new Map<string, EngineTurn>();
 
   const startTurn = (request: TurnRequest, res: ServerResponse) => {
-    if (request.engine !== "pi") {
-      const name = request.engine;
+    if (request.engine === "engine_b")
       return reply(res, 503, {
         class: "engine-unavailable",
-        error: `${name} is not available on this host: its binding is not installed yet (only pi runs here)`,
+        error: "engine_b is not available on this host: its binding is not built yet (pi and engine_a run here)",
       });
-    }
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
     res.flushHeaders();
     let ended = false;
@@ -54,7 +58,7 @@ export async function startEngineHost(deps: PiDeps, token: string): Promise<Engi
       res.write(`${JSON.stringify(r)}\n`);
       if (ended) res.end();
     };
-    const turn = runPiTurn(request, deps, emit);
+    const turn = request.engine === "engine_a" ? runEngineATurn(request, deps, emit) : runPiTurn(request, deps, emit);
     turns.set(request.turnId, turn);
     const ping = setInterval(() => emit({ type: "ping" }), PING_MS);
     res.on("close", () => {

@@ -16,6 +16,8 @@ export interface Conversation {
   /** Chat completions only: the client asked for the trailing usage chunk. */
   includeUsage: boolean;
   entries: Entry[];
+  /** Names of the tools the request offers the model (empty when it offers none). */
+  tools: string[];
 }
 
 type Json = Record<string, unknown>;
@@ -52,8 +54,18 @@ function textOf(content: unknown): string {
     .join("\n");
 }
 
+/** Tool names in any of the three shapes: `{function: {name}}` (chat), `{name}` (Responses, Anthropic). */
+function toolNames(body: Json): string[] {
+  if (!Array.isArray(body.tools)) return [];
+  return body.tools.flatMap((t) => {
+    if (!isObject(t)) return [];
+    if (isObject(t.function) && typeof t.function.name === "string") return [t.function.name];
+    return typeof t.name === "string" ? [t.name] : [];
+  });
+}
+
 function baseConversation(body: Json, entries: Entry[]): Conversation {
-  return { model: body.model as string, stream: body.stream === true, includeUsage: false, entries };
+  return { model: body.model as string, stream: body.stream === true, includeUsage: false, entries, tools: toolNames(body) };
 }
 
 export function fromOpenAIChat(raw: unknown): Conversation {

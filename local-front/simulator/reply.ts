@@ -23,6 +23,24 @@ export type Reply =
 export type Outcome = { reply: Reply } | { error: SimError };
 
 const DEFAULT_CHUNKS = 3;
+
+/**
+ * Coding-agent CLIs put their own context into user messages inside these tags; it is
+ * not what the person wrote, so the echo and the directives leave it out.
+ */
+const CLIENT_CONTEXT = /<system-reminder>[\s\S]*?<\/system-reminder>\s*/g;
+
+/**
+ * A script names one tool (`shell`); each engine offers its own. When the request does
+ * not offer the named tool but offers an engine's shell tool, the call goes to that one,
+ * with the input in its shape, so one script drives every engine.
+ */
+function engineTool(name: string, input: Record<string, unknown>, offered: string[]): { name: string; input: Record<string, unknown> } {
+  if (offered.length === 0 || offered.includes(name) || name !== "shell") return { name, input };
+  const command = typeof input.command === "string" ? input.command : Array.isArray(input.command) ? input.command.join(" ") : "";
+  if (offered.includes("Bash")) return { name: "Bash", input: { command, description: "run the scripted command" } };
+  return { name, input };
+}
 const RESULT_ECHO_LIMIT = 2000;
 
 /** Roughly equal pieces, split on code points so no delta carries half a surrogate pair. */
@@ -59,7 +77,7 @@ function currentTurn(entries: Entry[]): { userText: string; newest: string; resu
   for (let i = last; i >= 0; i--) {
     const entry = entries[i]!;
     if (entry.role === "assistant" || entry.role === "tool") break;
-    if (entry.role === "user") texts.unshift(entry.text);
+    if (entry.role === "user") texts.unshift(entry.text.replace(CLIENT_CONTEXT, ""));
   }
   return { userText: texts.join("\n"), newest: texts.at(-1) ?? "", results: entries.slice(last + 1).filter((e) => e.role === "tool") };
 }
@@ -91,7 +109,8 @@ export function decide(conv: Conversation): Outcome {
   const usage = (produced: string): Usage => ({ input: d.usage?.input ?? tokens(inputChars), output: d.usage?.output ?? tokens(produced.length) });
 
   const plan = steps(d);
-  const step = plan[results.length];
+  const scripted = plan[results.length];
+  const step = scripted ? engineTool(scripted.name, scripted.input, conv.tools) : undefined;
   if (step) {
     const args = JSON.stringify(step.input);
     return { reply: { ...base, kind: "tool", name: step.name, input: step.input, arguments: args, pieces: splitPieces(args, chunks), usage: usage(args) } };

@@ -268,9 +268,9 @@ describe("failure classes", () => {
   }
 
   it("fails turns of an engine this host cannot run with class engine-unavailable", async () => {
-    const id = await spawn({ model: "claude-sonnet-4-5" });
+    const id = await spawn({ engine: "engine_b", model: "gpt-sim" });
     const r = await call(base, "POST", `/threads/${id}/send`, { text: "hi" });
-    expect(r.body).toMatchObject({ outcome: "failed", failure: { class: "engine-unavailable", error: expect.stringContaining("engine_a") } });
+    expect(r.body).toMatchObject({ outcome: "failed", failure: { class: "engine-unavailable", error: expect.stringContaining("engine_b") } });
     expect((await call(base, "GET", `/threads/${id}`)).body.stage).toBe("idle");
   });
 

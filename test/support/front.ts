@@ -24,7 +24,8 @@ export async function startFront(options: { dataDir?: string; env?: Record<strin
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "agent-runtime-e2e-"));
   const proc = spawn(process.execPath, ["--import", "tsx", "local-front/main.ts"], {
     cwd: projectDir,
-    env: { ...process.env, SERVICE_AGENTS_PORT: "0", SERVICE_AGENTS_DATA_DIR: dataDir, ...options.env },
+    // Engine resume state beside the data, so a test never touches ~/.service/engine.
+    env: { ...process.env, SERVICE_AGENTS_PORT: "0", SERVICE_AGENTS_DATA_DIR: dataDir, SERVICE_ENGINE_STATE_DIR: join(dataDir, "engine"), ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

@@ -1,0 +1,197 @@
+import { query, type PermissionResult, type SDKMessage, type SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { ApprovalDecision, EngineReport, Json, TranscriptEntry, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import { classifyProviderError } from "../pi/failure.js";
+import type { ProviderConfig } from "../providers.js";
+import { SessionStore } from "../sessions.js";
+import type { EngineTurn } from "../turn.js";
+
+export interface EngineADeps {
+  providers: ProviderConfig;
+  /** Engine resume state (sessions, the CLI's config dir): `SERVICE_ENGINE_STATE_DIR`. */
+  stateDir: string;
+  scratchDir: string;
+}
+
+/** The only variables the agent's process gets: it never sees the front's environment. */
+const PASSED_ENV = ["PATH", "LANG", "LC_ALL", "TZ"];
+
+const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
+
+type Block = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; is_error?: boolean };
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return (content as Block[]).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
+}
+
+/** A new session (a fork, or a thread that had another engine) hears what came before. */
+function preamble(transcript: TranscriptEntry[]): string {
+  if (transcript.length === 0) return "";
+  const lines = transcript.map((e) =>
+    e.role === "user" || e.role === "assistant"
+      ? `[${e.role}] ${e.text}`
+      : e.role === "tool-call"
+        ? `[tool call ${e.name}] ${JSON.stringify(e.input)}`
+        : `[tool result ${e.name}] ${e.output.slice(0, 4000)}`,
+  );
+  return `Earlier in this conversation:\n${lines.join("\n")}\n\n`;
+}
+
+/**
+ * One `engine_a` turn: the vendor's agent SDK in streaming-input mode (so `interrupt()`
+ * works), resuming the thread's session. Tool permissions go through `canUseTool`, which
+ * becomes the runtime's approvals. The agent's process gets placeholder credentials and
+ * the provider's address only (the simulator offline).
+ */
+export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: EngineReport) => void): EngineTurn {
+  const approvals = new Map<string, (d: ApprovalDecision | "interrupted") => void>();
+  const sessions = new SessionStore(deps.stateDir, "engine_a");
+  const abort = new AbortController();
+  let interrupted = false;
+  let interruptAgent: (() => Promise<unknown>) | null = null;
+  let finishInput!: () => void;
+  const inputDone = new Promise<void>((r) => (finishInput = r));
+
+  const provider = (): { env: Record<string, string> } | { failure: TurnFailure } => {
+    if (deps.providers.simulatorUrl) return { env: { ANTHROPIC_BASE_URL: deps.providers.simulatorUrl, ANTHROPIC_API_KEY: "placeholder-not-a-key" } };
+    // Until the credential proxy (workspaces issue) adds the key on the way out, a real
+    // provider needs the key in the agent's environment.
+    if (deps.providers.anthropic)
+      return { env: { ANTHROPIC_BASE_URL: deps.providers.anthropic.baseUrl, ANTHROPIC_API_KEY: deps.providers.anthropic.apiKey } };
+    return { failure: { class: "auth", error: "no provider for engine_a: set ANTHROPIC_API_KEY, or run with the simulator (SERVICE_SIMULATOR=on)" } };
+  };
+
+  const canUseTool = async (name: string, input: Record<string, unknown>, options: { signal: AbortSignal; toolUseID: string }): Promise<PermissionResult> => {
+    if (req.permissions === "allow") return { behavior: "allow", updatedInput: input };
+    if (req.permissions === "deny") return { behavior: "deny", message: `denied: this thread's permissions are "deny", so ${name} was not run` };
+    const approvalId = newId("appr_");
+    emit({ type: "approval", approvalId, callId: options.toolUseID, name, input: input as Json });
+    const decision = await new Promise<ApprovalDecision | "interrupted">((resolve) => {
+      approvals.set(approvalId, resolve);
+      options.signal.addEventListener("abort", () => resolve("interrupted"), { once: true });
+    });
+    approvals.delete(approvalId);
+    if (decision === "allow") return { behavior: "allow", updatedInput: input };
+    return { behavior: "deny", message: decision === "deny" ? `the person denied this ${name} call; it was not run` : "interrupted" };
+  };
+
+  const run = async (): Promise<TurnFailure | null> => {
+    const chosen = provider();
+    if ("failure" in chosen) return chosen.failure;
+    const env = chosen.env;
+    const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
+    const configDir = join(deps.stateDir, "engine_a", "config");
+    await mkdir(cwd, { recursive: true });
+    await mkdir(configDir, { recursive: true });
+    const saved = await sessions.get(req.threadId);
+    const text = (saved ? "" : preamble(req.transcript)) + req.inputs.map((i) => i.text).join("\n\n");
+    async function* prompt(): AsyncGenerator<SDKUserMessage> {
+      yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: saved?.sessionId ?? "" };
+      // The input stays open until the turn's result: closing it ends the agent's process.
+      await inputDone;
+    }
+    const passed: Record<string, string> = {};
+    for (const name of PASSED_ENV) if (process.env[name]) passed[name] = process.env[name]!;
+    const q = query({
+      prompt: prompt(),
+      options: {
+        model: req.model,
+        cwd,
+        permissionMode: "default",
+        settingSources: [],
+        includePartialMessages: true,
+        abortController: abort,
+        ...(saved ? { resume: saved.sessionId } : {}),
+        env: {
+          ...passed,
+          ...env,
+          HOME: configDir,
+          CLAUDE_CONFIG_DIR: configDir,
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          CLAUDE_CODE_MAX_RETRIES: "0",
+        },
+        canUseTool,
+      },
+    });
+    interruptAgent = () => q.interrupt();
+    if (interrupted) await q.interrupt().catch(() => {});
+    const toolNames = new Map<string, string>();
+    let sessionId = saved?.sessionId ?? "";
+    try {
+      for await (const m of q as AsyncIterable<SDKMessage>) {
+        if (m.type === "system" && m.subtype === "init") sessionId = m.session_id;
+        else if (m.type === "stream_event") {
+          const e = m.event as { type: string; delta?: { type: string; text?: string } };
+          if (e.type === "content_block_delta" && e.delta?.type === "text_delta") emit({ type: "delta", frame: { type: "text", delta: e.delta.text ?? "" } });
+        } else if (m.type === "assistant" && !m.error && m.parent_tool_use_id === null) {
+          const blocks = m.message.content as Block[];
+          const reply = blocks.map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
+          if (reply) emit({ type: "reply", text: reply });
+          for (const b of blocks)
+            if (b.type === "tool_use" && b.id && b.name) {
+              toolNames.set(b.id, b.name);
+              emit({ type: "tool-call", callId: b.id, name: b.name, input: (b.input ?? {}) as Json });
+            }
+        } else if (m.type === "user" && m.parent_tool_use_id === null && Array.isArray(m.message.content)) {
+          for (const b of m.message.content as Block[])
+            if (b.type === "tool_result" && b.tool_use_id)
+              emit({
+                type: "tool-result",
+                callId: b.tool_use_id,
+                name: toolNames.get(b.tool_use_id) ?? "unknown",
+                output: textOf(b.content),
+                isError: b.is_error === true,
+              });
+        } else if (m.type === "result") {
+          const grew = Math.max(0, m.total_cost_usd - (saved?.costUsd ?? 0));
+          if (sessionId) await sessions.put(req.threadId, { sessionId, costUsd: Math.max(m.total_cost_usd, saved?.costUsd ?? 0) });
+          const usage = m.usage as { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+          const inputTokens = (usage.input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
+          if (inputTokens + (usage.output_tokens ?? 0) > 0 || grew > 0)
+            emit({ type: "usage", model: req.model, inputTokens, outputTokens: usage.output_tokens ?? 0, usd: grew });
+          if (interrupted) return { class: "interrupted", error: "interrupted by a person" };
+          if (!m.is_error) return null;
+          const message = "result" in m && typeof m.result === "string" ? m.result : ("errors" in m ? (m.errors as string[]).join("; ") : m.subtype);
+          const status = "api_error_status" in m && typeof m.api_error_status === "number" ? m.api_error_status : null;
+          return classifyProviderError(status, message);
+        }
+      }
+    } finally {
+      finishInput();
+    }
+    if (interrupted) return { class: "interrupted", error: "interrupted by a person" };
+    return { class: "session", error: "the agent ended without a result" };
+  };
+
+  const done = run().then(
+    (failure) => emit(failure ? { type: "end", outcome: "failed", failure } : { type: "end", outcome: "completed" }),
+    (err: unknown) =>
+      emit({
+        type: "end",
+        outcome: "failed",
+        failure: interrupted ? { class: "interrupted", error: "interrupted by a person" } : { class: "unknown", error: `engine_a crashed: ${(err as Error).message}` },
+      }),
+  );
+
+  return {
+    done,
+    decide(approvalId, decision) {
+      const settle = approvals.get(approvalId);
+      settle?.(decision);
+      return settle !== undefined;
+    },
+    reply() {
+      // engine_a's questions (AskUserQuestion) are not mapped to the runtime's yet.
+      return false;
+    },
+    interrupt() {
+      interrupted = true;
+      for (const settle of approvals.values()) settle("interrupted");
+      if (interruptAgent) void interruptAgent().catch(() => abort.abort());
+    },
+  };
+}
