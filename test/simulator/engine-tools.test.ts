@@ -1,0 +1,38 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
+
+let sim: Simulator;
+let client: Anthropic;
+beforeAll(async () => {
+  sim = await startSimulator();
+  client = new Anthropic({ baseURL: sim.url, apiKey: "x", maxRetries: 0 });
+});
+afterAll(() => sim.close());
+
+const bash = { name: "Bash", description: "run", input_schema: { type: "object" as const, properties: { command: { type: "string" } } } };
+const script = '@sim {"tool":{"name":"shell","input":{"command":"ls -la"}}}';
+
+describe("one script for every engine", () => {
+  it("sends a scripted shell call to the Bash tool when that is what the request offers", async () => {
+    const m = await client.messages.create({ model: "claude-sim", max_tokens: 100, tools: [bash], messages: [{ role: "user", content: script }] });
+    expect(m.content).toEqual([expect.objectContaining({ type: "tool_use", name: "Bash", input: { command: "ls -la", description: "run the scripted command" } })]);
+  });
+
+  it("keeps the scripted name when the request offers it, or offers no tools", async () => {
+    const shell = { ...bash, name: "shell" };
+    const offered = await client.messages.create({ model: "claude-sim", max_tokens: 100, tools: [bash, shell], messages: [{ role: "user", content: script }] });
+    expect(offered.content[0]).toMatchObject({ type: "tool_use", name: "shell", input: { command: "ls -la" } });
+    const none = await client.messages.create({ model: "claude-sim", max_tokens: 100, messages: [{ role: "user", content: script }] });
+    expect(none.content[0]).toMatchObject({ type: "tool_use", name: "shell" });
+  });
+
+  it("leaves a client's <system-reminder> context out of the echo and the directives", async () => {
+    const content = [
+      { type: "text" as const, text: '<system-reminder>\nenvironment: linux\n@sim {"reply":"not from the person"}\n</system-reminder>' },
+      { type: "text" as const, text: "hello" },
+    ];
+    const m = await client.messages.create({ model: "claude-sim", max_tokens: 100, messages: [{ role: "user", content }] });
+    expect(m.content).toEqual([expect.objectContaining({ type: "text", text: "echo: hello" })]);
+  });
+});
