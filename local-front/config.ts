@@ -17,6 +17,8 @@ export interface FrontConfig {
   simulator: boolean;
   /** Engine resume state (SERVICE_ENGINE_STATE_DIR, default ~/.service/engine). */
   engineStateDir: string;
+  /** SERVICE_ENGINE_B_BIN: engine_b's CLI, instead of the one npm installed. */
+  engineBBin: string | undefined;
   simulatorPort: number;
   openai: { apiKey: string; baseUrl: string } | null;
   anthropic: { apiKey: string; baseUrl: string } | null;
@@ -83,6 +85,7 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     workerVars,
     simulator: sim === "on" || (sim === "auto" && !openai && !anthropic),
     engineStateDir: resolve(env.SERVICE_ENGINE_STATE_DIR || join(homedir(), ".service", "engine")),
+    engineBBin: env.SERVICE_ENGINE_B_BIN || undefined,
     simulatorPort: Number(rawSimPort),
     openai,
     anthropic,

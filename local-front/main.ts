@@ -6,6 +6,7 @@ import { FollowRelays } from "./follow-relay.js";
 import { startPipe } from "./pipe.js";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { findEngineB } from "./engines/engine-b/binary.js";
 import { startEngineHost } from "./engines/host.js";
 import { startRuntime } from "./runtime.js";
 import { startSimulator } from "./simulator/server.js";
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
       providers: { simulatorUrl: simulator?.url ?? null, openai: config.openai, anthropic: config.anthropic },
       scratchDir: join(config.dataDir, "scratch"),
       stateDir: config.engineStateDir,
+      engineB: await findEngineB(config.engineBBin),
     },
     enginesToken,
   );

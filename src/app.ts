@@ -5,6 +5,7 @@ import { bodyLimit } from "./body-limit.js";
 import { readConfig, type RuntimeConfig } from "./config.js";
 import { refusal } from "./http.js";
 import { host } from "./routes/host.js";
+import { accounts } from "./routes/accounts.js";
 import { internal } from "./routes/internal.js";
 import { threads } from "./routes/threads.js";
 import { turns } from "./routes/turns.js";
@@ -27,6 +28,7 @@ app.route("/", threads);
 app.route("/", turns);
 app.route("/", workspaces);
 app.route("/", internal);
+app.route("/", accounts);
 
 app.notFound((c) => refusal(404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, undefined, { build: c.var.config.build }));
 

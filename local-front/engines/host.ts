@@ -3,6 +3,8 @@ import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { APPROVAL_DECISIONS, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../src/api/engine.js";
 import { runEngineATurn } from "./engine-a/turn.js";
+import type { EngineBinary } from "./engine-b/binary.js";
+import { runEngineBTurn } from "./engine-b/turn.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
 
@@ -38,17 +40,34 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
 export interface EngineDeps extends PiDeps {
   /** Engine resume state: `SERVICE_ENGINE_STATE_DIR`. */
   stateDir: string;
+  /** engine_b's CLI as found at boot. */
+  engineB: EngineBinary;
+}
+
+/** An entry of `GET /accounts` `engines`: what each engine runs on and whether it can. */
+export interface EngineEntry {
+  engine: "pi" | "engine_a" | "engine_b";
+  binary: string | null;
+  versionFound: string | null;
+  versionNeeded: string | null;
+  available: boolean;
+  reason: string | null;
+}
+
+function engineEntries(deps: EngineDeps): EngineEntry[] {
+  return [
+    { engine: "pi", binary: null, versionFound: "in process (pi-agent-core)", versionNeeded: null, available: true, reason: null },
+    { engine: "engine_a", binary: "@anthropic-ai/claude-agent-sdk", versionFound: "in process (agent SDK)", versionNeeded: null, available: true, reason: null },
+    deps.engineB,
+  ];
 }
 
 export async function startEngineHost(deps: EngineDeps, token: string): Promise<EngineHost> {
   const turns = new Map<string, EngineTurn>();
 
   const startTurn = (request: TurnRequest, res: ServerResponse) => {
-    if (request.engine === "engine_b")
-      return reply(res, 503, {
-        class: "engine-unavailable",
-        error: "engine_b is not available on this host: its binding is not built yet (pi and engine_a run here)",
-      });
+    if (request.engine === "engine_b" && !deps.engineB.available)
+      return reply(res, 503, { class: "engine-unavailable", error: `engine_b is not available: ${deps.engineB.reason}` });
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
     res.flushHeaders();
     let ended = false;
@@ -58,7 +77,12 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       res.write(`${JSON.stringify(r)}\n`);
       if (ended) res.end();
     };
-    const turn = request.engine === "engine_a" ? runEngineATurn(request, deps, emit) : runPiTurn(request, deps, emit);
+    const turn =
+      request.engine === "engine_a"
+        ? runEngineATurn(request, deps, emit)
+        : request.engine === "engine_b"
+          ? runEngineBTurn(request, { ...deps, binary: deps.engineB }, emit)
+          : runPiTurn(request, deps, emit);
     turns.set(request.turnId, turn);
     const ping = setInterval(() => emit({ type: "ping" }), PING_MS);
     res.on("close", () => {
@@ -74,6 +98,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     const path = new URL(req.url ?? "/", "http://engines").pathname;
     // Turns run tools on this machine: only the worker, which holds this boot's token, may ask.
     if (req.headers["x-service-engines"] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
+    if (req.method === "GET" && path === "/engines") return reply(res, 200, { engines: engineEntries(deps) });
     if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);

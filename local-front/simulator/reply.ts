@@ -28,7 +28,7 @@ const DEFAULT_CHUNKS = 3;
  * Coding-agent CLIs put their own context into user messages inside these tags; it is
  * not what the person wrote, so the echo and the directives leave it out.
  */
-const CLIENT_CONTEXT = /<system-reminder>[\s\S]*?<\/system-reminder>\s*/g;
+const CLIENT_CONTEXT = /<(system-reminder|environment_context|turn_aborted)>[\s\S]*?<\/\1>\s*/g;
 
 /**
  * A script names one tool (`shell`); each engine offers its own. When the request does
@@ -39,6 +39,8 @@ function engineTool(name: string, input: Record<string, unknown>, offered: strin
   if (offered.length === 0 || offered.includes(name) || name !== "shell") return { name, input };
   const command = typeof input.command === "string" ? input.command : Array.isArray(input.command) ? input.command.join(" ") : "";
   if (offered.includes("Bash")) return { name: "Bash", input: { command, description: "run the scripted command" } };
+  // login: false, or bash -l prints the login profile's noise into every output.
+  if (offered.includes("exec_command")) return { name: "exec_command", input: { cmd: command, login: false } };
   return { name, input };
 }
 const RESULT_ECHO_LIMIT = 2000;

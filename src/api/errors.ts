@@ -32,4 +32,5 @@ export const CODES = {
   loopNotRunning: "loop-not-running",
   loopNotFound: "loop-not-found",
   internalOnly: "internal-only",
+  engineUnavailable: "engine-unavailable",
 } as const;

@@ -9,7 +9,8 @@ import { newThreadId } from "../ids.js";
 import { resolveSpawn } from "../spawn-rules.js";
 import { jsonBody, valid } from "../validate.js";
 import type { AppEnv } from "../app-env.js";
-import { catalogOf } from "../env.js";
+import { catalogOf, type Env } from "../env.js";
+import { engineList } from "../engine-list.js";
 import { thread } from "./thread-stub.js";
 
 export const threads = new Hono<AppEnv>();
@@ -26,9 +27,21 @@ function seqParam(raw: string, name: string): number | Response {
   return seq === null ? refusal(400, `${name} is not a valid cursor: ${JSON.stringify(raw)}`) : seq;
 }
 
+/** SPEC: an engine_b spawn without the pinned CLI is refused before any thread exists. */
+export async function engineUnavailable(env: Env, engine: string): Promise<Response | null> {
+  if (engine !== "engine_b") return null;
+  const entry = (await engineList(env))?.find((e) => e.engine === engine);
+  if (entry?.available) return null;
+  return refusal(503, `engine_b is not available: ${entry?.reason ?? "the engine host did not answer"}`, CODES.engineUnavailable, {
+    engine: entry ?? null,
+  });
+}
+
 threads.post("/spawn", jsonBody(SpawnSpec), async (c) => {
   const decision = resolveSpawn(c.req.valid("json"), c.var.config);
   if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
+  const unavailable = await engineUnavailable(c.env, decision.spec.engine);
+  if (unavailable) return unavailable;
   const threadId = newThreadId();
   const outcome = await thread(c, threadId).init(threadId, decision.spec);
   if (!outcome.ok) return answer(c, outcome);

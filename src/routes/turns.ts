@@ -9,6 +9,7 @@ import { resolveSpawn } from "../spawn-rules.js";
 import { refusal } from "../http.js";
 import { jsonBody } from "../validate.js";
 import { thread } from "./thread-stub.js";
+import { engineUnavailable } from "./threads.js";
 
 /** SPEC "Start work" (send, fork, loops) and "Control a turn". */
 export const turns = new Hono<AppEnv>();
@@ -68,6 +69,8 @@ turns.post("/threads/:id/fork", jsonBody(ForkBody), async (c) => {
   if (overrides.model && !overrides.engine) delete inherited.engine;
   const decision = resolveSpawn({ ...inherited, ...overrides }, c.var.config);
   if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
+  const unavailable = await engineUnavailable(c.env, decision.spec.engine);
+  if (unavailable) return unavailable;
   const childId = newThreadId();
   const created = await thread(c, childId).init(childId, decision.spec, { parent: parentId, atSeq, transcript: source.value.transcript });
   if (!created.ok) return answer(c, created);

@@ -1,0 +1,83 @@
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { RequestId } from "./protocol/RequestId.js";
+
+type Message = { id?: RequestId; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string } };
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * JSON-RPC 2.0 without the `"jsonrpc"` field, one object a line, as `codex app-server`
+ * speaks it on stdio. The server's own requests (approvals) carry ids from a counter of
+ * its own, so they are told apart from answers by having a `method`.
+ */
+export class AppServerRpc {
+  private next = 1;
+  private readonly pending = new Map<RequestId, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private closedWith: Error | null = null;
+
+  constructor(
+    private readonly child: ChildProcessWithoutNullStreams,
+    onNotification: (method: string, params: unknown) => void,
+    onRequest: (method: string, id: RequestId, params: unknown) => void,
+  ) {
+    const lines = createInterface({ input: child.stdout });
+    lines.on("line", (line) => {
+      let m: Message;
+      try {
+        m = JSON.parse(line) as Message;
+      } catch {
+        return;
+      }
+      if (m.method !== undefined && m.id !== undefined) onRequest(m.method, m.id, m.params);
+      else if (m.method !== undefined) onNotification(m.method, m.params);
+      else if (m.id !== undefined) {
+        const p = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        if (m.error) p?.reject(new RpcError(m.error.code, m.error.message));
+        else p?.resolve(m.result);
+      }
+    });
+    child.on("exit", (code, signal) => this.fail(new Error(`codex app-server exited (${signal ?? code})`)));
+    child.stdin.on("error", (err) => this.fail(err));
+  }
+
+  request<T>(method: string, params: unknown): Promise<T> {
+    if (this.closedWith) return Promise.reject(this.closedWith);
+    const id = this.next++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.send({ id, method, params });
+    });
+  }
+
+  notify(method: string, params?: unknown): void {
+    this.send(params === undefined ? { method } : { method, params });
+  }
+
+  respond(id: RequestId, result: unknown): void {
+    this.send({ id, result });
+  }
+
+  refuse(id: RequestId, message: string): void {
+    this.send({ id, error: { code: -32601, message } });
+  }
+
+  private send(m: Message): void {
+    if (!this.closedWith) this.child.stdin.write(`${JSON.stringify(m)}\n`);
+  }
+
+  private fail(err: Error): void {
+    if (this.closedWith) return;
+    this.closedWith = err;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+}

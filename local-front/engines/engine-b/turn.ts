@@ -1,0 +1,203 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { ApprovalDecision, EngineReport, Json, TranscriptEntry, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { ProviderConfig } from "../providers.js";
+import { SessionStore } from "../sessions.js";
+import type { EngineTurn } from "../turn.js";
+import type { EngineBinary } from "./binary.js";
+import { classifyCodexError } from "./failure.js";
+import type { RequestId } from "./protocol/RequestId.js";
+import { AppServerRpc, RpcError } from "./rpc.js";
+import type { ThreadItem, ThreadStartResponse, ThreadTokenUsage, TurnError, TurnStartResponse } from "./types.js";
+
+export interface EngineBDeps {
+  providers: ProviderConfig;
+  stateDir: string;
+  scratchDir: string;
+  binary: EngineBinary;
+}
+
+const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
+
+/** The only variables of the front's environment the CLI gets. */
+const PASSED_ENV = ["PATH", "LANG", "LC_ALL", "TZ"];
+
+function preamble(transcript: TranscriptEntry[]): string {
+  if (transcript.length === 0) return "";
+  const lines = transcript.map((e) =>
+    e.role === "user" || e.role === "assistant" ? `[${e.role}] ${e.text}` : e.role === "tool-call" ? `[tool call ${e.name}] ${JSON.stringify(e.input)}` : `[tool result ${e.name}] ${e.output.slice(0, 4000)}`,
+  );
+  return `Earlier in this conversation:\n${lines.join("\n")}\n\n`;
+}
+
+/** permissions -> codex's approval policy and sandbox. `deny` still asks, and is answered no. */
+function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "untrusted" | "never"; sandbox: "workspace-write" | "danger-full-access" } {
+  return permissions === "allow" ? { approvalPolicy: "never", sandbox: "danger-full-access" } : { approvalPolicy: "untrusted", sandbox: "workspace-write" };
+}
+
+/**
+ * One `engine_b` turn: a `codex app-server` process for the turn, which starts the
+ * thread's codex thread or resumes it (`thread/resume`, by the id kept in the engine
+ * state), runs `turn/start`, and maps items to the log and approval requests to the
+ * runtime's approvals. The process ends with the turn.
+ */
+export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: EngineReport) => void): EngineTurn {
+  const approvals = new Map<string, (d: ApprovalDecision | "interrupted") => void>();
+  const sessions = new SessionStore(deps.stateDir, "engine_b");
+  let interrupted = false;
+  let stop: (() => void) | null = null;
+
+  const run = async (): Promise<TurnFailure | null> => {
+    const binary = deps.binary;
+    if (!binary.available || !binary.binary) return { class: "engine-unavailable", error: binary.reason ?? "engine_b is not available" };
+    const provider = deps.providers.simulatorUrl
+      ? { baseUrl: `${deps.providers.simulatorUrl}/v1`, key: "placeholder-not-a-key" }
+      : deps.providers.openai
+        ? { baseUrl: deps.providers.openai.baseUrl, key: deps.providers.openai.apiKey }
+        : null;
+    if (!provider) return { class: "auth", error: "no provider for engine_b: set OPENAI_API_KEY, or run with the simulator (SERVICE_SIMULATOR=on)" };
+    const home = join(deps.stateDir, "engine_b", "home");
+    const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
+    await mkdir(home, { recursive: true });
+    await mkdir(cwd, { recursive: true });
+    const env: Record<string, string> = { CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: provider.key };
+    for (const name of PASSED_ENV) if (process.env[name]) env[name] = process.env[name]!;
+    const child = spawn(
+      binary.binary,
+      [
+        "app-server",
+        "-c",
+        'model_provider="runtime"',
+        "-c",
+        `model_providers.runtime={name="runtime", base_url=${JSON.stringify(provider.baseUrl)}, wire_api="responses", env_key="ENGINE_B_API_KEY", request_max_retries=0, stream_max_retries=0}`,
+        "-c",
+        "include_environment_context=false",
+        // Without these it reaches for outside hosts, and retries an unreachable provider forever.
+        "--disable",
+        "plugins",
+        "--disable",
+        "apps",
+        "--disable",
+        "remote_plugin",
+        "--disable",
+        "unbounded_connection_retries",
+      ],
+      { cwd, env, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    child.stderr.resume();
+    let settleTurn!: (f: TurnFailure | null) => void;
+    const turnEnded = new Promise<TurnFailure | null>((r) => (settleTurn = r));
+    let lastError: TurnError | null = null;
+    const usage = { input: 0, output: 0 };
+
+    const item = (phase: "started" | "completed", it: ThreadItem) => {
+      if (it.type === "agentMessage" && phase === "completed" && it.text) emit({ type: "reply", text: it.text });
+      else if (it.type === "commandExecution") {
+        if (phase === "started") emit({ type: "tool-call", callId: it.id, name: "exec_command", input: { command: it.command } });
+        else
+          emit({
+            type: "tool-result",
+            callId: it.id,
+            name: "exec_command",
+            output: it.aggregatedOutput ?? (it.status === "declined" ? "declined" : ""),
+            isError: it.status !== "completed" || (it.exitCode ?? 0) !== 0,
+          });
+      } else if (it.type === "fileChange") {
+        const paths = it.changes.map((c) => c.path);
+        if (phase === "started") emit({ type: "tool-call", callId: it.id, name: "apply_patch", input: { paths } });
+        else emit({ type: "tool-result", callId: it.id, name: "apply_patch", output: `${it.status}: ${paths.join(", ")}`, isError: it.status !== "completed" });
+      }
+    };
+
+    const rpc = new AppServerRpc(
+      child,
+      (method, params) => {
+        const p = params as Record<string, unknown>;
+        if (method === "item/agentMessage/delta") emit({ type: "delta", frame: { type: "text", delta: String(p.delta ?? "") } });
+        else if (method === "item/started" || method === "item/completed") item(method === "item/started" ? "started" : "completed", p.item as ThreadItem);
+        else if (method === "thread/tokenUsage/updated") {
+          const last = (p.tokenUsage as ThreadTokenUsage).last;
+          usage.input += last.inputTokens;
+          usage.output += last.outputTokens;
+        } else if (method === "error" && !(p as { willRetry?: boolean }).willRetry) lastError = (p as { error: TurnError }).error;
+        else if (method === "turn/completed") {
+          const turn = (p as { turn: { status: string; error: TurnError | null } }).turn;
+          if (turn.status === "completed") settleTurn(null);
+          else if (turn.status === "interrupted" || interrupted) settleTurn({ class: "interrupted", error: "interrupted by a person" });
+          else settleTurn(classifyCodexError(turn.error ?? lastError));
+        }
+      },
+      (method, id, params) => void answerRequest(method, id, params as Record<string, unknown>),
+    );
+    child.on("exit", () => settleTurn({ class: "session", error: interrupted ? "interrupted" : "codex app-server exited during the turn" }));
+
+    const answerRequest = async (method: string, id: RequestId, p: Record<string, unknown>) => {
+      if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval")
+        return rpc.refuse(id, `${method} is not supported by this runtime`);
+      if (req.permissions === "deny") return rpc.respond(id, { decision: "decline" });
+      const name = method === "item/fileChange/requestApproval" ? "apply_patch" : "exec_command";
+      const approvalId = newId("appr_");
+      emit({ type: "approval", approvalId, callId: String(p.itemId ?? ""), name, input: { command: (p.command as Json) ?? null, cwd: (p.cwd as Json) ?? null } });
+      const decision = await new Promise<ApprovalDecision | "interrupted">((resolve) => approvals.set(approvalId, resolve));
+      approvals.delete(approvalId);
+      // An interrupted turn's pending request is resolved by codex itself: no answer.
+      if (decision !== "interrupted") rpc.respond(id, { decision: decision === "allow" ? "accept" : "decline" });
+    };
+
+    try {
+      await rpc.request("initialize", { clientInfo: { name: "agent_runtime", title: "Agent Runtime", version: "0.1.0" }, capabilities: { experimentalApi: false, requestAttestation: false } });
+      rpc.notify("initialized");
+      const saved = await sessions.get(req.threadId);
+      const { approvalPolicy, sandbox } = policy(req.permissions);
+      let threadId: string | null = null;
+      if (saved) {
+        try {
+          const resumed = await rpc.request<ThreadStartResponse>("thread/resume", { threadId: saved.sessionId, excludeTurns: true, model: req.model, cwd, approvalPolicy, sandbox });
+          threadId = resumed.thread.id;
+        } catch (err) {
+          if (!(err instanceof RpcError)) throw err;
+        }
+      }
+      const fresh = threadId === null;
+      if (fresh) {
+        const started = await rpc.request<ThreadStartResponse>("thread/start", { model: req.model, cwd, approvalPolicy, sandbox });
+        threadId = started.thread.id;
+        await sessions.put(req.threadId, { sessionId: threadId, costUsd: 0 });
+      }
+      const text = (fresh ? preamble(req.transcript) : "") + req.inputs.map((i) => i.text).join("\n\n");
+      const started = await rpc.request<TurnStartResponse>("turn/start", { threadId, input: [{ type: "text", text, text_elements: [] }] });
+      stop = () => void rpc.request("turn/interrupt", { threadId, turnId: started.turn.id }).catch(() => child.kill("SIGKILL"));
+      if (interrupted) stop();
+      const failure = await turnEnded;
+      if (usage.input + usage.output > 0) emit({ type: "usage", model: req.model, inputTokens: usage.input, outputTokens: usage.output, usd: 0 });
+      return failure;
+    } finally {
+      child.stdin.end();
+      setTimeout(() => child.kill("SIGKILL"), 2000).unref();
+    }
+  };
+
+  const done = run().then(
+    (failure) => emit(failure ? { type: "end", outcome: "failed", failure } : { type: "end", outcome: "completed" }),
+    (err: unknown) => emit({ type: "end", outcome: "failed", failure: { class: "session", error: `engine_b: ${(err as Error).message}` } }),
+  );
+
+  return {
+    done,
+    decide(approvalId, decision) {
+      const settle = approvals.get(approvalId);
+      settle?.(decision);
+      return settle !== undefined;
+    },
+    reply() {
+      return false;
+    },
+    interrupt() {
+      interrupted = true;
+      for (const settle of approvals.values()) settle("interrupted");
+      stop?.();
+    },
+  };
+}
