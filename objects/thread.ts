@@ -121,6 +121,7 @@ export class Thread extends DurableObject<Env> {
         turns: 0,
         degraded: null,
         loop: null,
+        chainStep: 0,
       };
       this.saveState();
       this.append(prepared.value, now);

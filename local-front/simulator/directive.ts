@@ -7,6 +7,10 @@ export interface Directive {
   tool?: { name: string; input: Record<string, unknown> };
   ask?: string;
   fail?: FailKind;
+  /** `fail` applies only to requests for these models (a fallback model then answers). */
+  failFor?: string[];
+  /** After the tool steps, answer nothing (an agent that stops after a tool result). */
+  stall?: boolean;
   retryAfter?: number;
   usage?: { input?: number; output?: number };
 }
@@ -18,7 +22,7 @@ export interface DirectedText {
   text: string;
 }
 
-const FIELDS = new Set(["reply", "chunks", "delayMs", "tool", "ask", "fail", "retryAfter", "usage"]);
+const FIELDS = new Set(["reply", "chunks", "delayMs", "tool", "ask", "fail", "failFor", "stall", "retryAfter", "usage"]);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -62,6 +66,14 @@ function validate(raw: Record<string, unknown>): Directive {
   if (raw.fail !== undefined) {
     if (!FAIL_KINDS.includes(raw.fail as FailKind)) invalid(`"fail" must be one of ${FAIL_KINDS.join(", ")}`);
     d.fail = raw.fail as FailKind;
+  }
+  if (raw.stall !== undefined) {
+    if (typeof raw.stall !== "boolean") invalid(`"stall" must be true or false`);
+    d.stall = raw.stall;
+  }
+  if (raw.failFor !== undefined) {
+    if (!Array.isArray(raw.failFor) || !raw.failFor.every((m) => typeof m === "string")) invalid(`"failFor" must be an array of model ids`);
+    d.failFor = raw.failFor as string[];
   }
   if (raw.retryAfter !== undefined) {
     if (!isCount(raw.retryAfter, 0)) invalid(`"retryAfter" must be an integer >= 0 (seconds)`);

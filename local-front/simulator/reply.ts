@@ -89,6 +89,7 @@ function steps(d: Directive): { name: string; input: Record<string, unknown> }[]
 }
 
 function answerText(d: Directive, echo: string, results: Entry[]): string {
+  if (d.stall && results.length > 0) return "";
   if (d.reply !== undefined) return d.reply;
   const result = results.at(-1)?.text ?? "";
   if (d.ask !== undefined) return `you answered: ${result}`;
@@ -99,7 +100,8 @@ function answerText(d: Directive, echo: string, results: Entry[]): string {
 /** What the simulated model does for this request; throws BadRequest for a bad directive. */
 export function decide(conv: Conversation): Outcome {
   const { userText, newest, results } = currentTurn(conv.entries);
-  const { directive: d } = parseDirectives(newest);
+  const { directive } = parseDirectives(newest);
+  const d = directive.failFor && !directive.failFor.includes(conv.model) ? { ...directive, fail: undefined } : directive;
   const { text } = parseDirectives(userText);
   const firstStep = results.length === 0;
   if (firstStep && d.fail !== undefined && d.fail !== "disconnect")

@@ -1,4 +1,4 @@
-import type { Cost, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
+import type { Cost, EngineModel, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
 import type { LoopState } from "../../src/api/turns.js";
 
 export interface ActiveTurn {
@@ -33,12 +33,20 @@ export interface ThreadState {
   turns: number;
   degraded: DegradedRef | null;
   loop: LoopState | null;
+  /** Where the thread is on its failover chain: 0 is the spec's engine and model, n is `fallback[n-1]`. */
+  chainStep: number;
 }
 
 /** A state saved before turns existed lacks their fields. */
 export function loadState(json: string): ThreadState {
-  const s = JSON.parse(json) as Partial<ThreadState> & Omit<ThreadState, "turn" | "turns" | "degraded" | "loop">;
-  return { ...s, turn: s.turn ?? null, turns: s.turns ?? 0, degraded: s.degraded ?? null, loop: s.loop ?? null };
+  const s = JSON.parse(json) as Partial<ThreadState> & Omit<ThreadState, "turn" | "turns" | "degraded" | "loop" | "chainStep">;
+  const spec = { ...s.spec, fallback: s.spec.fallback ?? null };
+  return { ...s, spec, turn: s.turn ?? null, turns: s.turns ?? 0, degraded: s.degraded ?? null, loop: s.loop ?? null, chainStep: s.chainStep ?? 0 };
+}
+
+/** The engine and model the thread's turns run on now. */
+export function activeModel(s: ThreadState): EngineModel {
+  return s.chainStep === 0 ? { engine: s.spec.engine, model: s.spec.model } : s.spec.fallback![s.chainStep - 1]!;
 }
 
 export const STATE_SCHEMA = `
@@ -66,8 +74,8 @@ export function summarize(s: ThreadState, lastSeq: number, updatedAt: string): T
     type: s.spec.type,
     workspace: s.spec.workspace,
     parent: s.parent,
-    engine: s.spec.engine,
-    model: s.spec.model,
+    // The engine and model turns run on now: the spec's, or a fallback after a failover.
+    ...activeModel(s),
     stage: s.stage,
     archived: s.archivedAt !== null,
     seatLease: s.seatLease,

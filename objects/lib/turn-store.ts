@@ -89,6 +89,11 @@ export class TurnStore {
     return rows.map((r) => ({ seq: r.seq, text: r.text, ...(r.sender ? { from: r.sender } : {}) }));
   }
 
+  /** Takes back the user entries of messages a failed turn answered, which the next turn answers again. */
+  dropUserEntries(seqs: number[]): void {
+    for (const seq of seqs) this.sql.exec(`DELETE FROM transcript WHERE seq = ? AND entry LIKE '{"role":"user"%'`, seq);
+  }
+
   addEntry(seq: number, entry: TranscriptEntry): void {
     this.sql.exec("INSERT INTO transcript (seq, entry) VALUES (?, ?)", seq, JSON.stringify(entry));
   }
@@ -109,6 +114,15 @@ export class TurnStore {
       w.turnId,
       w.seq,
       JSON.stringify(w.detail),
+    );
+  }
+
+  /** Whether a person dismissed a question of this turn, which ends the turn on purpose. */
+  dismissedIn(turnId: string): boolean {
+    return (
+      this.sql
+        .exec("SELECT 1 FROM waits WHERE turn_id = ? AND kind = 'question' AND json_extract(outcome, '$.action') = 'dismiss'", turnId)
+        .toArray().length > 0
     );
   }
 

@@ -1,16 +1,18 @@
-import type { TurnFailure, TurnRequest } from "../../src/api/engine.js";
+import type { TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
-import type { QueuedBecause, TurnStatus } from "../../src/api/turns.js";
+import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
+import type { PreparedEvent } from "./event-log.js";
 import { hostOf } from "../../src/env.js";
 import { callEngine } from "./engines.js";
 import { Loops } from "./loops.js";
 import { ok, refuse, type Outcome } from "./outcome.js";
 import { archivedRefusal, degradedRefusal, missing } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
-import type { ThreadState } from "./thread-state.js";
+import { activeModel, type ThreadState } from "./thread-state.js";
 import { recordTurnEvent } from "./turn-events.js";
 import { TurnRunner, type TurnEnd } from "./turn-runner.js";
+import { nextOnChain } from "./failover.js";
 import { Waits, type PreparedCancellation } from "./waits.js";
 
 /**
@@ -27,6 +29,8 @@ interface LiveTurn {
   id: string;
   index: number;
   inputs: number[];
+  /** The messages themselves, for a retry on a fallback model. */
+  messages: TurnInput[];
   /** The turn answers the loop's prompt, so it counts as one of the loop's turns. */
   loopTurn: boolean;
   runner: TurnRunner;
@@ -207,6 +211,7 @@ export class Turns {
       id: turnId,
       index: started.index,
       inputs: started.inputs.map((i) => i.seq),
+      messages: started.inputs,
       loopTurn: started.inputs.some((i) => i.from === "loop"),
       runner,
       lastReply: null,
@@ -216,8 +221,7 @@ export class Turns {
     const request: TurnRequest = {
       turnId,
       threadId: s.id,
-      engine: s.spec.engine,
-      model: s.spec.model,
+      ...activeModel(s),
       permissions: s.spec.permissions,
       cwd: s.spec.cwd,
       account: s.spec.account,
@@ -284,9 +288,13 @@ export class Turns {
         failure: { class: body.class ?? "unknown", error: body.error ?? `the engine host answered ${response.status}` },
       };
     }
-    return live.runner.run(response, {
+    // The kind of the last durable report: a turn that completes right after a tool result
+    // stalled (the engine ran a tool and stopped without answering).
+    let last: string | null = null;
+    const end = await live.runner.run(response, {
       delta: (frame) => this.thread.deltas.publish([{ turnId: live.id, ...frame }]),
       durable: async (report) => {
+        if (report.type !== "usage") last = report.type;
         switch (report.type) {
           case "reply": {
             const e = await recordTurnEvent(this.thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text });
@@ -342,6 +350,9 @@ export class Turns {
         }
       },
     });
+    if (end.outcome === "completed" && last === "tool-result" && !this.thread.turns.dismissedIn(live.id))
+      return { outcome: "failed", failure: { class: "stalled", error: "the engine ended the turn after a tool result without answering" } };
+    return end;
   }
 
   /**
@@ -349,6 +360,12 @@ export class Turns {
    * (cancelled), and, for a loop, what comes next. Then /send callers get their answer
    * and the next queued message starts the next turn.
    */
+  /** A turn that stalled gets one nudge from the runtime, which its senders wait for; a nudged turn that stalls again ends. */
+  private async prepareNudge(live: LiveTurn, failure: TurnFailure | null): Promise<PreparedEvent | null> {
+    if (failure?.class !== "stalled" || live.messages.every((m) => m.from === RUNTIME_SENDER)) return null;
+    return this.thread.log.prepare("message", { text: STALLED_NUDGE, from: RUNTIME_SENDER });
+  }
+
   private async finishTurn(live: LiveTurn, end: TurnEnd): Promise<void> {
     const log = this.thread.log;
     const failure = end.outcome === "failed" ? (end.failure ?? { class: "unknown" as const, error: "the turn failed" }) : null;
@@ -357,18 +374,44 @@ export class Turns {
       : await log.prepare("turn-ended", { turnId: live.id });
     const system = end.lost ? await log.prepare("system", { level: "error", text: `${LOST_TURN_TEXT}: ${failure!.error}`, turnId: live.id }) : null;
     const cancelled = await this.waits.prepareCancellations(live.id);
-    const loopNext = await this.loops.prepareLoopStep(live.lastReply?.text ?? null, failure, live.loopTurn);
+    const next = failure ? nextOnChain(this.state!, failure.class) : null;
+    const failover = next
+      ? await log.prepare("failover", { turnId: live.id, class: failure!.class, from: activeModel(this.state!), to: next.to, inputs: live.inputs })
+      : null;
+    const nudge = failover ? null : await this.prepareNudge(live, failure);
+    const loopNext = failover || nudge ? null : await this.loops.prepareLoopStep(live.lastReply?.text ?? null, failure, live.loopTurn);
+    let nudged: number | null = null;
     await this.thread.commits.write(() => {
       if (system) this.thread.append(system);
       this.thread.append(closing);
       this.waits.applyCancellations(cancelled);
+      if (failover && next) {
+        // The same messages go again, first in line, on the next model of the chain.
+        this.thread.append(failover);
+        this.state!.chainStep = next.step;
+        this.thread.turns.dropUserEntries(live.inputs);
+        for (const m of live.messages) this.thread.turns.queue(m.seq, m.text, m.from);
+      }
+      if (nudge) {
+        const e = this.thread.append(nudge);
+        this.thread.turns.queue(e.seq, STALLED_NUDGE, RUNTIME_SENDER);
+        nudged = e.seq;
+      }
       this.loops.applyLoopStep(loopNext);
       this.state!.turn = null;
       restage(this.thread);
     });
     this.live = null;
     await this.afterTurnEnded(live.id, failure, cancelled);
-    this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: end.outcome, failure, reply: live.lastReply }));
+    // The nudge's turn answers the stalled turn's senders.
+    if (nudged !== null)
+      for (const seq of live.inputs) {
+        const waiter = this.sendWaiters.get(seq);
+        this.sendWaiters.delete(seq);
+        if (waiter) this.sendWaiters.set(nudged, waiter);
+      }
+    // After a failover the senders wait on: the retry answers their messages.
+    if (!failover && nudged === null) this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: end.outcome, failure, reply: live.lastReply }));
     this.kick();
     // Messages queued behind a turn that left the thread degraded (or retired) get no turn
     // until it is recovered (or restored): their senders hear that now, not never.

@@ -143,6 +143,16 @@ export interface RecoveredBody {
   acknowledgeHistoryGap: true;
 }
 
+/** A turn failed for lack of allowance or login; the thread moves along its fallback chain and retries its messages. */
+export interface FailoverBody {
+  turnId: string;
+  class: FailureClass;
+  from: { engine: string; model: string };
+  to: { engine: string; model: string };
+  /** The messages the next turn answers again. */
+  inputs: number[];
+}
+
 export interface LoopStartedBody {
   prompt: string;
   maxTurns: number;
@@ -182,6 +192,7 @@ export interface EventBodies {
   fork: ForkBody;
   degraded: DegradedBody;
   recovered: RecoveredBody;
+  failover: FailoverBody;
   "loop-started": LoopStartedBody;
   "loop-continued": LoopContinuedBody;
   "loop-stopped": LoopStoppedBody;
@@ -213,6 +224,7 @@ export const EVENT_KINDS = [
   "fork",
   "degraded",
   "recovered",
+  "failover",
   "loop-started",
   "loop-continued",
   "loop-stopped",

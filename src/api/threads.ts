@@ -24,9 +24,24 @@ export const SpawnSpec = z
     cwd: z.string().startsWith("/", "cwd must be an absolute path").max(4096).optional(),
     account: z.string().min(1).max(200).optional(),
     proxyEnv: z.record(z.string(), z.string()).optional(),
+    /**
+     * The failover chain, tried in order when a turn fails for lack of allowance
+     * (`quota`: the next entry) or of a login (`auth`: the next entry on another engine).
+     * A model id keeps the thread's engine when that engine can serve it.
+     */
+    fallback: z
+      .array(z.union([z.string().min(1).max(200), z.object({ engine: z.enum(ENGINES), model: z.string().min(1).max(200) }).strict()]))
+      .max(8)
+      .optional(),
   })
   .strict();
 export type SpawnSpec = z.infer<typeof SpawnSpec>;
+
+/** One model of a thread: the primary, or an entry of its failover chain. */
+export interface EngineModel {
+  engine: Engine;
+  model: string;
+}
 
 /** The spec as stored on the thread: every default resolved. */
 export interface ThreadSpec {
@@ -40,6 +55,7 @@ export interface ThreadSpec {
   cwd: string | null;
   account: string | null;
   proxyEnv: Record<string, string> | null;
+  fallback: EngineModel[] | null;
 }
 
 /** The fields `/spawn` accepts, as `GET /health` reports them. */
@@ -54,7 +70,7 @@ export const PostMessage = z
     text: z.string(),
     hold: z.boolean().optional(),
     // "loop" marks a loop's own prompts (src/api/turns.ts LOOP_SENDER).
-    from: z.string().min(1).max(200).refine((f) => f !== "loop", "from: \"loop\" is reserved for loops").optional(),
+    from: z.string().min(1).max(200).refine((f) => f !== "loop" && f !== "runtime", "from: \"loop\" and \"runtime\" are reserved").optional(),
   })
   .strict();
 export type PostMessage = z.infer<typeof PostMessage>;

@@ -6,7 +6,7 @@ import { SpawnSpec } from "./threads.js";
 export const SendMessage = z
   .object({
     text: z.string(),
-    from: z.string().min(1).max(200).refine((f) => f !== "loop", "from: \"loop\" is reserved for loops").optional(),
+    from: z.string().min(1).max(200).refine((f) => f !== "loop" && f !== "runtime", "from: \"loop\" and \"runtime\" are reserved").optional(),
     /** Answer 202 at once, as `POST /messages` does. */
     async: z.boolean().optional(),
   })
@@ -86,6 +86,12 @@ export type ForkBody = z.infer<typeof ForkBody>;
 
 /** The `from` of a loop's prompts; reserved, so no other message counts as a loop turn. */
 export const LOOP_SENDER = "loop";
+
+/** The `from` of the runtime's own messages, such as the nudge after a stalled turn. */
+export const RUNTIME_SENDER = "runtime";
+
+/** What the runtime sends when an engine ended a turn after a tool result without answering. */
+export const STALLED_NUDGE = "Continue: you ran a tool and stopped without answering.";
 
 export const LOOP_DEFAULT_TURNS = 10;
 export const LOOP_MAX_TURNS = 1000;

@@ -74,6 +74,15 @@ describe("engine_b: codex app-server 0.160.0, offline against the simulator", ()
     expect((await call(base, "POST", `/threads/${id}/send`, { text: "after" })).body.reply.text).toMatch(/^echo: [\s\S]*after$/);
   });
 
+  it("continues a turn that stalled after a tool result", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "shell", input: { command: "echo stalled" } }, stall: true }) });
+    expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
+    const events = await log(id);
+    expect(events.find((e) => e.kind === "turn-failed")?.body.class).toBe("stalled");
+    expect(events.some((e) => e.kind === "message" && e.body.from === "runtime")).toBe(true);
+  });
+
   it("records each simulated provider fault with its class", async () => {
     const cases: [string, string][] = [
       ["quota", "quota"],

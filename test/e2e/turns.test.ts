@@ -267,6 +267,55 @@ describe("failure classes", () => {
     });
   }
 
+  it("fails over on quota to the next model of the chain, and retries the same messages there", async () => {
+    const id = await spawn({ model: "sim-1", fallback: ["sim-2"] });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ fail: "quota", failFor: ["sim-1"] }, "twice") });
+    expect(r.body).toMatchObject({ outcome: "completed", reply: { text: "echo: twice" } });
+    const events = await log(id);
+    expect(events.map((e) => e.kind).filter((k) => k.startsWith("turn") || k === "failover")).toEqual([
+      "turn-started",
+      "turn-failed",
+      "failover",
+      "turn-started",
+      "turn-ended",
+    ]);
+    const failover = events.find((e) => e.kind === "failover")!;
+    expect(failover.body).toMatchObject({ class: "quota", from: { engine: "pi", model: "sim-1" }, to: { engine: "pi", model: "sim-2" }, inputs: [r.body.seq] });
+    expect(events.filter((e) => e.kind === "turn-started").map((e) => e.body.inputs)).toEqual([[r.body.seq], [r.body.seq]]);
+    expect((await call(base, "GET", `/threads/${id}`)).body).toMatchObject({ model: "sim-2", spec: { model: "sim-1" } });
+  });
+
+  it("fails over on auth to the next entry on another engine, and never on model-not-found", async () => {
+    const id = await spawn({ model: "sim-1", fallback: ["sim-3", { engine: "engine_a", model: "claude-sim" }] });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ fail: "auth", failFor: ["sim-1"] }) });
+    expect(r.body.outcome).toBe("completed");
+    expect((await log(id)).find((e) => e.kind === "failover")?.body).toMatchObject({ class: "auth", to: { engine: "engine_a", model: "claude-sim" } });
+    expect((await call(base, "GET", `/threads/${id}`)).body).toMatchObject({ engine: "engine_a", model: "claude-sim" });
+
+    const stays = await spawn({ model: "sim-1", fallback: ["sim-2"] });
+    const failed = await call(base, "POST", `/threads/${stays}/send`, { text: sim({ fail: "model-not-found", failFor: ["sim-1"] }) });
+    expect(failed.body).toMatchObject({ outcome: "failed", failure: { class: "model-not-found" } });
+    expect((await log(stays)).some((e) => e.kind === "failover")).toBe(false);
+  });
+
+  it("continues a turn that stalled after a tool result, once, with a nudge the sender waits for", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "shell", input: { command: "echo ran" } }, stall: true }) });
+    expect(r.body.outcome).toBe("completed");
+    expect(r.body.reply.text).toContain("Continue");
+    const events = await log(id);
+    expect(events.find((e) => e.kind === "turn-failed")?.body.class).toBe("stalled");
+    const nudge = events.find((e) => e.kind === "message" && e.body.from === "runtime")!;
+    expect(events.filter((e) => e.kind === "turn-started").at(-1)?.body.inputs).toEqual([nudge.seq]);
+    expect((await call(base, "POST", `/threads/${id}/messages`, { text: "x", from: "runtime" })).status).toBe(400);
+  });
+
+  it("refuses a fallback chain entry its engine cannot serve", async () => {
+    const r = await call(base, "POST", "/spawn", { model: "sim-1", fallback: [{ engine: "engine_b", model: "claude-sim" }] });
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ code: "engine-model-mismatch", index: 0 });
+  });
+
   it("groups failed turns by class and fingerprint with the count of threads hit", async () => {
     const started = Date.now();
     for (let i = 0; i < 3; i++) await call(base, "POST", `/threads/${await spawn()}/send`, { text: sim({ fail: "quota" }) });
