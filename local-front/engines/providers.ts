@@ -46,24 +46,27 @@ function plainModel(id: string, api: Api, provider: string, baseUrl: string): Mo
 }
 
 /**
+ * A running simulator answers every model call (SERVICE_SIMULATOR=on means "offline"),
+ * whatever keys are set; without it the real providers do.
+ *
  * The wire protocol follows the model's family: the engine_a vendor's ids speak
  * Anthropic Messages, OpenAI's current families (gpt-*, o*) the Responses API, and every
  * other id chat completions. Offline, the simulator answers all three.
  */
 export function resolveModel(config: ProviderConfig, id: string): ResolvedModel {
   if (isAnthropicModel(id)) {
+    if (config.simulatorUrl) return { model: plainModel(id, "anthropic-messages", "simulator", config.simulatorUrl), apiKey: "sim-key" };
     if (config.anthropic) {
       const known = catalogEntry("anthropic", id);
       return { model: { ...(known ?? plainModel(id, "anthropic-messages", "anthropic", config.anthropic.baseUrl)), baseUrl: config.anthropic.baseUrl }, apiKey: config.anthropic.apiKey };
     }
-    if (config.simulatorUrl) return { model: plainModel(id, "anthropic-messages", "simulator", config.simulatorUrl), apiKey: "sim-key" };
     throw new NoProvider(`no provider for ${id}: set ANTHROPIC_API_KEY, or run with the simulator (SERVICE_SIMULATOR=on)`);
   }
   const api: Api = isResponsesModel(id) ? "openai-responses" : "openai-completions";
+  if (config.simulatorUrl) return { model: plainModel(id, api, "simulator", `${config.simulatorUrl}/v1`), apiKey: "sim-key" };
   if (config.openai) {
     const known = catalogEntry("openai", id);
     return { model: { ...(known ?? plainModel(id, api, "openai", config.openai.baseUrl)), api, baseUrl: config.openai.baseUrl }, apiKey: config.openai.apiKey };
   }
-  if (config.simulatorUrl) return { model: plainModel(id, api, "simulator", `${config.simulatorUrl}/v1`), apiKey: "sim-key" };
   throw new NoProvider(`no provider for ${id}: set OPENAI_API_KEY, or run with the simulator (SERVICE_SIMULATOR=on)`);
 }
