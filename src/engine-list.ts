@@ -1,14 +1,5 @@
+import type { EngineEntry } from "./api/engines.js";
 import type { Env } from "./env.js";
-
-/** One engine as the engine host reports it (`GET /accounts` `engines`). */
-export interface EngineEntry {
-  engine: "pi" | "engine_a" | "engine_b";
-  binary: string | null;
-  versionFound: string | null;
-  versionNeeded: string | null;
-  available: boolean;
-  reason: string | null;
-}
 
 /** What the engine host can run, asked live: it found the binaries when it started. */
 export async function engineList(env: Env): Promise<EngineEntry[] | null> {

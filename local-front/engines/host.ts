@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { APPROVAL_DECISIONS, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../src/api/engine.js";
 import { runEngineATurn } from "./engine-a/turn.js";
+import type { EngineEntry } from "../../src/api/engines.js";
 import type { EngineBinary } from "./engine-b/binary.js";
 import { runEngineBTurn } from "./engine-b/turn.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
@@ -42,16 +43,6 @@ export interface EngineDeps extends PiDeps {
   stateDir: string;
   /** engine_b's CLI as found at boot. */
   engineB: EngineBinary;
-}
-
-/** An entry of `GET /accounts` `engines`: what each engine runs on and whether it can. */
-export interface EngineEntry {
-  engine: "pi" | "engine_a" | "engine_b";
-  binary: string | null;
-  versionFound: string | null;
-  versionNeeded: string | null;
-  available: boolean;
-  reason: string | null;
 }
 
 function engineEntries(deps: EngineDeps): EngineEntry[] {

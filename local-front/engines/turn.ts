@@ -1,4 +1,4 @@
-import type { ApprovalDecision, QuestionReply } from "../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, QuestionReply, TurnFailure } from "../../src/api/engine.js";
 
 /** A turn an engine is running, as the engine host drives it. */
 export interface EngineTurn {
@@ -9,4 +9,47 @@ export interface EngineTurn {
   /** False when the engine waits on no such question. */
   reply(requestId: string, answer: QuestionReply): boolean;
   interrupt(): void;
+}
+
+/** Emits a turn's `end` report from how its run settled. */
+export function reportEnd(
+  run: Promise<TurnFailure | null>,
+  emit: (r: EngineReport) => void,
+  crashed: (err: Error) => TurnFailure,
+): Promise<void> {
+  return run.then(
+    (failure) => emit(failure ? { type: "end", outcome: "failed", failure } : { type: "end", outcome: "completed" }),
+    (err: unknown) => emit({ type: "end", outcome: "failed", failure: crashed(err as Error) }),
+  );
+}
+
+/** What an engine waits on from a person (approvals, answers), by id. */
+export class Waiting<T> {
+  private readonly settlers = new Map<string, (value: T) => void>();
+
+  /** Resolves with the person's answer, or with `onAbort` once `signal` aborts. */
+  wait(id: string, signal?: AbortSignal, onAbort?: T): Promise<T> {
+    return new Promise<T>((resolve) => {
+      const settle = (v: T) => {
+        this.settlers.delete(id);
+        resolve(v);
+      };
+      this.settlers.set(id, settle);
+      if (signal && onAbort !== undefined) {
+        if (signal.aborted) settle(onAbort);
+        signal.addEventListener("abort", () => settle(onAbort), { once: true });
+      }
+    });
+  }
+
+  /** False when nothing waits on this id. */
+  settle(id: string, value: T): boolean {
+    const settle = this.settlers.get(id);
+    settle?.(value);
+    return settle !== undefined;
+  }
+
+  settleAll(value: T): void {
+    for (const settle of [...this.settlers.values()]) settle(value);
+  }
 }

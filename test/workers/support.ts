@@ -13,6 +13,7 @@ export const SPEC: ThreadSpec = {
   cwd: null,
   account: null,
   proxyEnv: null,
+  fallback: null,
 };
 
 export function stubOf(id: string) {

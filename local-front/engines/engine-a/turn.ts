@@ -2,11 +2,12 @@ import { query, type PermissionResult, type SDKMessage, type SDKUserMessage } fr
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, Json, TranscriptEntry, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import { classifyProviderError } from "../pi/failure.js";
 import type { ProviderConfig } from "../providers.js";
 import { SessionStore } from "../sessions.js";
-import type { EngineTurn } from "../turn.js";
+import { preamble } from "../preamble.js";
+import { reportEnd, Waiting, type EngineTurn } from "../turn.js";
 
 export interface EngineADeps {
   providers: ProviderConfig;
@@ -28,19 +29,6 @@ function textOf(content: unknown): string {
   return (content as Block[]).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
 }
 
-/** A new session (a fork, or a thread that had another engine) hears what came before. */
-function preamble(transcript: TranscriptEntry[]): string {
-  if (transcript.length === 0) return "";
-  const lines = transcript.map((e) =>
-    e.role === "user" || e.role === "assistant"
-      ? `[${e.role}] ${e.text}`
-      : e.role === "tool-call"
-        ? `[tool call ${e.name}] ${JSON.stringify(e.input)}`
-        : `[tool result ${e.name}] ${e.output.slice(0, 4000)}`,
-  );
-  return `Earlier in this conversation:\n${lines.join("\n")}\n\n`;
-}
-
 /**
  * One `engine_a` turn: the vendor's agent SDK in streaming-input mode (so `interrupt()`
  * works), resuming the thread's session. Tool permissions go through `canUseTool`, which
@@ -48,7 +36,7 @@ function preamble(transcript: TranscriptEntry[]): string {
  * the provider's address only (the simulator offline).
  */
 export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: EngineReport) => void): EngineTurn {
-  const approvals = new Map<string, (d: ApprovalDecision | "interrupted") => void>();
+  const approvals = new Waiting<ApprovalDecision | "interrupted">();
   const sessions = new SessionStore(deps.stateDir, "engine_a");
   const abort = new AbortController();
   let interrupted = false;
@@ -70,11 +58,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     if (req.permissions === "deny") return { behavior: "deny", message: `denied: this thread's permissions are "deny", so ${name} was not run` };
     const approvalId = newId("appr_");
     emit({ type: "approval", approvalId, callId: options.toolUseID, name, input: input as Json });
-    const decision = await new Promise<ApprovalDecision | "interrupted">((resolve) => {
-      approvals.set(approvalId, resolve);
-      options.signal.addEventListener("abort", () => resolve("interrupted"), { once: true });
-    });
-    approvals.delete(approvalId);
+    const decision = await approvals.wait(approvalId, options.signal, "interrupted");
     if (decision === "allow") return { behavior: "allow", updatedInput: input };
     return { behavior: "deny", message: decision === "deny" ? `the person denied this ${name} call; it was not run` : "interrupted" };
   };
@@ -167,30 +151,20 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     return { class: "session", error: "the agent ended without a result" };
   };
 
-  const done = run().then(
-    (failure) => emit(failure ? { type: "end", outcome: "failed", failure } : { type: "end", outcome: "completed" }),
-    (err: unknown) =>
-      emit({
-        type: "end",
-        outcome: "failed",
-        failure: interrupted ? { class: "interrupted", error: "interrupted by a person" } : { class: "unknown", error: `engine_a crashed: ${(err as Error).message}` },
-      }),
+  const done = reportEnd(run(), emit, (err) =>
+    interrupted ? { class: "interrupted", error: "interrupted by a person" } : { class: "unknown", error: `engine_a crashed: ${err.message}` },
   );
 
   return {
     done,
-    decide(approvalId, decision) {
-      const settle = approvals.get(approvalId);
-      settle?.(decision);
-      return settle !== undefined;
-    },
+    decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply() {
       // engine_a's questions (AskUserQuestion) are not mapped to the runtime's yet.
       return false;
     },
     interrupt() {
       interrupted = true;
-      for (const settle of approvals.values()) settle("interrupted");
+      approvals.settleAll("interrupted");
       if (interruptAgent) void interruptAgent().catch(() => abort.abort());
     },
   };

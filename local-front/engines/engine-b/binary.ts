@@ -3,19 +3,12 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import type { EngineEntry } from "../../../src/api/engines.js";
 
 export const ENGINE_B_VERSION = "0.160.0";
 
 /** What `GET /accounts` lists for engine_b, and whether its turns can run. */
-export interface EngineBinary {
-  engine: "engine_b";
-  binary: string | null;
-  versionFound: string | null;
-  versionNeeded: string;
-  available: boolean;
-  /** Why it is not available. */
-  reason: string | null;
-}
+export type EngineBinary = EngineEntry & { engine: "engine_b" };
 
 /** The binary of the platform package npm installed with `@openai/codex@0.160.0`. */
 function packagedBinary(): string | null {

@@ -2,10 +2,11 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, Json, TranscriptEntry, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import type { ProviderConfig } from "../providers.js";
 import { SessionStore } from "../sessions.js";
-import type { EngineTurn } from "../turn.js";
+import { preamble } from "../preamble.js";
+import { reportEnd, Waiting, type EngineTurn } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
 import { classifyCodexError } from "./failure.js";
 import type { RequestId } from "./protocol/RequestId.js";
@@ -24,14 +25,6 @@ const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
 /** The only variables of the front's environment the CLI gets. */
 const PASSED_ENV = ["PATH", "LANG", "LC_ALL", "TZ"];
 
-function preamble(transcript: TranscriptEntry[]): string {
-  if (transcript.length === 0) return "";
-  const lines = transcript.map((e) =>
-    e.role === "user" || e.role === "assistant" ? `[${e.role}] ${e.text}` : e.role === "tool-call" ? `[tool call ${e.name}] ${JSON.stringify(e.input)}` : `[tool result ${e.name}] ${e.output.slice(0, 4000)}`,
-  );
-  return `Earlier in this conversation:\n${lines.join("\n")}\n\n`;
-}
-
 /** permissions -> codex's approval policy and sandbox. `deny` still asks, and is answered no. */
 function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "untrusted" | "never"; sandbox: "workspace-write" | "danger-full-access" } {
   return permissions === "allow" ? { approvalPolicy: "never", sandbox: "danger-full-access" } : { approvalPolicy: "untrusted", sandbox: "workspace-write" };
@@ -44,7 +37,7 @@ function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "unt
  * runtime's approvals. The process ends with the turn.
  */
 export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: EngineReport) => void): EngineTurn {
-  const approvals = new Map<string, (d: ApprovalDecision | "interrupted") => void>();
+  const approvals = new Waiting<ApprovalDecision | "interrupted">();
   const sessions = new SessionStore(deps.stateDir, "engine_b");
   let interrupted = false;
   let stop: (() => void) | null = null;
@@ -140,8 +133,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       const name = method === "item/fileChange/requestApproval" ? "apply_patch" : "exec_command";
       const approvalId = newId("appr_");
       emit({ type: "approval", approvalId, callId: String(p.itemId ?? ""), name, input: { command: (p.command as Json) ?? null, cwd: (p.cwd as Json) ?? null } });
-      const decision = await new Promise<ApprovalDecision | "interrupted">((resolve) => approvals.set(approvalId, resolve));
-      approvals.delete(approvalId);
+      const decision = await approvals.wait(approvalId);
       // An interrupted turn's pending request is resolved by codex itself: no answer.
       if (decision !== "interrupted") rpc.respond(id, { decision: decision === "allow" ? "accept" : "decline" });
     };
@@ -179,24 +171,17 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     }
   };
 
-  const done = run().then(
-    (failure) => emit(failure ? { type: "end", outcome: "failed", failure } : { type: "end", outcome: "completed" }),
-    (err: unknown) => emit({ type: "end", outcome: "failed", failure: { class: "session", error: `engine_b: ${(err as Error).message}` } }),
-  );
+  const done = reportEnd(run(), emit, (err) => ({ class: "session", error: `engine_b: ${err.message}` }));
 
   return {
     done,
-    decide(approvalId, decision) {
-      const settle = approvals.get(approvalId);
-      settle?.(decision);
-      return settle !== undefined;
-    },
+    decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply() {
       return false;
     },
     interrupt() {
       interrupted = true;
-      for (const settle of approvals.values()) settle("interrupted");
+      approvals.settleAll("interrupted");
       stop?.();
     },
   };

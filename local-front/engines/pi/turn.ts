@@ -5,7 +5,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import { NoProvider, resolveModel, type ProviderConfig } from "../providers.js";
-import type { EngineTurn } from "../turn.js";
+import { reportEnd, Waiting, type EngineTurn } from "../turn.js";
 import { classifyProviderError } from "./failure.js";
 import { piTools, type QuestionAnswer } from "./tools.js";
 import { toMessages } from "./transcript.js";
@@ -32,22 +32,11 @@ function textOf(content: readonly { type: string; text?: string }[] | undefined)
  * retries off: a failure is the turn's outcome, and the runtime classifies it.
  */
 export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport) => void): EngineTurn {
-  const approvals = new Map<string, (d: ApprovalDecision | "interrupted") => void>();
-  const questions = new Map<string, (a: QuestionAnswer) => void>();
+  const approvals = new Waiting<ApprovalDecision | "interrupted">();
+  const questions = new Waiting<QuestionAnswer>();
   let agent: Agent | null = null;
   let interrupted = false;
   let lastStatus: number | null = null;
-
-  const waitFor = <T>(map: Map<string, (v: T) => void>, id: string, signal: AbortSignal | undefined, onAbort: T): Promise<T> =>
-    new Promise<T>((resolve) => {
-      const settle = (v: T) => {
-        map.delete(id);
-        resolve(v);
-      };
-      map.set(id, settle);
-      if (signal?.aborted) settle(onAbort);
-      signal?.addEventListener("abort", () => settle(onAbort), { once: true });
-    });
 
   const run = async (): Promise<TurnFailure | null> => {
     let resolved;
@@ -65,7 +54,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
       ask: (question, signal) => {
         const requestId = newId("req_");
         emit({ type: "question", requestId, question });
-        return waitFor<QuestionAnswer>(questions, requestId, signal, { action: "dismiss" });
+        return questions.wait(requestId, signal, { action: "dismiss" });
       },
     });
     const a = new Agent({
@@ -86,7 +75,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         if (req.permissions === "deny") return { block: true, reason: `denied: this thread's permissions are "deny", so ${toolCall.name} was not run` };
         const approvalId = newId("appr_");
         emit({ type: "approval", approvalId, callId: toolCall.id, name: toolCall.name, input: args as Json });
-        const decision = await waitFor<ApprovalDecision | "interrupted">(approvals, approvalId, signal, "interrupted");
+        const decision = await approvals.wait(approvalId, signal, "interrupted");
         if (decision === "allow") return undefined;
         return { block: true, reason: decision === "deny" ? `the person denied this ${toolCall.name} call; it was not run` : "interrupted" };
       },
@@ -121,23 +110,12 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     return null;
   };
 
-  const done = run().then(
-    (failure) => emit(failure ? { type: "end", outcome: "failed", failure } : { type: "end", outcome: "completed" }),
-    (err: unknown) => emit({ type: "end", outcome: "failed", failure: { class: "unknown", error: `pi crashed: ${(err as Error).message}` } }),
-  );
+  const done = reportEnd(run(), emit, (err) => ({ class: "unknown", error: `pi crashed: ${err.message}` }));
 
   return {
     done,
-    decide(approvalId, decision) {
-      const settle = approvals.get(approvalId);
-      settle?.(decision);
-      return settle !== undefined;
-    },
-    reply(requestId, answer) {
-      const settle = questions.get(requestId);
-      settle?.(answer);
-      return settle !== undefined;
-    },
+    decide: (approvalId, decision) => approvals.settle(approvalId, decision),
+    reply: (requestId, answer) => questions.settle(requestId, answer),
     interrupt() {
       interrupted = true;
       agent?.abort();
