@@ -7,6 +7,7 @@ import { startPipe } from "./pipe.js";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { findEngineB } from "./engines/engine-b/binary.js";
+import { egressEnv, startEgressGuard } from "./egress-guard.js";
 import { startEngineHost } from "./engines/host.js";
 import { startRuntime } from "./runtime.js";
 import { startSimulator } from "./simulator/server.js";
@@ -18,6 +19,9 @@ async function main(): Promise<void> {
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
   const simulator = config.simulator ? await startSimulator({ port: config.simulatorPort }) : null;
+  // Offline only loopback; with real providers, their hosts too.
+  const providerHosts = simulator ? [] : [config.openai?.baseUrl, config.anthropic?.baseUrl].flatMap((u) => (u ? [new URL(u).hostname] : []));
+  const guard = await startEgressGuard(providerHosts);
   const enginesToken = randomBytes(24).toString("hex");
   const engines = await startEngineHost(
     {
@@ -25,6 +29,7 @@ async function main(): Promise<void> {
       scratchDir: join(config.dataDir, "scratch"),
       stateDir: config.engineStateDir,
       engineB: await findEngineB(config.engineBBin),
+      egress: egressEnv(guard.url),
     },
     enginesToken,
   );
@@ -54,6 +59,7 @@ async function main(): Promise<void> {
     console.log(`agent-runtime stopping (${signal})`);
     await pipe.close();
     await engines.close();
+    await guard.close();
     await runtime.mf.dispose();
     await simulator?.close();
     lock.release();

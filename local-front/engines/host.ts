@@ -43,6 +43,8 @@ export interface EngineDeps extends PiDeps {
   stateDir: string;
   /** engine_b's CLI as found at boot. */
   engineB: EngineBinary;
+  /** Proxy variables for the engines' processes (the egress guard). */
+  egress: Record<string, string>;
 }
 
 function engineEntries(deps: EngineDeps): EngineEntry[] {

@@ -19,7 +19,7 @@ afterAll(async () => {
   removeDir(work);
 });
 
-describe("engines hold placeholder credentials only", () => {
+describe("engines hold placeholder credentials only, and reach nothing outside 127.0.0.1", () => {
   for (const spec of [{ engine: "pi", model: "sim-1" }, { engine: "engine_a", model: "claude-sim" }, { engine: "engine_b", model: "gpt-sim" }]) {
     it(`${spec.engine}: a command's environment and every model call carry no real key`, async () => {
       await fetch(`${front.simulatorUrl}/_sim/requests`, { method: "DELETE" });
@@ -35,4 +35,13 @@ describe("engines hold placeholder credentials only", () => {
       }
     });
   }
+
+  it("saw no engine try an outside host, and would have: a command that tries is refused", async () => {
+    // The three turns above ran with the egress guard as every engine's proxy.
+    expect(front.output()).not.toContain("refused egress");
+    const { threadId } = (await call(front.url, "POST", "/spawn", { engine: "engine_a", model: "claude-sim", permissions: "allow", cwd: work })).body;
+    const tries = "curl -s -o /dev/null -w '%{http_code}' --max-time 5 https://example.com/ || true";
+    await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: tries } } }) });
+    expect(front.output()).toContain("refused egress to example.com:443");
+  });
 });

@@ -8,7 +8,7 @@ import { removeDir } from "../support/front.js";
 const scratch = mkdtempSync(join(tmpdir(), "engine-host-"));
 let host: EngineHost;
 beforeAll(async () => {
-  host = await startEngineHost({ providers: { simulatorUrl: null, openai: null, anthropic: null }, scratchDir: scratch, stateDir: scratch, engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" } }, "the-token");
+  host = await startEngineHost({ providers: { simulatorUrl: null, openai: null, anthropic: null }, scratchDir: scratch, stateDir: scratch, engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" }, egress: {} }, "the-token");
 });
 afterAll(async () => {
   await host.close();

@@ -6,6 +6,7 @@ import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } f
 import { classifyProviderError } from "../pi/failure.js";
 import type { ProviderConfig } from "../providers.js";
 import { SessionStore } from "../sessions.js";
+import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { reportEnd, Waiting, type EngineTurn } from "../turn.js";
 
@@ -14,10 +15,10 @@ export interface EngineADeps {
   /** Engine resume state (sessions, the CLI's config dir): `SERVICE_ENGINE_STATE_DIR`. */
   stateDir: string;
   scratchDir: string;
+  /** Proxy variables that send the agent's outside traffic through the egress guard. */
+  egress: Record<string, string>;
 }
 
-/** The only variables the agent's process gets: it never sees the front's environment. */
-const PASSED_ENV = ["PATH", "LANG", "LC_ALL", "TZ"];
 
 const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
 
@@ -78,8 +79,6 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
       // The input stays open until the turn's result: closing it ends the agent's process.
       await inputDone;
     }
-    const passed: Record<string, string> = {};
-    for (const name of PASSED_ENV) if (process.env[name]) passed[name] = process.env[name]!;
     const q = query({
       prompt: prompt(),
       options: {
@@ -91,7 +90,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
         abortController: abort,
         ...(saved ? { resume: saved.sessionId } : {}),
         env: {
-          ...passed,
+          ...childEnv(deps.egress),
           ...env,
           HOME: configDir,
           CLAUDE_CONFIG_DIR: configDir,

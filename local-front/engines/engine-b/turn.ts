@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import type { ProviderConfig } from "../providers.js";
 import { SessionStore } from "../sessions.js";
+import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { reportEnd, Waiting, type EngineTurn } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
@@ -18,12 +19,11 @@ export interface EngineBDeps {
   stateDir: string;
   scratchDir: string;
   binary: EngineBinary;
+  egress: Record<string, string>;
 }
 
 const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
 
-/** The only variables of the front's environment the CLI gets. */
-const PASSED_ENV = ["PATH", "LANG", "LC_ALL", "TZ"];
 
 /** permissions -> codex's approval policy and sandbox. `deny` still asks, and is answered no. */
 function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "untrusted" | "never"; sandbox: "workspace-write" | "danger-full-access" } {
@@ -55,8 +55,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
     await mkdir(home, { recursive: true });
     await mkdir(cwd, { recursive: true });
-    const env: Record<string, string> = { CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: provider.key };
-    for (const name of PASSED_ENV) if (process.env[name]) env[name] = process.env[name]!;
+    const env: Record<string, string> = { ...childEnv(deps.egress), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: provider.key };
     const child = spawn(
       binary.binary,
       [

@@ -1,0 +1,12 @@
+/** The only variables of the front's environment an engine's process gets. */
+const PASSED_ENV = ["PATH", "LANG", "LC_ALL", "TZ"];
+
+/**
+ * An engine process's base environment: enough to run, none of the front's secrets, and
+ * the egress guard as its proxy (`egress`, from local-front/egress-guard.ts).
+ */
+export function childEnv(egress: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of PASSED_ENV) if (process.env[name]) env[name] = process.env[name]!;
+  return { ...env, ...egress };
+}
