@@ -15,6 +15,9 @@ import type {
   TurnStatus,
 } from "../src/api/turns.js";
 
+/** The spawn spec as the client library types it. */
+export type ClientSpawnSpec = Omit<SpawnSpec, "engine"> & { engine?: "engine_a" | "pi" };
+
 /** An interrupted turn, as `interrupt` answers. */
 export type TurnOutcome = Omit<SendResult, "seq" | "ts">;
 
@@ -83,7 +86,11 @@ export class RuntimeClient {
     return parsed as T;
   }
 
-  spawn(spec: SpawnSpec = {}): Promise<SpawnResult> {
+  /**
+   * The spawn's engine type lists only `engine_a` and `pi` (SPEC "Versioning" 5): the
+   * runtime accepts `engine_b` too, for callers that name it on purpose over HTTP.
+   */
+  spawn(spec: ClientSpawnSpec = {}): Promise<SpawnResult> {
     return this.call("POST", "/spawn", spec);
   }
 
