@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { WorkspacesFile } from "../src/api/workspaces.js";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
@@ -53,6 +55,27 @@ function gitCommit(projectDir: string): string {
   }
 }
 
+/**
+ * The operator's workspaces, checked, as the JSON the worker gets; null when there is no
+ * file (the default file may be absent; a named one must exist). Read once at start.
+ */
+function readWorkspaces(path: string, named: boolean): string | null {
+  if (!existsSync(path)) {
+    if (named) throw new ConfigError(`SERVICE_WORKSPACES_FILE names ${path}, which does not exist`);
+    return null;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new ConfigError(`${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = WorkspacesFile.safeParse(raw);
+  if (!parsed.success)
+    throw new ConfigError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; ")}`);
+  return JSON.stringify(parsed.data);
+}
+
 export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): FrontConfig {
   const host = env.SERVICE_AGENTS_HOST || "127.0.0.1";
   if (!isLoopback(host))
@@ -66,6 +89,8 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const dataDir = isAbsolute(rawDir) ? rawDir : resolve(rawDir);
   const workerVars: Record<string, string> = {};
   for (const name of WORKER_VARS) if (env[name]) workerVars[name] = env[name]!;
+  const workspaces = readWorkspaces(env.SERVICE_WORKSPACES_FILE || join(dataDir, "workspaces.json"), Boolean(env.SERVICE_WORKSPACES_FILE));
+  if (workspaces) workerVars.SERVICE_WORKSPACES = workspaces;
   const heartbeatMs = Number(env.SERVICE_SSE_HEARTBEAT_MS);
   const openai = env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL || "https://api.openai.com/v1" } : null;
   const anthropic = env.ANTHROPIC_API_KEY ? { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL || "https://api.anthropic.com" } : null;

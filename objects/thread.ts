@@ -5,7 +5,7 @@ import type { EventBodies, EventKind } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
 import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, TurnStatus } from "../src/api/turns.js";
 import { readConfig, type RuntimeConfig } from "../src/config.js";
-import { catalogOf, type Env } from "../src/env.js";
+import { catalogOf, workspaceOf, type Env } from "../src/env.js";
 import { BlobStore, sha256Hex } from "./lib/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { DeltaHub } from "./lib/delta-hub.js";
@@ -241,22 +241,46 @@ export class Thread extends DurableObject<Env> {
 
   // ---- retire, restore, lease ----
 
+  /** Retires the thread; a retired head gives its workspace's head slot up. */
   async archive(reason: string | null): Promise<Outcome<MessageAccepted>> {
     const retired = (s: ThreadState) => (s.archivedAt ? archivedRefusal(s) : null);
-    return this.change("archive", { reason }, retired, (s, e) => {
+    const outcome = await this.change("archive", { reason }, retired, (s, e) => {
       s.archivedAt = e.ts;
       s.archiveReason = reason;
     });
+    if (outcome.ok && this.state!.spec.role === "head") await workspaceOf(this.env, this.state!.spec.workspace).releaseHead(this.state!.id);
+    return outcome;
   }
 
+  /** Restores a retired thread; a head needs its workspace's head slot back (409 if taken meanwhile). */
   async restore(): Promise<Outcome<MessageAccepted>> {
-    const live = (s: ThreadState) => (s.archivedAt ? null : refuse(409, `thread ${s.id} is not retired`, CODES.threadNotArchived));
-    const outcome = await this.change("restore", {}, live, (s) => {
-      s.archivedAt = null;
-      s.archiveReason = null;
+    const s = this.state;
+    if (!s) return missing();
+    const live = (t: ThreadState) => (t.archivedAt ? null : refuse(409, `thread ${t.id} is not retired`, CODES.threadNotArchived));
+    const early = live(s);
+    if (early) return early;
+    const workspace = workspaceOf(this.env, s.spec.workspace);
+    if (s.spec.role === "head") {
+      const holder = await workspace.claimHead(s.id);
+      if (holder) return refuse(409, `workspace ${s.spec.workspace} has another head (${holder}) since this one was retired`, CODES.headTaken, { head: holder });
+    }
+    const outcome = await this.change("restore", {}, live, (t) => {
+      t.archivedAt = null;
+      t.archiveReason = null;
     });
+    if (!outcome.ok && s.spec.role === "head") await workspace.releaseHead(s.id);
     // A loop's next prompt may have waited out the retirement.
     if (outcome.ok) this.lifecycle.kick();
+    return outcome;
+  }
+
+  /** Retires a head to `chat` (the only role change there is), freeing the head slot. */
+  async retireHead(): Promise<Outcome<MessageAccepted>> {
+    const head = (s: ThreadState) => (s.spec.role === "head" ? null : refuse(409, `thread ${s.id} is not a head`, CODES.notAHead, { role: s.spec.role }));
+    const outcome = await this.change("role", { from: "head", to: "chat" }, head, (s) => {
+      s.spec = { ...s.spec, role: "chat" };
+    });
+    if (outcome.ok) await workspaceOf(this.env, this.state!.spec.workspace).releaseHead(this.state!.id);
     return outcome;
   }
 

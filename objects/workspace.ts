@@ -3,8 +3,8 @@ import type { PendingApproval, PendingQuestion } from "../src/api/turns.js";
 import type { Env } from "../src/env.js";
 
 /**
- * One workspace. Today it keeps the index of what its threads wait on (approvals and
- * questions), so a person can find every stopped thread in one read. Each thread stays
+ * One workspace: the single writer of its head slot and of the policy its owner set,
+ * and the index of what its threads wait on (approvals and questions). Each thread stays
  * the single writer of its own approvals: this index is told after the thread decided,
  * and a stale entry is answered by the thread with `approval-closed`.
  */
@@ -22,8 +22,42 @@ export class Workspace extends DurableObject<Env> {
         item TEXT NOT NULL,
         PRIMARY KEY (kind, id)
       );
+      CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     `);
   }
+
+  // ---- the head slot: decided here, atomically ----
+
+  /** Takes the head slot for `threadId`; answers the thread that holds it instead, if another does. */
+  claimHead(threadId: string): string | null {
+    const holder = this.setting("head");
+    if (holder && holder !== threadId) return holder;
+    this.put("head", threadId);
+    return null;
+  }
+
+  /** Frees the slot if `threadId` holds it. */
+  releaseHead(threadId: string): void {
+    if (this.setting("head") === threadId) this.sql.exec("DELETE FROM settings WHERE key = 'head'");
+  }
+
+  head(): string | null {
+    return this.setting("head");
+  }
+
+  // ---- policy ----
+
+  /** The owner's policy as JSON text, or null while the configured one is in force. */
+  policy(): string | null {
+    return this.setting("policy");
+  }
+
+  /** Replaces the policy (already validated by the router). */
+  setPolicy(json: string): void {
+    this.put("policy", json);
+  }
+
+  // ---- what threads wait on ----
 
   approvalOpened(item: PendingApproval): void {
     this.open("approval", item.approvalId, item.threadId, item);
@@ -45,6 +79,14 @@ export class Workspace extends DurableObject<Env> {
   /** JSON text of the open questions (`PendingQuestion[]`), oldest first. */
   questions(): string {
     return this.list("question");
+  }
+
+  private setting(key: string): string | null {
+    return this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE key = ?", key).toArray()[0]?.value ?? null;
+  }
+
+  private put(key: string, value: string): void {
+    this.sql.exec("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", key, value);
   }
 
   private open(kind: string, id: string, threadId: string, item: unknown): void {

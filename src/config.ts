@@ -1,3 +1,5 @@
+import { WorkspacesFile, type WorkspaceConfig } from "./api/workspaces.js";
+
 /** Limits and settings from the worker's vars (wrangler.toml [vars]; the front may override them). */
 export interface RuntimeConfig {
   build: string;
@@ -14,6 +16,8 @@ export interface RuntimeConfig {
   faults: Set<string>;
   /** How long an interrupt waits for the engine to end the turn before the thread ends it. */
   interruptGraceMs: number;
+  /** The operator's workspaces by name; null when none are configured (names are then free labels). */
+  workspaces: Map<string, WorkspaceConfig> | null;
 }
 
 export interface ConfigVars {
@@ -30,6 +34,8 @@ export interface ConfigVars {
   SERVICE_ENGINES_TOKEN?: string;
   SERVICE_FAULTS?: string;
   SERVICE_INTERRUPT_GRACE_MS?: string;
+  /** workspaces.json as the front read and checked it. */
+  SERVICE_WORKSPACES?: string;
 }
 
 function positive(raw: string | undefined, fallback: number): number {
@@ -50,5 +56,8 @@ export function readConfig(vars: ConfigVars): RuntimeConfig {
     internalToken: vars.SERVICE_INTERNAL_TOKEN ?? "",
     faults: new Set((vars.SERVICE_FAULTS ?? "").split(",").map((f) => f.trim()).filter(Boolean)),
     interruptGraceMs: positive(vars.SERVICE_INTERRUPT_GRACE_MS, 5000),
+    workspaces: vars.SERVICE_WORKSPACES
+      ? new Map(WorkspacesFile.parse(JSON.parse(vars.SERVICE_WORKSPACES)).workspaces.map((w) => [w.name, w]))
+      : null,
   };
 }

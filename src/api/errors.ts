@@ -33,4 +33,10 @@ export const CODES = {
   loopNotFound: "loop-not-found",
   internalOnly: "internal-only",
   engineUnavailable: "engine-unavailable",
+  workspaceNotFound: "workspace-not-found",
+  accountNotInRoster: "account-not-in-roster",
+  modelNotAllowed: "model-not-allowed",
+  headTaken: "head-taken",
+  headNeedsWorkspace: "head-needs-workspace",
+  notAHead: "not-a-head",
 } as const;

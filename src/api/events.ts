@@ -153,6 +153,12 @@ export interface FailoverBody {
   inputs: number[];
 }
 
+/** `POST /threads/:id/role`: a head retired to chat. */
+export interface RoleBody {
+  from: "head";
+  to: "chat";
+}
+
 export interface LoopStartedBody {
   prompt: string;
   maxTurns: number;
@@ -193,6 +199,7 @@ export interface EventBodies {
   degraded: DegradedBody;
   recovered: RecoveredBody;
   failover: FailoverBody;
+  role: RoleBody;
   "loop-started": LoopStartedBody;
   "loop-continued": LoopContinuedBody;
   "loop-stopped": LoopStoppedBody;
@@ -225,6 +232,7 @@ export const EVENT_KINDS = [
   "degraded",
   "recovered",
   "failover",
+  "role",
   "loop-started",
   "loop-continued",
   "loop-stopped",

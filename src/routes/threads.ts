@@ -2,14 +2,15 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { CODES } from "../api/errors.js";
 import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
-import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec } from "../api/threads.js";
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec, type ThreadSpec } from "../api/threads.js";
 import { parseSeqCursor } from "../cursors.js";
 import { answer, answerText, refusal } from "../http.js";
 import { newThreadId } from "../ids.js";
 import { resolveSpawn } from "../spawn-rules.js";
 import { jsonBody, valid } from "../validate.js";
 import type { AppEnv } from "../app-env.js";
-import { catalogOf, type Env } from "../env.js";
+import { catalogOf, workspaceOf, type Env } from "../env.js";
+import { rosterRefusal, withWorkspace } from "../workspace-rules.js";
 import { engineList } from "../engine-list.js";
 import { thread } from "./thread-stub.js";
 
@@ -38,15 +39,31 @@ export async function engineUnavailable(env: Env, engine: string): Promise<Respo
 }
 
 threads.post("/spawn", jsonBody(SpawnSpec), async (c) => {
-  const decision = resolveSpawn(c.req.valid("json"), c.var.config);
+  const shaped = await withWorkspace(c.env, c.var.config, c.req.valid("json"));
+  if (shaped instanceof Response) return shaped;
+  const decision = resolveSpawn(shaped.input, c.var.config);
   if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
-  const unavailable = await engineUnavailable(c.env, decision.spec.engine);
-  if (unavailable) return unavailable;
+  const spec = decision.spec;
+  const refused = rosterRefusal(spec, shaped.ws) ?? (await engineUnavailable(c.env, spec.engine));
+  if (refused) return refused;
   const threadId = newThreadId();
-  const outcome = await thread(c, threadId).init(threadId, decision.spec);
-  if (!outcome.ok) return answer(c, outcome);
+  // The head slot is decided by the workspace's object, before the thread exists.
+  const head = spec.role === "head" ? await claimHead(c.env, spec, threadId) : null;
+  if (head) return head;
+  const outcome = await thread(c, threadId).init(threadId, spec);
+  if (!outcome.ok) {
+    if (spec.role === "head") await workspaceOf(c.env, spec.workspace).releaseHead(threadId);
+    return answer(c, outcome);
+  }
   return c.json({ threadId }, 201);
 });
+
+/** Takes the workspace's head slot for a new thread; the refusal when it cannot. */
+export async function claimHead(env: Env, spec: ThreadSpec, threadId: string): Promise<Response | null> {
+  if (!spec.workspace) return refusal(400, "a head thread belongs to a workspace: name one", CODES.headNeedsWorkspace);
+  const holder = await workspaceOf(env, spec.workspace).claimHead(threadId);
+  return holder ? refusal(409, `workspace ${spec.workspace} already has a head thread (${holder})`, CODES.headTaken, { head: holder }) : null;
+}
 
 threads.get("/threads", valid("query", ListThreadsQuery), async (c) => {
   const q = c.req.valid("query");

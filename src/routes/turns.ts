@@ -9,7 +9,7 @@ import { resolveSpawn } from "../spawn-rules.js";
 import { refusal } from "../http.js";
 import { jsonBody } from "../validate.js";
 import { thread } from "./thread-stub.js";
-import { engineUnavailable } from "./threads.js";
+import { claimHead, engineUnavailable } from "./threads.js";
 
 /** SPEC "Start work" (send, fork, loops) and "Control a turn". */
 export const turns = new Hono<AppEnv>();
@@ -48,6 +48,10 @@ turns.post("/threads/:id/questions/:requestId/continue", async (c) =>
   answer(c, await thread(c, c.req.param("id")).resolveQuestion(c.req.param("requestId"), "continue")),
 );
 
+turns.post("/threads/:id/role", jsonBody(z.object({ role: z.literal("chat", { message: "a head can only be retired to chat; no other role change is accepted" }) }).strict()), async (c) =>
+  answer(c, await thread(c, c.req.param("id")).retireHead()),
+);
+
 turns.post("/threads/:id/recover", jsonBody(RecoverBody), async (c) =>
   answer(c, await thread(c, c.req.param("id")).recover(c.req.valid("json").reason)),
 );
@@ -67,11 +71,15 @@ turns.post("/threads/:id/fork", jsonBody(ForkBody), async (c) => {
   const inherited = specAsSpawn(source.value.spec);
   // A new model without an engine picks its engine afresh, as a spawn would.
   if (overrides.model && !overrides.engine) delete inherited.engine;
+  // A workspace has one head: the child of a head is a chat unless it asks to be the head.
+  if (inherited.role === "head") inherited.role = "chat";
   const decision = resolveSpawn({ ...inherited, ...overrides }, c.var.config);
   if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
   const unavailable = await engineUnavailable(c.env, decision.spec.engine);
   if (unavailable) return unavailable;
   const childId = newThreadId();
+  const head = decision.spec.role === "head" ? await claimHead(c.env, decision.spec, childId) : null;
+  if (head) return head;
   const created = await thread(c, childId).init(childId, decision.spec, { parent: parentId, atSeq, transcript: source.value.transcript });
   if (!created.ok) return answer(c, created);
   return c.json({ threadId: childId, parent: parentId, atSeq }, 201);

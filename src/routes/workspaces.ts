@@ -1,12 +1,52 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import { CODES } from "../api/errors.js";
+import { Policy, type WorkspaceConfig } from "../api/workspaces.js";
 import type { AppEnv } from "../app-env.js";
 import { workspaceOf } from "../env.js";
 import { refusal } from "../http.js";
+import { jsonBody } from "../validate.js";
+import { policyOf } from "../workspace-rules.js";
 
 /** SPEC "Workspaces and memory": the parts that exist so far. */
 export const workspaces = new Hono<AppEnv>();
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** A configured workspace, or the refusal for a name the host does not configure. */
+function configured(c: Context<AppEnv>, name: string): WorkspaceConfig | Response {
+  const ws = c.var.config.workspaces?.get(name);
+  if (ws) return ws;
+  return refusal(404, `no workspace ${name}`, CODES.workspaceNotFound, { workspaces: [...(c.var.config.workspaces?.keys() ?? [])] });
+}
+
+workspaces.get("/workspaces", (c) => {
+  const all = [...(c.var.config.workspaces?.values() ?? [])];
+  return c.json({ workspaces: all.map(({ name, slug, accounts, allowedModels }) => ({ name, slug, accounts, allowedModels })) });
+});
+
+workspaces.get("/workspaces/:name", async (c) => {
+  const ws = configured(c, c.req.param("name"));
+  if (ws instanceof Response) return ws;
+  const head = await workspaceOf(c.env, ws.name).head();
+  return c.json({ ...ws, policy: await policyOf(c.env, ws), head });
+});
+
+workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
+  const ws = configured(c, c.req.param("name"));
+  if (ws instanceof Response) return ws;
+  const policy = c.req.valid("json");
+  await workspaceOf(c.env, ws.name).setPolicy(JSON.stringify(policy));
+  return c.json({ workspace: ws.name, policy });
+});
+
+workspaces.get("/workspaces/:name/head", async (c) => {
+  const name = c.req.param("name");
+  if (c.var.config.workspaces) {
+    const ws = configured(c, name);
+    if (ws instanceof Response) return ws;
+  } else if (!NAME.test(name)) return refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  return c.json({ workspace: name, head: await workspaceOf(c.env, name).head() });
+});
 
 workspaces.get("/workspaces/:name/approvals", async (c) => {
   const name = c.req.param("name");

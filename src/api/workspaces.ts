@@ -1,0 +1,51 @@
+/** Workspaces as the operator configures them (`workspaces.json`) and the policy a workspace owner sets. */
+import { z } from "zod";
+import { ENGINES, PERMISSIONS, ROLES, THREAD_TYPES } from "./threads.js";
+
+const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "letters, digits, '.', '_' or '-', at most 64");
+
+/**
+ * What a workspace decides for its threads. `defaults` fill the fields a spawn omits;
+ * `maxLiveThreads` caps the workspace's live (not retired) threads.
+ */
+export const Policy = z
+  .object({
+    defaults: z
+      .object({
+        engine: z.enum(ENGINES).optional(),
+        model: z.string().min(1).max(200).optional(),
+        permissions: z.enum(PERMISSIONS).optional(),
+        role: z.enum(ROLES).optional(),
+        type: z.enum(THREAD_TYPES).optional(),
+        cwd: z.string().startsWith("/").max(4096).optional(),
+        account: z.string().min(1).max(200).optional(),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
+export type Policy = z.infer<typeof Policy>;
+
+export const WorkspaceConfig = z
+  .object({
+    name,
+    /** The workspace's repository on the code host, `owner/repo`. */
+    slug: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "slug is owner/repo"),
+    accounts: z.array(z.string().min(1).max(200)).default([]),
+    /** Empty: every model is allowed. */
+    allowedModels: z.array(z.string().min(1).max(200)).default([]),
+    policy: Policy.default({ defaults: {} }),
+  })
+  .strict();
+export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;
+
+export const WorkspacesFile = z
+  .object({ workspaces: z.array(WorkspaceConfig) })
+  .strict()
+  .refine((f) => new Set(f.workspaces.map((w) => w.name)).size === f.workspaces.length, "workspace names must be unique");
+export type WorkspacesFile = z.infer<typeof WorkspacesFile>;
+
+/** `GET /workspaces/:name`: the configuration with the policy in force (the owner's, once set). */
+export interface WorkspaceView extends WorkspaceConfig {
+  head: string | null;
+}
