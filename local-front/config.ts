@@ -55,6 +55,14 @@ function gitCommit(projectDir: string): string {
   }
 }
 
+function url(name: string, value: string): string {
+  try {
+    return new URL(value).toString().replace(/\/$/, "");
+  } catch {
+    throw new ConfigError(`${name} must be a URL, not ${JSON.stringify(value)}`);
+  }
+}
+
 /**
  * The operator's workspaces, checked, as the JSON the worker gets; null when there is no
  * file (the default file may be absent; a named one must exist). Read once at start.
@@ -92,8 +100,10 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const workspaces = readWorkspaces(env.SERVICE_WORKSPACES_FILE || join(dataDir, "workspaces.json"), Boolean(env.SERVICE_WORKSPACES_FILE));
   if (workspaces) workerVars.SERVICE_WORKSPACES = workspaces;
   const heartbeatMs = Number(env.SERVICE_SSE_HEARTBEAT_MS);
-  const openai = env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL || "https://api.openai.com/v1" } : null;
-  const anthropic = env.ANTHROPIC_API_KEY ? { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL || "https://api.anthropic.com" } : null;
+  const openai = env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY, baseUrl: url("OPENAI_BASE_URL", env.OPENAI_BASE_URL || "https://api.openai.com/v1") } : null;
+  const anthropic = env.ANTHROPIC_API_KEY
+    ? { apiKey: env.ANTHROPIC_API_KEY, baseUrl: url("ANTHROPIC_BASE_URL", env.ANTHROPIC_BASE_URL || "https://api.anthropic.com") }
+    : null;
   const sim = env.SERVICE_SIMULATOR || "auto";
   if (!["auto", "on", "off"].includes(sim)) throw new ConfigError(`SERVICE_SIMULATOR must be auto, on or off, not ${JSON.stringify(sim)}`);
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";

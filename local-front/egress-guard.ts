@@ -33,7 +33,7 @@ export async function startEgressGuard(allowedHosts: string[]): Promise<EgressGu
     } catch {
       return res.writeHead(400).end("absolute URI required");
     }
-    if (!permits(target.hostname)) {
+    if (!permits(target.hostname.replace(/^\[(.*)\]$/, "$1"))) {
       refuse(`${target.hostname}:${target.port || 80}`);
       return res.writeHead(403).end("egress refused");
     }
@@ -45,7 +45,10 @@ export async function startEgressGuard(allowedHosts: string[]): Promise<EgressGu
     req.pipe(upstream);
   });
   server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
-    const [host = "", port = "443"] = (req.url ?? "").split(/:(?=\d+$)/);
+    // After `connect` the socket has no error handler of the server's: a reset must not crash the front.
+    client.on("error", () => {});
+    const [raw = "", port = "443"] = (req.url ?? "").split(/:(?=\d+$)/);
+    const host = raw.replace(/^\[(.*)\]$/, "$1");
     if (!permits(host)) {
       refuse(`${host}:${port}`);
       client.end("HTTP/1.1 403 Forbidden\r\n\r\n");

@@ -260,15 +260,18 @@ export class Thread extends DurableObject<Env> {
     const early = live(s);
     if (early) return early;
     const workspace = workspaceOf(this.env, s.spec.workspace);
+    let taken = false;
     if (s.spec.role === "head") {
-      const holder = await workspace.claimHead(s.id);
-      if (holder) return refuse(409, `workspace ${s.spec.workspace} has another head (${holder}) since this one was retired`, CODES.headTaken, { head: holder });
+      const claim = await workspace.claimHead(s.id);
+      if (claim.holder)
+        return refuse(409, `workspace ${s.spec.workspace} has another head (${claim.holder}) since this one was retired`, CODES.headTaken, { head: claim.holder });
+      taken = claim.taken;
     }
     const outcome = await this.change("restore", {}, live, (t) => {
       t.archivedAt = null;
       t.archiveReason = null;
     });
-    if (!outcome.ok && s.spec.role === "head") await workspace.releaseHead(s.id);
+    if (!outcome.ok && taken) await workspace.releaseHead(s.id);
     // A loop's next prompt may have waited out the retirement.
     if (outcome.ok) this.lifecycle.kick();
     return outcome;

@@ -28,12 +28,17 @@ export class Workspace extends DurableObject<Env> {
 
   // ---- the head slot: decided here, atomically ----
 
-  /** Takes the head slot for `threadId`; answers the thread that holds it instead, if another does. */
-  claimHead(threadId: string): string | null {
+  /**
+   * Takes the head slot for `threadId`. `holder` names another thread that has it (and
+   * nothing changed); `taken` says this call took it, so only that caller gives it back
+   * if what it was for fails.
+   */
+  claimHead(threadId: string): { holder: string | null; taken: boolean } {
     const holder = this.setting("head");
-    if (holder && holder !== threadId) return holder;
+    if (holder === threadId) return { holder: null, taken: false };
+    if (holder) return { holder, taken: false };
     this.put("head", threadId);
-    return null;
+    return { holder: null, taken: true };
   }
 
   /** Frees the slot if `threadId` holds it. */

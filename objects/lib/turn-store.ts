@@ -89,9 +89,13 @@ export class TurnStore {
     return rows.map((r) => ({ seq: r.seq, text: r.text, ...(r.sender ? { from: r.sender } : {}) }));
   }
 
-  /** Takes back the user entries of messages a failed turn answered, which the next turn answers again. */
-  dropUserEntries(seqs: number[]): void {
-    for (const seq of seqs) this.sql.exec(`DELETE FROM transcript WHERE seq = ? AND entry LIKE '{"role":"user"%'`, seq);
+  /**
+   * Takes back what a failed turn added to the transcript (its messages and everything
+   * after its `turn-started`): the next turn answers the same messages from scratch.
+   */
+  dropTurnEntries(inputs: number[], startedSeq: number): void {
+    for (const seq of inputs) this.sql.exec(`DELETE FROM transcript WHERE seq = ? AND entry LIKE '{"role":"user"%'`, seq);
+    this.sql.exec("DELETE FROM transcript WHERE seq >= ?", startedSeq);
   }
 
   addEntry(seq: number, entry: TranscriptEntry): void {

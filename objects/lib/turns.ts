@@ -29,6 +29,8 @@ interface LiveTurn {
   id: string;
   index: number;
   inputs: number[];
+  /** seq of its `turn-started`: its transcript entries come after it. */
+  startedSeq: number;
   /** The messages themselves, for a retry on a fallback model. */
   messages: TurnInput[];
   /** The turn answers the loop's prompt, so it counts as one of the loop's turns. */
@@ -65,6 +67,8 @@ export class Turns {
   private live: LiveTurn | null = null;
   /** Set while a turn is being started, so two messages cannot start two turns. */
   private starting = false;
+  /** The queued nudge follows a stalled turn of the loop (memory only: a restart pauses loops anyway). */
+  private nudgedLoop = false;
   /** `/send` callers, by the seq of their message, until a turn answers it (or none will). */
   private readonly sendWaiters = new Map<number, (r: Outcome<TurnResult>) => void>();
 
@@ -197,7 +201,7 @@ export class Turns {
       this.state!.turns = body.index;
       this.state!.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs };
       restage(this.thread);
-      return { inputs, transcript, index: body.index };
+      return { inputs, transcript, index: body.index, seq: e.seq };
     });
     if (!started) {
       await hostOf(env).turnEnded(s.id);
@@ -210,9 +214,11 @@ export class Turns {
     const live: LiveTurn = {
       id: turnId,
       index: started.index,
+      startedSeq: started.seq,
       inputs: started.inputs.map((i) => i.seq),
       messages: started.inputs,
-      loopTurn: started.inputs.some((i) => i.from === "loop"),
+      // A nudge after a stalled loop turn is still that loop's turn.
+      loopTurn: started.inputs.some((i) => i.from === "loop") || (this.nudgedLoop && started.inputs.some((i) => i.from === RUNTIME_SENDER)),
       runner,
       lastReply: null,
       done: new Promise<TurnEnd>((resolve) => (settle = resolve)),
@@ -389,27 +395,29 @@ export class Turns {
         // The same messages go again, first in line, on the next model of the chain.
         this.thread.append(failover);
         this.state!.chainStep = next.step;
-        this.thread.turns.dropUserEntries(live.inputs);
+        this.thread.turns.dropTurnEntries(live.inputs, live.startedSeq);
         for (const m of live.messages) this.thread.turns.queue(m.seq, m.text, m.from);
       }
       if (nudge) {
         const e = this.thread.append(nudge);
         this.thread.turns.queue(e.seq, STALLED_NUDGE, RUNTIME_SENDER);
         nudged = e.seq;
+        this.nudgedLoop = live.loopTurn;
       }
       this.loops.applyLoopStep(loopNext);
       this.state!.turn = null;
       restage(this.thread);
     });
     this.live = null;
-    await this.afterTurnEnded(live.id, failure, cancelled);
-    // The nudge's turn answers the stalled turn's senders.
+    // The nudge's turn answers the stalled turn's senders: moved before any await, so the
+    // nudge's turn cannot end before its waiters are in place.
     if (nudged !== null)
       for (const seq of live.inputs) {
         const waiter = this.sendWaiters.get(seq);
         this.sendWaiters.delete(seq);
         if (waiter) this.sendWaiters.set(nudged, waiter);
       }
+    await this.afterTurnEnded(live.id, failure, cancelled);
     // After a failover the senders wait on: the retry answers their messages.
     if (!failover && nudged === null) this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: end.outcome, failure, reply: live.lastReply }));
     this.kick();

@@ -1,17 +1,13 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { CODES } from "../api/errors.js";
 import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
-import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec, type ThreadSpec } from "../api/threads.js";
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec } from "../api/threads.js";
 import { parseSeqCursor } from "../cursors.js";
 import { answer, answerText, refusal } from "../http.js";
-import { newThreadId } from "../ids.js";
-import { resolveSpawn } from "../spawn-rules.js";
 import { jsonBody, valid } from "../validate.js";
 import type { AppEnv } from "../app-env.js";
-import { catalogOf, workspaceOf, type Env } from "../env.js";
-import { rosterRefusal, withWorkspace } from "../workspace-rules.js";
-import { engineList } from "../engine-list.js";
+import { createThread } from "../create-thread.js";
+import { catalogOf } from "../env.js";
 import { thread } from "./thread-stub.js";
 
 export const threads = new Hono<AppEnv>();
@@ -28,42 +24,10 @@ function seqParam(raw: string, name: string): number | Response {
   return seq === null ? refusal(400, `${name} is not a valid cursor: ${JSON.stringify(raw)}`) : seq;
 }
 
-/** SPEC: an engine_b spawn without the pinned CLI is refused before any thread exists. */
-export async function engineUnavailable(env: Env, engine: string): Promise<Response | null> {
-  if (engine !== "engine_b") return null;
-  const entry = (await engineList(env))?.find((e) => e.engine === engine);
-  if (entry?.available) return null;
-  return refusal(503, `engine_b is not available: ${entry?.reason ?? "the engine host did not answer"}`, CODES.engineUnavailable, {
-    engine: entry ?? null,
-  });
-}
-
 threads.post("/spawn", jsonBody(SpawnSpec), async (c) => {
-  const shaped = await withWorkspace(c.env, c.var.config, c.req.valid("json"));
-  if (shaped instanceof Response) return shaped;
-  const decision = resolveSpawn(shaped.input, c.var.config);
-  if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
-  const spec = decision.spec;
-  const refused = rosterRefusal(spec, shaped.ws) ?? (await engineUnavailable(c.env, spec.engine));
-  if (refused) return refused;
-  const threadId = newThreadId();
-  // The head slot is decided by the workspace's object, before the thread exists.
-  const head = spec.role === "head" ? await claimHead(c.env, spec, threadId) : null;
-  if (head) return head;
-  const outcome = await thread(c, threadId).init(threadId, spec);
-  if (!outcome.ok) {
-    if (spec.role === "head") await workspaceOf(c.env, spec.workspace).releaseHead(threadId);
-    return answer(c, outcome);
-  }
-  return c.json({ threadId }, 201);
+  const created = await createThread(c.env, c.var.config, c.req.valid("json"));
+  return created instanceof Response ? created : c.json(created, 201);
 });
-
-/** Takes the workspace's head slot for a new thread; the refusal when it cannot. */
-export async function claimHead(env: Env, spec: ThreadSpec, threadId: string): Promise<Response | null> {
-  if (!spec.workspace) return refusal(400, "a head thread belongs to a workspace: name one", CODES.headNeedsWorkspace);
-  const holder = await workspaceOf(env, spec.workspace).claimHead(threadId);
-  return holder ? refusal(409, `workspace ${spec.workspace} already has a head thread (${holder})`, CODES.headTaken, { head: holder }) : null;
-}
 
 threads.get("/threads", valid("query", ListThreadsQuery), async (c) => {
   const q = c.req.valid("query");

@@ -3,13 +3,10 @@ import { z } from "zod";
 import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, SendMessage } from "../api/turns.js";
 import type { AppEnv } from "../app-env.js";
-import { answer } from "../http.js";
-import { newThreadId } from "../ids.js";
-import { resolveSpawn } from "../spawn-rules.js";
-import { refusal } from "../http.js";
+import { createThread } from "../create-thread.js";
+import { answer, refusal } from "../http.js";
 import { jsonBody } from "../validate.js";
 import { thread } from "./thread-stub.js";
-import { claimHead, engineUnavailable } from "./threads.js";
 
 /** SPEC "Start work" (send, fork, loops) and "Control a turn". */
 export const turns = new Hono<AppEnv>();
@@ -73,16 +70,12 @@ turns.post("/threads/:id/fork", jsonBody(ForkBody), async (c) => {
   if (overrides.model && !overrides.engine) delete inherited.engine;
   // A workspace has one head: the child of a head is a chat unless it asks to be the head.
   if (inherited.role === "head") inherited.role = "chat";
-  const decision = resolveSpawn({ ...inherited, ...overrides }, c.var.config);
-  if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
-  const unavailable = await engineUnavailable(c.env, decision.spec.engine);
-  if (unavailable) return unavailable;
-  const childId = newThreadId();
-  const head = decision.spec.role === "head" ? await claimHead(c.env, decision.spec, childId) : null;
-  if (head) return head;
-  const created = await thread(c, childId).init(childId, decision.spec, { parent: parentId, atSeq, transcript: source.value.transcript });
-  if (!created.ok) return answer(c, created);
-  return c.json({ threadId: childId, parent: parentId, atSeq }, 201);
+  const created = await createThread(c.env, c.var.config, { ...inherited, ...overrides }, {
+    parent: parentId,
+    atSeq,
+    transcript: source.value.transcript,
+  });
+  return created instanceof Response ? created : c.json({ ...created, parent: parentId, atSeq }, 201);
 });
 
 turns.get("/threads/:id/loop", async (c) => answer(c, await thread(c, c.req.param("id")).loopState()));

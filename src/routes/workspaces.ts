@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import { CODES } from "../api/errors.js";
+import { DEFAULT_WORKSPACE } from "../api/turns.js";
 import { Policy, type WorkspaceConfig } from "../api/workspaces.js";
 import type { AppEnv } from "../app-env.js";
 import { workspaceOf } from "../env.js";
@@ -48,16 +49,28 @@ workspaces.get("/workspaces/:name/head", async (c) => {
   return c.json({ workspace: name, head: await workspaceOf(c.env, name).head() });
 });
 
+/** A name whose index may be read: configured, or `default` (threads without a workspace), or any label on an unconfigured host. */
+function indexName(c: Context<AppEnv>, name: string): Response | null {
+  if (name === DEFAULT_WORKSPACE) return null;
+  if (c.var.config.workspaces) {
+    const ws = configured(c, name);
+    return ws instanceof Response ? ws : null;
+  }
+  return NAME.test(name) ? null : refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+}
+
 workspaces.get("/workspaces/:name/approvals", async (c) => {
   const name = c.req.param("name");
-  if (!NAME.test(name)) return refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  const refused = indexName(c, name);
+  if (refused) return refused;
   const items = await workspaceOf(c.env, name).approvals();
   return c.body(`{"workspace":${JSON.stringify(name)},"approvals":${items}}`, 200, { "content-type": "application/json; charset=utf-8" });
 });
 
 workspaces.get("/workspaces/:name/questions", async (c) => {
   const name = c.req.param("name");
-  if (!NAME.test(name)) return refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  const refused = indexName(c, name);
+  if (refused) return refused;
   const items = await workspaceOf(c.env, name).questions();
   return c.body(`{"workspace":${JSON.stringify(name)},"questions":${items}}`, 200, { "content-type": "application/json; charset=utf-8" });
 });

@@ -374,6 +374,17 @@ describe("loops", () => {
     expect((await call(base, "GET", `/threads/${id}/loop`)).body.loop.done).toBe(4);
   });
 
+  it("counts a stalled loop turn's nudge as the loop's turn, so the loop goes on", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const prompt = sim({ tool: { name: "shell", input: { command: "echo tick" } }, stall: true });
+    await call(base, "POST", `/threads/${id}/loop`, { prompt, maxTurns: 2 });
+    const loop = await waitFor(async () => {
+      const l = (await call(base, "GET", `/threads/${id}/loop`)).body.loop;
+      return l.status !== "running" && l;
+    });
+    expect(loop).toMatchObject({ status: "finished", reason: "max-turns", done: 2 });
+  });
+
   it("stops when a reply contains the until text, and on request", async () => {
     const id = await spawn();
     await call(base, "POST", `/threads/${id}/loop`, { prompt: sim({ reply: "all DONE" }), until: "DONE" });

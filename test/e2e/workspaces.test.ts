@@ -85,6 +85,16 @@ describe("workspaces configured in workspaces.json", () => {
     expect(restore.body).toMatchObject({ code: "head-taken", head: headC });
   });
 
+  it("holds a fork to the same rules, and answers 404 for the index of an unknown workspace", async () => {
+    const parent = (await call(base, "POST", "/spawn", { workspace: "alpha" })).body.threadId;
+    const fork = await call(base, "POST", `/threads/${parent}/fork`, { atSeq: 1, model: "sim-9" });
+    expect(fork.body).toMatchObject({ code: "model-not-allowed" });
+    const moved = await call(base, "POST", `/threads/${parent}/fork`, { atSeq: 1, workspace: "gamma" });
+    expect(moved.body.code).toBe("workspace-not-found");
+    expect((await call(base, "GET", "/workspaces/gamma/approvals")).status).toBe(404);
+    expect((await call(base, "GET", "/workspaces/default/approvals")).status).toBe(200);
+  });
+
   it("refuses to start on a malformed workspaces.json, saying what is wrong", async () => {
     const bad = mkdtempSync(join(tmpdir(), "agent-runtime-ws-bad-"));
     writeFileSync(join(bad, "workspaces.json"), JSON.stringify({ workspaces: [{ name: "x", slug: "not a slug" }] }));

@@ -36,9 +36,15 @@ export class AppServerRpc {
       } catch {
         return;
       }
-      if (m.method !== undefined && m.id !== undefined) onRequest(m.method, m.id, m.params);
-      else if (m.method !== undefined) onNotification(m.method, m.params);
-      else if (m.id !== undefined) {
+      if (m.method !== undefined) {
+        // A message this binding cannot handle must not take the front down with it.
+        try {
+          if (m.id !== undefined) onRequest(m.method, m.id, m.params);
+          else onNotification(m.method, m.params);
+        } catch (err) {
+          console.error(`engine_b: could not handle ${m.method}: ${(err as Error).message}`);
+        }
+      } else if (m.id !== undefined) {
         const p = this.pending.get(m.id);
         this.pending.delete(m.id);
         if (m.error) p?.reject(new RpcError(m.error.code, m.error.message));
@@ -46,6 +52,7 @@ export class AppServerRpc {
       }
     });
     child.on("exit", (code, signal) => this.fail(new Error(`codex app-server exited (${signal ?? code})`)));
+    child.on("error", (err) => this.fail(new Error(`codex app-server could not run: ${err.message}`)));
     child.stdin.on("error", (err) => this.fail(err));
   }
 

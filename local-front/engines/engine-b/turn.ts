@@ -79,6 +79,10 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       { cwd, env, stdio: ["pipe", "pipe", "pipe"] },
     );
     child.stderr.resume();
+    // Interrupted before the turn started (a slow start, or the report stream went away):
+    // nothing to ask codex to stop yet, so the process goes.
+    stop = () => child.kill("SIGKILL");
+    if (interrupted) stop();
     let settleTurn!: (f: TurnFailure | null) => void;
     const turnEnded = new Promise<TurnFailure | null>((r) => (settleTurn = r));
     let lastError: TurnError | null = null;
@@ -123,7 +127,9 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       },
       (method, id, params) => void answerRequest(method, id, params as Record<string, unknown>),
     );
-    child.on("exit", () => settleTurn({ class: "session", error: interrupted ? "interrupted" : "codex app-server exited during the turn" }));
+    const gone = () => settleTurn(interrupted ? { class: "interrupted", error: "interrupted by a person" } : { class: "session", error: "codex app-server exited during the turn" });
+    child.on("exit", gone);
+    child.on("error", gone);
 
     const answerRequest = async (method: string, id: RequestId, p: Record<string, unknown>) => {
       if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval")
@@ -170,7 +176,9 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     }
   };
 
-  const done = reportEnd(run(), emit, (err) => ({ class: "session", error: `engine_b: ${err.message}` }));
+  const done = reportEnd(run(), emit, (err) =>
+    interrupted ? { class: "interrupted", error: "interrupted by a person" } : { class: "session", error: `engine_b: ${err.message}` },
+  );
 
   return {
     done,

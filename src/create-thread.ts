@@ -1,0 +1,60 @@
+import type { Outcome } from "../objects/lib/outcome.js";
+import { CODES } from "./api/errors.js";
+import type { SpawnSpec, ThreadSpec } from "./api/threads.js";
+import type { RuntimeConfig } from "./config.js";
+import { engineList } from "./engine-list.js";
+import { threadOf, workspaceOf, type Env } from "./env.js";
+import { refusal } from "./http.js";
+import { newThreadId } from "./ids.js";
+import { resolveSpawn } from "./spawn-rules.js";
+import { rosterRefusal, withWorkspace } from "./workspace-rules.js";
+
+/** SPEC: an engine_b thread (or chain entry) without the pinned CLI is refused before any thread exists. */
+async function engineUnavailable(env: Env, spec: ThreadSpec): Promise<Response | null> {
+  const engines = [spec.engine, ...(spec.fallback ?? []).map((f) => f.engine)];
+  if (!engines.includes("engine_b")) return null;
+  const entry = (await engineList(env))?.find((e) => e.engine === "engine_b");
+  if (entry?.available) return null;
+  return refusal(503, `engine_b is not available: ${entry?.reason ?? "the engine host did not answer"}`, CODES.engineUnavailable, {
+    engine: entry ?? null,
+  });
+}
+
+/**
+ * Creates a thread from a spawn request (or a fork's merged one), with every rule a new
+ * thread passes: its workspace's defaults, roster and models, the engine's availability,
+ * and the head slot, which the workspace's object grants before the thread exists and
+ * takes back if the thread then cannot be created. Answers the thread id, or a refusal.
+ */
+export async function createThread(
+  env: Env,
+  config: RuntimeConfig,
+  input: SpawnSpec,
+  forkOf?: { parent: string; atSeq: number; transcript: string },
+): Promise<{ threadId: string } | Response> {
+  const shaped = await withWorkspace(env, config, input);
+  if (shaped instanceof Response) return shaped;
+  const decision = resolveSpawn(shaped.input, config);
+  if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
+  const spec = decision.spec;
+  const refused = rosterRefusal(spec, shaped.ws) ?? (await engineUnavailable(env, spec));
+  if (refused) return refused;
+  const threadId = newThreadId();
+  let taken = false;
+  if (spec.role === "head") {
+    if (!spec.workspace) return refusal(400, "a head thread belongs to a workspace: name one", CODES.headNeedsWorkspace);
+    const claim = await workspaceOf(env, spec.workspace).claimHead(threadId);
+    if (claim.holder) return refusal(409, `workspace ${spec.workspace} already has a head thread (${claim.holder})`, CODES.headTaken, { head: claim.holder });
+    taken = claim.taken;
+  }
+  let created = false;
+  try {
+    // RPC types lose the union's narrowing: read it back as the Outcome it is.
+    const outcome = (await threadOf(env, threadId).init(threadId, spec, forkOf)) as Outcome<unknown>;
+    if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
+    created = true;
+    return { threadId };
+  } finally {
+    if (taken && !created) await workspaceOf(env, spec.workspace).releaseHead(threadId);
+  }
+}
