@@ -67,6 +67,8 @@ export class Turns {
   private live: LiveTurn | null = null;
   /** Set while a turn is being started, so two messages cannot start two turns. */
   private starting = false;
+  /** Settles once the turn being started runs (or could not start). */
+  private start: Promise<void> = Promise.resolve();
   /** The queued nudge follows a stalled turn of the loop (memory only: a restart pauses loops anyway). */
   private nudgedLoop = false;
   /** `/send` callers, by the seq of their message, until a turn answers it (or none will). */
@@ -108,6 +110,8 @@ export class Turns {
    */
   async interrupt(): Promise<Outcome<TurnResult>> {
     if (!this.state) return missing();
+    // The row says running from its commit on; the engine's stream comes a moment later.
+    if (this.starting) await this.start;
     const live = this.live;
     if (!this.state.turn || !live) return refuse(409, "no turn is running on this thread", CODES.noTurnRunning);
     const timer = setTimeout(
@@ -159,7 +163,7 @@ export class Turns {
     if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt) return;
     if (this.thread.turns.queued() === 0) return;
     this.starting = true;
-    void this.startTurn()
+    this.start = this.startTurn()
       .catch((err: unknown) => {
         // The messages are still queued: try again shortly rather than wait for the next one.
         console.error(`thread ${this.state?.id}: a turn could not start (retrying):`, err);
