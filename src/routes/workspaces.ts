@@ -36,6 +36,12 @@ workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
   const ws = configured(c, c.req.param("name"));
   if (ws instanceof Response) return ws;
   const policy = c.req.valid("json");
+  // Defaults that the roster would refuse would make every spawn relying on them fail.
+  const { model, account } = policy.defaults;
+  if (model && ws.allowedModels.length > 0 && !ws.allowedModels.includes(model))
+    return refusal(400, `default model ${model} is not allowed in workspace ${ws.name}`, CODES.modelNotAllowed, { allowedModels: ws.allowedModels });
+  if (account && !ws.accounts.includes(account))
+    return refusal(400, `default account ${account} is not in workspace ${ws.name}'s roster`, CODES.accountNotInRoster, { accounts: ws.accounts });
   await workspaceOf(c.env, ws.name).setPolicy(JSON.stringify(policy));
   return c.json({ workspace: ws.name, policy });
 });

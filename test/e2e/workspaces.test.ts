@@ -44,6 +44,9 @@ describe("workspaces configured in workspaces.json", () => {
     expect((await call(base, "GET", `/threads/${threadId}`)).body.spec).toMatchObject({ model: "sim-2", permissions: "allow" });
     const bad = await call(base, "PUT", "/workspaces/alpha/policy", { defaults: { permissions: "sometimes" } });
     expect(bad.status).toBe(400);
+    const outside = await call(base, "PUT", "/workspaces/alpha/policy", { defaults: { model: "sim-9" } });
+    expect(outside.body).toMatchObject({ code: "model-not-allowed" });
+    expect((await call(base, "PUT", "/workspaces/alpha/policy", { defaults: { account: "acct-b1" } })).body.code).toBe("account-not-in-roster");
     expect((await call(base, "GET", "/workspaces/alpha")).body.policy.defaults.model).toBe("sim-2");
     expect((await call(base, "PUT", "/workspaces/alpha/policy", { defaults: { model: "sim-1", permissions: "ask" } })).status).toBe(200);
     const next = (await call(base, "POST", "/spawn", { workspace: "alpha" })).body.threadId;
