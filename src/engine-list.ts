@@ -1,10 +1,11 @@
+import { ENGINES_TOKEN_HEADER } from "./api/engine.js";
 import type { EngineEntry } from "./api/engines.js";
 import type { Env } from "./env.js";
 
 /** What the engine host can run, asked live: it found the binaries when it started. */
 export async function engineList(env: Env): Promise<EngineEntry[] | null> {
   try {
-    const res = await env.ENGINES.fetch("https://engines/engines", { headers: { "x-service-engines": env.SERVICE_ENGINES_TOKEN ?? "" } });
+    const res = await env.ENGINES.fetch("https://engines/engines", { headers: { [ENGINES_TOKEN_HEADER]: env.SERVICE_ENGINES_TOKEN ?? "" } });
     if (!res.ok) return null;
     return ((await res.json()) as { engines: EngineEntry[] }).engines;
   } catch {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import { APPROVAL_DECISIONS, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../src/api/engine.js";
+import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../src/api/engine.js";
 import { runEngineATurn } from "./engine-a/turn.js";
 import type { EngineEntry } from "../../src/api/engines.js";
 import type { EngineBinary } from "./engine-b/binary.js";
@@ -90,7 +90,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://engines").pathname;
     // Turns run tools on this machine: only the worker, which holds this boot's token, may ask.
-    if (req.headers["x-service-engines"] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
+    if (req.headers[ENGINES_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
     if (req.method === "GET" && path === "/engines") return reply(res, 200, { engines: engineEntries(deps) });
     if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
     const body = await readJson(req);

@@ -11,6 +11,9 @@ export interface EngineTurn {
   interrupt(): void;
 }
 
+/** How every engine reports a turn a person interrupted. */
+export const INTERRUPTED: TurnFailure = { class: "interrupted", error: "interrupted by a person" };
+
 /** Emits a turn's `end` report from how its run settled. */
 export function reportEnd(
   run: Promise<TurnFailure | null>,

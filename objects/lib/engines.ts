@@ -1,3 +1,4 @@
+import { ENGINES_TOKEN_HEADER } from "../../src/api/engine.js";
 import type { Env } from "../../src/env.js";
 
 /**
@@ -8,7 +9,7 @@ import type { Env } from "../../src/env.js";
 export function callEngine(env: Env, path: string, body: unknown): Promise<Response> {
   return env.ENGINES.fetch(`https://engines${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-service-engines": env.SERVICE_ENGINES_TOKEN ?? "" },
+    headers: { "content-type": "application/json", [ENGINES_TOKEN_HEADER]: env.SERVICE_ENGINES_TOKEN ?? "" },
     body: JSON.stringify(body),
   });
 }

@@ -9,6 +9,9 @@
 import { z } from "zod";
 import type { Engine } from "./threads.js";
 
+/** The header the worker sends its per-boot token in; the engine host answers nothing without it. */
+export const ENGINES_TOKEN_HEADER = "x-service-engines";
+
 export const FAILURE_CLASSES = [
   "quota",
   "auth",

@@ -7,14 +7,15 @@ export const PERMISSIONS = ["ask", "allow", "deny"] as const;
 export const ROLES = ["head", "chat", "worker", "reviewer", "fixer"] as const;
 export const THREAD_TYPES = ["chat", "build", "review", "completions", "external"] as const;
 
-const name = z
+/** A workspace's name: letters, digits, ".", "_" or "-", at most 64. */
+export const Name = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "letters, digits, '.', '_' or '-', at most 64");
 
 /** The spawn spec as a caller sends it; omitted fields get defaults (later: workspace policy). */
 export const SpawnSpec = z
   .object({
-    workspace: name.optional(),
+    workspace: Name.optional(),
     title: z.string().max(200).optional(),
     role: z.enum(ROLES).optional(),
     type: z.enum(THREAD_TYPES).optional(),

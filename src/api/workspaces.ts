@@ -1,8 +1,6 @@
 /** Workspaces as the operator configures them (`workspaces.json`) and the policy a workspace owner sets. */
 import { z } from "zod";
-import { ENGINES, PERMISSIONS, ROLES, THREAD_TYPES } from "./threads.js";
-
-const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "letters, digits, '.', '_' or '-', at most 64");
+import { ENGINES, Name, PERMISSIONS, ROLES, THREAD_TYPES } from "./threads.js";
 
 /**
  * What a workspace decides for its threads. `defaults` fill the fields a spawn omits;
@@ -28,7 +26,7 @@ export type Policy = z.infer<typeof Policy>;
 
 export const WorkspaceConfig = z
   .object({
-    name,
+    name: Name,
     /** The workspace's repository on the code host, `owner/repo`. */
     slug: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "slug is owner/repo"),
     accounts: z.array(z.string().min(1).max(200)).default([]),

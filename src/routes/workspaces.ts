@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import { CODES } from "../api/errors.js";
+import { Name } from "../api/threads.js";
 import { DEFAULT_WORKSPACE } from "../api/turns.js";
 import { Policy, type WorkspaceConfig } from "../api/workspaces.js";
 import type { AppEnv } from "../app-env.js";
@@ -11,7 +12,6 @@ import { policyOf } from "../workspace-rules.js";
 /** SPEC "Workspaces and memory": the parts that exist so far. */
 export const workspaces = new Hono<AppEnv>();
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** A configured workspace, or the refusal for a name the host does not configure. */
 function configured(c: Context<AppEnv>, name: string): WorkspaceConfig | Response {
@@ -51,7 +51,7 @@ workspaces.get("/workspaces/:name/head", async (c) => {
   if (c.var.config.workspaces) {
     const ws = configured(c, name);
     if (ws instanceof Response) return ws;
-  } else if (!NAME.test(name)) return refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  } else if (!Name.safeParse(name).success) return refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
   return c.json({ workspace: name, head: await workspaceOf(c.env, name).head() });
 });
 
@@ -62,7 +62,7 @@ function indexName(c: Context<AppEnv>, name: string): Response | null {
     const ws = configured(c, name);
     return ws instanceof Response ? ws : null;
   }
-  return NAME.test(name) ? null : refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  return Name.safeParse(name).success ? null : refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
 }
 
 workspaces.get("/workspaces/:name/approvals", async (c) => {

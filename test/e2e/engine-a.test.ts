@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, startFront, type Front } from "../support/front.js";
-import { call, sim, waitFor } from "../support/http.js";
+import { call, events, FAULT_CLASSES, sim, waitFor } from "../support/http.js";
 
 let front: Front;
 let base: string;
@@ -26,9 +26,7 @@ async function spawn(spec: Record<string, unknown> = {}): Promise<string> {
   return r.body.threadId;
 }
 
-async function log(id: string): Promise<{ seq: number; kind: string; body: any }[]> {
-  return (await call(base, "GET", `/threads/${id}/tail?limit=1000`)).body.events;
-}
+const log = (id: string) => events(base, id);
 
 async function simRequests(): Promise<{ path: string; headers: Record<string, string>; body: any }[]> {
   return ((await (await fetch(`${front.simulatorUrl}/_sim/requests`)).json()) as { requests: any[] }).requests;
@@ -92,17 +90,8 @@ describe("engine_a: the vendor's agent SDK, offline against the simulator", () =
   });
 
   it("records each simulated provider fault with its class", async () => {
-    const cases: [string, string][] = [
-      ["quota", "quota"],
-      ["auth", "auth"],
-      ["model-not-found", "model-not-found"],
-      ["unsupported-model", "unsupported-model"],
-      ["rate-limit", "quota"],
-      ["server", "unknown"],
-      ["disconnect", "session"],
-    ];
     const id = await spawn();
-    for (const [fail, cls] of cases) {
+    for (const [fail, cls] of FAULT_CLASSES) {
       const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ fail }) });
       expect(r.body.failure?.class, `${fail}: ${r.body.failure?.error}`).toBe(cls);
     }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, removeDir, startFront, type Front } from "../support/front.js";
-import { call, sim, waitFor } from "../support/http.js";
+import { call, events, FAULT_CLASSES, sim, waitFor } from "../support/http.js";
 
 let front: Front;
 let base: string;
@@ -27,9 +27,7 @@ async function spawn(spec: Record<string, unknown> = {}): Promise<string> {
   return r.body.threadId;
 }
 
-async function log(id: string): Promise<{ seq: number; kind: string; body: any }[]> {
-  return (await call(base, "GET", `/threads/${id}/tail?limit=1000`)).body.events;
-}
+const log = (id: string) => events(base, id);
 
 describe("engine_b: codex app-server 0.160.0, offline against the simulator", () => {
   it("lists the pinned CLI among the engines", async () => {
@@ -84,17 +82,8 @@ describe("engine_b: codex app-server 0.160.0, offline against the simulator", ()
   });
 
   it("records each simulated provider fault with its class", async () => {
-    const cases: [string, string][] = [
-      ["quota", "quota"],
-      ["auth", "auth"],
-      ["model-not-found", "model-not-found"],
-      ["unsupported-model", "unsupported-model"],
-      ["rate-limit", "quota"],
-      ["server", "unknown"],
-      ["disconnect", "session"],
-    ];
     const id = await spawn();
-    for (const [fail, cls] of cases) {
+    for (const [fail, cls] of FAULT_CLASSES) {
       const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ fail }) });
       expect(r.body.failure?.class, `${fail}: ${r.body.failure?.error}`).toBe(cls);
     }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort, removeDir, startFront, type Front } from "../support/front.js";
-import { call, sim, waitFor } from "../support/http.js";
+import { call, events, sim, waitFor } from "../support/http.js";
 
 const fronts: Front[] = [];
 const dirs = new Set<string>();
@@ -17,9 +17,7 @@ async function start(options: Parameters<typeof startFront>[0] = {}): Promise<Fr
   return f;
 }
 
-async function log(base: string, id: string): Promise<{ seq: number; kind: string; body: any; blob?: { sha256: string } }[]> {
-  return (await call(base, "GET", `/threads/${id}/tail?limit=1000`)).body.events;
-}
+const log = events;
 
 describe("a host restart mid-turn", () => {
   it("writes the lost-turn message on boot, keeps every acknowledged event, and retries nothing", async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, startFront, type Front } from "../support/front.js";
-import { call, sim, waitFor } from "../support/http.js";
+import { call, events, FAULT_CLASSES, sim, waitFor } from "../support/http.js";
 import { openFollow, until } from "../support/sse.js";
 
 let front: Front;
@@ -27,9 +27,7 @@ async function spawn(spec: Record<string, unknown> = {}): Promise<string> {
   return r.body.threadId;
 }
 
-async function log(id: string): Promise<{ seq: number; kind: string; body: any }[]> {
-  return (await call(base, "GET", `/threads/${id}/tail?limit=1000`)).body.events;
-}
+const log = (id: string) => events(base, id);
 
 async function idle(id: string): Promise<void> {
   await waitFor(async () => {
@@ -239,20 +237,11 @@ describe("questions", () => {
 });
 
 describe("failure classes", () => {
-  const cases: [string, string][] = [
-    ["quota", "quota"],
-    ["auth", "auth"],
-    ["model-not-found", "model-not-found"],
-    ["unsupported-model", "unsupported-model"],
-    ["rate-limit", "quota"],
-    ["server", "unknown"],
-    ["disconnect", "session"],
-  ];
 
   for (const model of ["sim-1", "gpt-sim", "claude-sim"]) {
     it(`records each simulated provider fault with its class (${model})`, async () => {
       const started = Date.now();
-      for (const [fail, cls] of cases) {
+      for (const [fail, cls] of FAULT_CLASSES) {
         const id = await spawn({ engine: "pi", model });
         const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ fail }) });
         expect(r.body.outcome, `${fail} on ${model}`).toBe("failed");
@@ -263,7 +252,7 @@ describe("failure classes", () => {
         expect(next.body.outcome).toBe("completed");
       }
       const incidents = (await call(base, "GET", `/incidents?since=${started}`)).body.incidents;
-      expect(new Set(incidents.map((i: { class: string }) => i.class))).toEqual(new Set(cases.map(([, c]) => c)));
+      expect(new Set(incidents.map((i: { class: string }) => i.class))).toEqual(new Set(FAULT_CLASSES.map(([, c]) => c)));
     });
   }
 

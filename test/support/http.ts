@@ -9,6 +9,29 @@ export async function call(base: string, method: string, path: string, body?: un
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
 
+export interface LoggedEvent {
+  seq: number;
+  kind: string;
+  body: any;
+  blob?: { sha256: string };
+}
+
+/** A thread's whole log (up to 1,000 events), as `tail` pages it. */
+export async function events(base: string, id: string): Promise<LoggedEvent[]> {
+  return (await call(base, "GET", `/threads/${id}/tail?limit=1000`)).body.events;
+}
+
+/** Each fault the simulator can provoke, and the failure class every engine must record for it. */
+export const FAULT_CLASSES: [fail: string, cls: string][] = [
+  ["quota", "quota"],
+  ["auth", "auth"],
+  ["model-not-found", "model-not-found"],
+  ["unsupported-model", "unsupported-model"],
+  ["rate-limit", "quota"],
+  ["server", "unknown"],
+  ["disconnect", "session"],
+];
+
 /** A `@sim` directive line followed by the text the simulator echoes. */
 export function sim(directive: Record<string, unknown>, text = "go"): string {
   return `@sim ${JSON.stringify(directive)}\n${text}`;

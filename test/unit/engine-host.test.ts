@@ -1,3 +1,4 @@
+import { ENGINES_TOKEN_HEADER } from "../../src/api/engine.js";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +18,7 @@ afterAll(async () => {
 
 const turn = { turnId: "turn_1", threadId: "thr_1", engine: "pi", model: "sim-1", permissions: "allow", cwd: null, account: null, transcript: [], inputs: [{ seq: 2, text: "hi" }] };
 const post = (path: string, body: unknown, token?: string) =>
-  fetch(`http://${host.address}${path}`, { method: "POST", headers: token ? { "x-service-engines": token } : {}, body: JSON.stringify(body) });
+  fetch(`http://${host.address}${path}`, { method: "POST", headers: token ? { [ENGINES_TOKEN_HEADER]: token } : {}, body: JSON.stringify(body) });
 
 describe("the engine host", () => {
   it("answers only the worker that holds this boot's token", async () => {
@@ -40,7 +41,7 @@ describe("the engine host", () => {
 
   it("answers 404 for a turn it does not run, and 400 for a bad body", async () => {
     expect((await post("/turns/turn_x/interrupt", {}, "the-token")).status).toBe(404);
-    const bad = await fetch(`http://${host.address}/turns`, { method: "POST", headers: { "x-service-engines": "the-token" }, body: "{nope" });
+    const bad = await fetch(`http://${host.address}/turns`, { method: "POST", headers: { [ENGINES_TOKEN_HEADER]: "the-token" }, body: "{nope" });
     expect(bad.status).toBe(400);
   });
 });

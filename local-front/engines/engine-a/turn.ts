@@ -8,7 +8,7 @@ import type { ProviderConfig } from "../providers.js";
 import { SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
-import { reportEnd, Waiting, type EngineTurn } from "../turn.js";
+import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
 
 export interface EngineADeps {
   providers: ProviderConfig;
@@ -136,7 +136,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
           const inputTokens = (usage.input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
           if (inputTokens + (usage.output_tokens ?? 0) > 0 || grew > 0)
             emit({ type: "usage", model: req.model, inputTokens, outputTokens: usage.output_tokens ?? 0, usd: grew });
-          if (interrupted) return { class: "interrupted", error: "interrupted by a person" };
+          if (interrupted) return INTERRUPTED;
           if (!m.is_error) return null;
           const message = "result" in m && typeof m.result === "string" ? m.result : ("errors" in m ? (m.errors as string[]).join("; ") : m.subtype);
           const status = "api_error_status" in m && typeof m.api_error_status === "number" ? m.api_error_status : null;
@@ -146,12 +146,12 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     } finally {
       finishInput();
     }
-    if (interrupted) return { class: "interrupted", error: "interrupted by a person" };
+    if (interrupted) return INTERRUPTED;
     return { class: "session", error: "the agent ended without a result" };
   };
 
   const done = reportEnd(run(), emit, (err) =>
-    interrupted ? { class: "interrupted", error: "interrupted by a person" } : { class: "unknown", error: `engine_a crashed: ${err.message}` },
+    interrupted ? INTERRUPTED : { class: "unknown", error: `engine_a crashed: ${err.message}` },
   );
 
   return {

@@ -7,7 +7,7 @@ import type { ProviderConfig } from "../providers.js";
 import { SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
-import { reportEnd, Waiting, type EngineTurn } from "../turn.js";
+import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
 import { classifyCodexError } from "./failure.js";
 import type { RequestId } from "./protocol/RequestId.js";
@@ -121,13 +121,13 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         else if (method === "turn/completed") {
           const turn = (p as { turn: { status: string; error: TurnError | null } }).turn;
           if (turn.status === "completed") settleTurn(null);
-          else if (turn.status === "interrupted" || interrupted) settleTurn({ class: "interrupted", error: "interrupted by a person" });
+          else if (turn.status === "interrupted" || interrupted) settleTurn(INTERRUPTED);
           else settleTurn(classifyCodexError(turn.error ?? lastError));
         }
       },
       (method, id, params) => void answerRequest(method, id, params as Record<string, unknown>),
     );
-    const gone = () => settleTurn(interrupted ? { class: "interrupted", error: "interrupted by a person" } : { class: "session", error: "codex app-server exited during the turn" });
+    const gone = () => settleTurn(interrupted ? INTERRUPTED : { class: "session", error: "codex app-server exited during the turn" });
     child.on("exit", gone);
     child.on("error", gone);
 
@@ -177,7 +177,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
   };
 
   const done = reportEnd(run(), emit, (err) =>
-    interrupted ? { class: "interrupted", error: "interrupted by a person" } : { class: "session", error: `engine_b: ${err.message}` },
+    interrupted ? INTERRUPTED : { class: "session", error: `engine_b: ${err.message}` },
   );
 
   return {

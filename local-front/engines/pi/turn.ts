@@ -5,7 +5,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import { NoProvider, resolveModel, type ProviderConfig } from "../providers.js";
-import { reportEnd, Waiting, type EngineTurn } from "../turn.js";
+import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
 import { classifyProviderError } from "./failure.js";
 import { piTools, type QuestionAnswer } from "./tools.js";
 import { toMessages } from "./transcript.js";
@@ -103,7 +103,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     });
     const prompt: AgentMessage[] = req.inputs.map((i) => ({ role: "user", content: i.text, timestamp: Date.now() }));
     await a.prompt(prompt);
-    if (interrupted) return { class: "interrupted", error: "interrupted by a person" };
+    if (interrupted) return INTERRUPTED;
     const last = [...a.state.messages].reverse().find((m): m is AssistantMessage => (m as AssistantMessage).role === "assistant");
     if (last?.stopReason === "aborted") return { class: "interrupted", error: last.errorMessage ?? "aborted" };
     if (last?.stopReason === "error") return classifyProviderError(lastStatus, last.errorMessage ?? "");
