@@ -1,5 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import type { z } from "zod";
+import { AccountsFile, type AccountConfig, type PublicAccount } from "../src/api/accounts.js";
 import { WorkspacesFile } from "../src/api/workspaces.js";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
@@ -22,8 +24,14 @@ export interface FrontConfig {
   /** SERVICE_ENGINE_B_BIN: engine_b's CLI, instead of the one npm installed. */
   engineBBin: string | undefined;
   simulatorPort: number;
-  openai: { apiKey: string; baseUrl: string } | null;
-  anthropic: { apiKey: string; baseUrl: string } | null;
+  /** accounts.json (or SERVICE_ACCOUNTS_FILE), plus OPENAI_API_KEY / ANTHROPIC_API_KEY as accounts of their own. */
+  accounts: AccountConfig[];
+  /** The credential proxy: SERVICE_PROXY (on unless `off`), SERVICE_PROXY_URL, SERVICE_PROXY_CA. */
+  proxy: { on: boolean; externalUrl: string | null; caPath: string; caGiven: boolean };
+  /** SERVICE_PROVIDER_UPSTREAM: `simulator` sends every provider host's traffic to the built-in simulator over TLS. */
+  providerUpstream: "providers" | "simulator";
+  /** SERVICE_ACCESS_TOKEN_RATE: access tokens one account may issue per minute. */
+  accessTokensPerMinute: number;
 }
 
 /** Variables the worker reads; set in the front's environment, they override wrangler.toml. */
@@ -64,12 +72,12 @@ function url(name: string, value: string): string {
 }
 
 /**
- * The operator's workspaces, checked, as the JSON the worker gets; null when there is no
- * file (the default file may be absent; a named one must exist). Read once at start.
+ * An operator's JSON file, checked against `schema`; null when there is no file (the
+ * default file may be absent; one a variable names must exist). Read once at start.
  */
-function readWorkspaces(path: string, named: boolean): string | null {
+function readOperatorFile<S extends z.ZodType>(path: string, variable: string | null, schema: S): z.infer<S> | null {
   if (!existsSync(path)) {
-    if (named) throw new ConfigError(`SERVICE_WORKSPACES_FILE names ${path}, which does not exist`);
+    if (variable) throw new ConfigError(`${variable} names ${path}, which does not exist`);
     return null;
   }
   let raw: unknown;
@@ -78,10 +86,29 @@ function readWorkspaces(path: string, named: boolean): string | null {
   } catch (err) {
     throw new ConfigError(`${path} is not valid JSON: ${(err as Error).message}`);
   }
-  const parsed = WorkspacesFile.safeParse(raw);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success)
     throw new ConfigError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; ")}`);
-  return JSON.stringify(parsed.data);
+  return parsed.data;
+}
+
+/** Provider keys in the environment are accounts too, so they reach sessions only through the proxy. */
+function envAccounts(env: NodeJS.ProcessEnv): AccountConfig[] {
+  const out: AccountConfig[] = [];
+  if (env.OPENAI_API_KEY)
+    out.push({ id: "env-openai", provider: "openai", label: "OPENAI_API_KEY", apiKey: env.OPENAI_API_KEY, baseUrl: url("OPENAI_BASE_URL", env.OPENAI_BASE_URL || "https://api.openai.com/v1") });
+  if (env.ANTHROPIC_API_KEY)
+    out.push({ id: "env-anthropic", provider: "anthropic", label: "ANTHROPIC_API_KEY", apiKey: env.ANTHROPIC_API_KEY, baseUrl: url("ANTHROPIC_BASE_URL", env.ANTHROPIC_BASE_URL || "https://api.anthropic.com") });
+  return out;
+}
+
+/** With accounts configured, every account a workspace names must be one of them. */
+function checkRosters(workspaces: WorkspacesFile | null, accounts: AccountConfig[]): void {
+  if (!workspaces || accounts.length === 0) return;
+  const known = new Set(accounts.map((a) => a.id));
+  for (const w of workspaces.workspaces)
+    for (const id of [...w.accounts, ...(w.policy.defaults.account ? [w.policy.defaults.account] : [])])
+      if (!known.has(id)) throw new ConfigError(`workspace ${w.name} names account ${id}, which accounts.json does not configure (known: ${[...known].join(", ")})`);
 }
 
 export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): FrontConfig {
@@ -97,13 +124,21 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const dataDir = isAbsolute(rawDir) ? rawDir : resolve(rawDir);
   const workerVars: Record<string, string> = {};
   for (const name of WORKER_VARS) if (env[name]) workerVars[name] = env[name]!;
-  const workspaces = readWorkspaces(env.SERVICE_WORKSPACES_FILE || join(dataDir, "workspaces.json"), Boolean(env.SERVICE_WORKSPACES_FILE));
-  if (workspaces) workerVars.SERVICE_WORKSPACES = workspaces;
+  const workspaces = readOperatorFile(env.SERVICE_WORKSPACES_FILE || join(dataDir, "workspaces.json"), env.SERVICE_WORKSPACES_FILE ? "SERVICE_WORKSPACES_FILE" : null, WorkspacesFile);
+  if (workspaces) workerVars.SERVICE_WORKSPACES = JSON.stringify(workspaces);
+  const accountsFile = readOperatorFile(env.SERVICE_ACCOUNTS_FILE || join(dataDir, "accounts.json"), env.SERVICE_ACCOUNTS_FILE ? "SERVICE_ACCOUNTS_FILE" : null, AccountsFile);
+  const accounts = [...(accountsFile?.accounts ?? []), ...envAccounts(env)];
+  if (new Set(accounts.map((a) => a.id)).size !== accounts.length) throw new ConfigError("accounts.json may not use the ids env-openai or env-anthropic while OPENAI_API_KEY or ANTHROPIC_API_KEY is set");
+  checkRosters(workspaces, accounts);
+  workerVars.SERVICE_ACCOUNTS = JSON.stringify(accounts.map((a): PublicAccount => ({ id: a.id, provider: a.provider })));
   const heartbeatMs = Number(env.SERVICE_SSE_HEARTBEAT_MS);
-  const openai = env.OPENAI_API_KEY ? { apiKey: env.OPENAI_API_KEY, baseUrl: url("OPENAI_BASE_URL", env.OPENAI_BASE_URL || "https://api.openai.com/v1") } : null;
-  const anthropic = env.ANTHROPIC_API_KEY
-    ? { apiKey: env.ANTHROPIC_API_KEY, baseUrl: url("ANTHROPIC_BASE_URL", env.ANTHROPIC_BASE_URL || "https://api.anthropic.com") }
-    : null;
+  const proxyMode = env.SERVICE_PROXY || "on";
+  if (!["on", "off"].includes(proxyMode)) throw new ConfigError(`SERVICE_PROXY must be on or off, not ${JSON.stringify(proxyMode)}`);
+  const upstream = env.SERVICE_PROVIDER_UPSTREAM || "providers";
+  if (upstream !== "providers" && upstream !== "simulator")
+    throw new ConfigError(`SERVICE_PROVIDER_UPSTREAM must be providers or simulator, not ${JSON.stringify(upstream)}`);
+  const rawRate = env.SERVICE_ACCESS_TOKEN_RATE ?? "12";
+  if (!/^\d+$/.test(rawRate) || Number(rawRate) < 1) throw new ConfigError(`SERVICE_ACCESS_TOKEN_RATE must be a positive whole number, not ${JSON.stringify(rawRate)}`);
   const sim = env.SERVICE_SIMULATOR || "auto";
   if (!["auto", "on", "off"].includes(sim)) throw new ConfigError(`SERVICE_SIMULATOR must be auto, on or off, not ${JSON.stringify(sim)}`);
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
@@ -118,11 +153,18 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     followRelay: env.SERVICE_FOLLOW_RELAY !== "off",
     heartbeatMs: Number.isFinite(heartbeatMs) && heartbeatMs > 0 ? heartbeatMs : 15_000,
     workerVars,
-    simulator: sim === "on" || (sim === "auto" && !openai && !anthropic),
+    simulator: sim === "on" || (sim === "auto" && accounts.length === 0),
     engineStateDir: resolve(env.SERVICE_ENGINE_STATE_DIR || join(homedir(), ".service", "engine")),
     engineBBin: env.SERVICE_ENGINE_B_BIN || undefined,
     simulatorPort: Number(rawSimPort),
-    openai,
-    anthropic,
+    accounts,
+    proxy: {
+      on: proxyMode === "on",
+      externalUrl: env.SERVICE_PROXY_URL ? url("SERVICE_PROXY_URL", env.SERVICE_PROXY_URL) : null,
+      caPath: resolve(env.SERVICE_PROXY_CA || join(dataDir, "proxy", "ca.pem")),
+      caGiven: Boolean(env.SERVICE_PROXY_CA),
+    },
+    providerUpstream: upstream,
+    accessTokensPerMinute: Number(rawRate),
   };
 }

@@ -7,10 +7,10 @@ import { startPipe } from "./pipe.js";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { findEngineB } from "./engines/engine-b/binary.js";
-import { egressEnv, startEgressGuard } from "./egress-guard.js";
+import { startAccountService } from "./accounts/service.js";
 import { startEngineHost } from "./engines/host.js";
+import { startNetwork } from "./network.js";
 import { startRuntime } from "./runtime.js";
-import { startSimulator } from "./simulator/server.js";
 
 const projectDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -18,27 +18,28 @@ async function main(): Promise<void> {
   const config = readFrontConfig(process.env, projectDir);
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
-  const simulator = config.simulator ? await startSimulator({ port: config.simulatorPort }) : null;
-  // Offline only loopback; with real providers, their hosts too.
-  const providerHosts = simulator ? [] : [config.openai?.baseUrl, config.anthropic?.baseUrl].flatMap((u) => (u ? [new URL(u).hostname] : []));
-  const guard = await startEgressGuard(providerHosts);
+  const network = await startNetwork(config);
   const enginesToken = randomBytes(24).toString("hex");
   const engines = await startEngineHost(
     {
-      providers: { simulatorUrl: simulator?.url ?? null, openai: config.openai, anthropic: config.anthropic },
+      network: network.deps,
       scratchDir: join(config.dataDir, "scratch"),
       stateDir: config.engineStateDir,
       engineB: await findEngineB(config.engineBBin),
-      egress: egressEnv(guard.url),
+      proxyFailureSince: (threadId, since) => network.proxy?.failureSince(threadId, since) ?? null,
     },
     enginesToken,
   );
+  const accountsToken = randomBytes(24).toString("hex");
+  const accounts = await startAccountService(network.pool, accountsToken);
   const internalToken = randomBytes(24).toString("hex");
   const runtime = await startRuntime(config, {
     engines: engines.address,
+    accounts: accounts.address,
     bootId: randomBytes(8).toString("hex"),
     internalToken,
     enginesToken,
+    accountsToken,
   });
   const workerd = findWorkerdChild();
   if (workerd) lock.attach(workerd);
@@ -48,8 +49,7 @@ async function main(): Promise<void> {
   const address = pipe.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shown = config.host.includes(":") ? `[${config.host}]` : config.host;
-  const models = simulator ? `simulator=${simulator.url}` : "providers=" + [config.openai && "openai", config.anthropic && "anthropic"].filter(Boolean).join(",");
-  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} ${models}`);
+  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} ${network.describe}`);
   await sweepLostTurns(runtime.direct, internalToken);
 
   let stopping = false;
@@ -59,9 +59,9 @@ async function main(): Promise<void> {
     console.log(`agent-runtime stopping (${signal})`);
     await pipe.close();
     await engines.close();
-    await guard.close();
+    await accounts.close();
     await runtime.mf.dispose();
-    await simulator?.close();
+    await network.close();
     lock.release();
     process.exit(0);
   };

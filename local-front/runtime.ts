@@ -18,12 +18,16 @@ export interface Runtime {
 export interface Boot {
   /** host:port of the engine host, for the ENGINES binding. */
   engines: string;
+  /** host:port of the account pool, for the ACCOUNTS binding. */
+  accounts: string;
   /** Fresh each start: the incident window begins anew with it. */
   bootId: string;
   /** Shared secret for the worker's internal routes. */
   internalToken: string;
   /** Shared secret the worker sends to the engine host. */
   enginesToken: string;
+  /** Shared secret the worker sends to the account pool. */
+  accountsToken: string;
 }
 
 export async function startRuntime(config: FrontConfig, boot: Boot): Promise<Runtime> {
@@ -39,9 +43,14 @@ export async function startRuntime(config: FrontConfig, boot: Boot): Promise<Run
       SERVICE_BOOT_ID: boot.bootId,
       SERVICE_INTERNAL_TOKEN: boot.internalToken,
       SERVICE_ENGINES_TOKEN: boot.enginesToken,
+      SERVICE_ACCOUNTS_TOKEN: boot.accountsToken,
       ...config.workerVars,
     },
-    serviceBindings: { ...workerOptions.serviceBindings, ENGINES: { external: { address: boot.engines, http: {} } } },
+    serviceBindings: {
+      ...workerOptions.serviceBindings,
+      ENGINES: { external: { address: boot.engines, http: {} } },
+      ACCOUNTS: { external: { address: boot.accounts, http: {} } },
+    },
     durableObjectsPersist: join(config.dataDir, "do"),
     r2Persist: join(config.dataDir, "blobs"),
     cf: false,

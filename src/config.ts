@@ -1,3 +1,4 @@
+import type { PublicAccount } from "./api/accounts.js";
 import { WorkspacesFile, type WorkspaceConfig } from "./api/workspaces.js";
 
 /** Limits and settings from the worker's vars (wrangler.toml [vars]; the front may override them). */
@@ -18,6 +19,8 @@ export interface RuntimeConfig {
   interruptGraceMs: number;
   /** The operator's workspaces by name; null when none are configured (names are then free labels). */
   workspaces: Map<string, WorkspaceConfig> | null;
+  /** The host's provider accounts (ids and providers only); empty when none are configured and the simulator stands in. */
+  accounts: Map<string, PublicAccount>;
 }
 
 export interface ConfigVars {
@@ -36,6 +39,9 @@ export interface ConfigVars {
   SERVICE_INTERRUPT_GRACE_MS?: string;
   /** workspaces.json as the front read and checked it. */
   SERVICE_WORKSPACES?: string;
+  /** The account pool's ids and providers, as the front read them (`PublicAccount[]`). */
+  SERVICE_ACCOUNTS?: string;
+  SERVICE_ACCOUNTS_TOKEN?: string;
 }
 
 function positive(raw: string | undefined, fallback: number): number {
@@ -59,5 +65,6 @@ export function readConfig(vars: ConfigVars): RuntimeConfig {
     workspaces: vars.SERVICE_WORKSPACES
       ? new Map(WorkspacesFile.parse(JSON.parse(vars.SERVICE_WORKSPACES)).workspaces.map((w) => [w.name, w]))
       : null,
+    accounts: new Map(((vars.SERVICE_ACCOUNTS ? JSON.parse(vars.SERVICE_ACCOUNTS) : []) as PublicAccount[]).map((a) => [a.id, a])),
   };
 }

@@ -37,7 +37,7 @@ export async function createThread(
   const decision = resolveSpawn(shaped.input, config);
   if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
   const spec = decision.spec;
-  const refused = rosterRefusal(spec, shaped.ws) ?? (await engineUnavailable(env, spec));
+  const refused = rosterRefusal(config, spec, shaped.ws) ?? (await engineUnavailable(env, spec));
   if (refused) return refused;
   const threadId = newThreadId();
   let taken = false;

@@ -13,6 +13,8 @@ export interface Env extends ConfigVars {
   BLOBS: R2Bucket;
   /** The engine host (fetch-shaped; the local front serves it). See src/api/engine.ts. */
   ENGINES: Fetcher;
+  /** The account pool (fetch-shaped; the local front serves it). See src/api/accounts.ts. */
+  ACCOUNTS: Fetcher;
 }
 
 /** The host's one Catalog object. */

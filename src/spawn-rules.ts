@@ -1,3 +1,4 @@
+import type { Provider } from "./api/accounts.js";
 import { CODES } from "./api/errors.js";
 import type { Engine, EngineModel, SpawnSpec, ThreadSpec } from "./api/threads.js";
 import type { RuntimeConfig } from "./config.js";
@@ -12,6 +13,16 @@ export function isEngineAModel(model: string): boolean {
 /** SPEC: a model of the engine_a family selects engine_a; every other id selects pi; never engine_b. */
 export function engineForModel(model: string): Engine {
   return isEngineAModel(model) ? "engine_a" : "pi";
+}
+
+/**
+ * The provider that serves a model on an engine: engine_a speaks to its vendor, engine_b
+ * to OpenAI, and `pi` follows the model's family.
+ */
+export function providerOf(engine: Engine, model: string): Provider {
+  if (engine === "engine_a") return "anthropic";
+  if (engine === "engine_b") return "openai";
+  return isEngineAModel(model) ? "anthropic" : "openai";
 }
 
 function mismatch(engine: Engine, model: string): string | null {

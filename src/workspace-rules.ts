@@ -1,3 +1,4 @@
+import { accountRefusal } from "./account-rules.js";
 import { CODES } from "./api/errors.js";
 import type { SpawnSpec, ThreadSpec } from "./api/threads.js";
 import { Policy, type WorkspaceConfig } from "./api/workspaces.js";
@@ -41,8 +42,10 @@ export async function withWorkspace(
   return { input: merged, ws };
 }
 
-/** The roster and the allowed models, checked on the spec with every default filled in. */
-export function rosterRefusal(spec: ThreadSpec, ws: WorkspaceConfig | null): Response | null {
+/** The account, the roster and the allowed models, checked on the spec with every default filled in. */
+export function rosterRefusal(config: RuntimeConfig, spec: ThreadSpec, ws: WorkspaceConfig | null): Response | null {
+  const badAccount = accountRefusal(config, spec.account, spec.engine, spec.model);
+  if (badAccount) return badAccount;
   if (!ws) return null;
   if (spec.account && !ws.accounts.includes(spec.account))
     return refusal(400, `account ${spec.account} is not in workspace ${ws.name}'s roster`, CODES.accountNotInRoster, { accounts: ws.accounts });

@@ -3,10 +3,10 @@ const PASSED_ENV = ["PATH", "LANG", "LC_ALL", "TZ"];
 
 /**
  * An engine process's base environment: enough to run, none of the front's secrets, and
- * the egress guard as its proxy (`egress`, from local-front/egress-guard.ts).
+ * the session's network variables (`session`: proxy and CA trust, see access.ts).
  */
-export function childEnv(egress: Record<string, string>): Record<string, string> {
+export function childEnv(session: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of PASSED_ENV) if (process.env[name]) env[name] = process.env[name]!;
-  return { ...env, ...egress };
+  return { ...env, ...session };
 }

@@ -8,6 +8,7 @@ import type { EngineBinary } from "./engine-b/binary.js";
 import { runEngineBTurn } from "./engine-b/turn.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
+import { readJson, reply } from "../binding-http.js";
 
 /** An idle report stream says it is alive this often. */
 const PING_MS = 15_000;
@@ -21,17 +22,6 @@ export interface EngineHost {
 const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS) });
 const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString();
-  return text ? (JSON.parse(text) as unknown) : {};
-}
-
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-}
-
 /**
  * The engines binding, served by the front (src/api/engine.ts has the protocol). Turns
  * live here, in memory: when the Thread object's report stream goes away (the object
@@ -43,8 +33,8 @@ export interface EngineDeps extends PiDeps {
   stateDir: string;
   /** engine_b's CLI as found at boot. */
   engineB: EngineBinary;
-  /** Proxy variables for the engines' processes (the egress guard). */
-  egress: Record<string, string>;
+  /** Why the credential proxy last failed a thread's provider call since a time, if it did. */
+  proxyFailureSince(threadId: string, sinceMs: number): string | null;
 }
 
 function engineEntries(deps: EngineDeps): EngineEntry[] {
@@ -53,6 +43,16 @@ function engineEntries(deps: EngineDeps): EngineEntry[] {
     { engine: "engine_a", binary: "@anthropic-ai/claude-agent-sdk", versionFound: "in process (agent SDK)", versionNeeded: null, available: true, reason: null },
     deps.engineB,
   ];
+}
+
+/**
+ * A failed turn whose provider calls the proxy could not complete says so first: an
+ * engine reports an unreachable provider as a login or connection failure, and an
+ * operator must be able to tell that from a revoked login (incidents group by message).
+ */
+function withProxyCause(r: EngineReport & { type: "end" }, cause: string | null): EngineReport {
+  if (!r.failure || !cause) return r;
+  return { ...r, failure: { ...r.failure, error: `${cause}; the engine reported: ${r.failure.error}` } };
 }
 
 export async function startEngineHost(deps: EngineDeps, token: string): Promise<EngineHost> {
@@ -64,9 +64,13 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
     res.flushHeaders();
     let ended = false;
+    const startedAt = Date.now();
     const emit = (r: EngineReport) => {
       if (ended || res.writableEnded) return;
-      if (r.type === "end") ended = true;
+      if (r.type === "end") {
+        ended = true;
+        r = withProxyCause(r, deps.proxyFailureSince(request.threadId, startedAt));
+      }
       res.write(`${JSON.stringify(r)}\n`);
       if (ended) res.end();
     };

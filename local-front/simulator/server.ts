@@ -1,7 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
+import { createSecureContext } from "node:tls";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { anthropicMessages } from "./anthropic-messages.js";
+import { SimCredentials, type CredentialSet } from "./credentials.js";
 import type { Conversation } from "./conversation.js";
 import { BadRequest, type ErrorResponse, type SimError } from "./errors.js";
 import { openaiChat } from "./openai-chat.js";
@@ -14,11 +17,16 @@ import { writeSse } from "./sse.js";
 export interface SimulatorOptions {
   host?: string;
   port?: number;
+  /** Serve HTTPS, with a certificate per host name the client asks for (SNI). */
+  tls?: { certFor(host: string): { key: string; cert: string } };
+  /** Check credentials as a provider would; without it any non-empty key is accepted. */
+  credentials?: CredentialSet;
 }
 
 export interface Simulator {
   /** Base URL without a trailing slash, e.g. http://127.0.0.1:41234 */
   url: string;
+  port: number;
   close(): Promise<void>;
 }
 
@@ -85,13 +93,28 @@ async function answerJson(res: ServerResponse, reply: Reply, body: unknown): Pro
   res.write(text.slice(0, Math.ceil(text.length / 2)), () => res.destroy());
 }
 
-async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res: ServerResponse, log: RequestLog): Promise<void> {
+/** Paths where providers refresh OAuth logins. */
+const TOKEN_PATHS = new Set(["/oauth/token", "/v1/oauth/token"]);
+/** The header each protocol family names the organization in. */
+const ORG_HEADER: Record<string, string> = { "openai-chat": "openai-organization", "openai-responses": "openai-organization", "anthropic-messages": "anthropic-organization-id" };
+
+interface Context {
+  log: RequestLog;
+  credentials: SimCredentials | null;
+}
+
+async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res: ServerResponse, { log, credentials }: Context): Promise<void> {
   const body = await readBody(req);
   const parsed = "text" in body ? parseJson(body.text) : { ok: false as const };
   log.add(protocol.name, req.url ?? "", req.headers, parsed.ok ? parsed.value : "text" in body ? body.text : null);
   const reject = (e: SimError) => sendError(res, protocol.error(e));
   if ("tooLarge" in body) return reject({ kind: "too-large", limit: BODY_LIMIT });
   if (!protocol.hasApiKey(req.headers)) return reject({ kind: "missing-key" });
+  if (credentials) {
+    const org = credentials.check(req.headers);
+    if (org === null) return reject({ kind: "fail", fail: "auth", model: "", retryAfter: 0 });
+    res.setHeader(ORG_HEADER[protocol.name]!, org);
+  }
   if (!parsed.ok) return reject({ kind: "bad-request", message: "We could not parse the JSON body of your request: it is not valid JSON." });
   let conv: Conversation;
   let outcome: Outcome;
@@ -108,11 +131,20 @@ async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res:
   return answerJson(res, reply, protocol.json(reply, conv));
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, log: RequestLog): Promise<void> | void {
+async function handleTokenRequest(req: IncomingMessage, res: ServerResponse, credentials: SimCredentials): Promise<void> {
+  const body = await readBody(req);
+  if (!("text" in body)) return sendJson(res, 413, { error: "invalid_request", error_description: "body too large" });
+  const answer = credentials.refresh(body.text, req.headers["content-type"]);
+  sendJson(res, answer.status, answer.body);
+}
+
+function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): Promise<void> | void {
+  const { log } = ctx;
   // The Claude clients append `?beta=true`; routing looks at the path only.
   const path = new URL(req.url ?? "/", "http://simulator").pathname;
   const protocol = ROUTES[path];
-  if (protocol && req.method === "POST") return handleModelRequest(protocol, req, res, log);
+  if (protocol && req.method === "POST") return handleModelRequest(protocol, req, res, ctx);
+  if (ctx.credentials && TOKEN_PATHS.has(path) && req.method === "POST") return handleTokenRequest(req, res, ctx.credentials);
   if (path === "/v1/models" && req.method === "GET") {
     const created = Math.floor(Date.now() / 1000);
     return sendJson(res, 200, {
@@ -136,16 +168,20 @@ function urlHost(host: string): string {
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? "127.0.0.1";
-  const log = new RequestLog(LOG_CAPACITY);
-  const server = createServer((req, res) => {
+  const ctx: Context = { log: new RequestLog(LOG_CAPACITY), credentials: opts.credentials ? new SimCredentials(opts.credentials) : null };
+  const listener: RequestListener = (req, res) => {
     Promise.resolve()
-      .then(() => handle(req, res, log))
+      .then(() => handle(req, res, ctx))
       .catch(() => {
         // A bug or a broken socket must cost one request, never the server.
         if (res.headersSent) res.destroy();
         else sendJson(res, 500, { error: { message: "simulator internal error", type: "server_error", param: null, code: null } });
       });
-  });
+  };
+  const tls = opts.tls;
+  const server = tls
+    ? createTlsServer({ SNICallback: (name, cb) => cb(null, createSecureContext(tls.certFor(name))), ...tls.certFor(host) }, listener)
+    : createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port ?? 0, host, () => {
@@ -155,7 +191,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${urlHost(host)}:${port}`,
+    url: `${tls ? "https" : "http"}://${urlHost(host)}:${port}`,
+    port,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));

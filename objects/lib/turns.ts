@@ -1,3 +1,4 @@
+import { turnAccount } from "../../src/account-rules.js";
 import type { TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
@@ -228,13 +229,15 @@ export class Turns {
       done: new Promise<TurnEnd>((resolve) => (settle = resolve)),
     };
     this.live = live;
+    const active = activeModel(s);
     const request: TurnRequest = {
       turnId,
       threadId: s.id,
-      ...activeModel(s),
+      ...active,
       permissions: s.spec.permissions,
       cwd: s.spec.cwd,
-      account: s.spec.account,
+      ...turnAccount(this.thread.config, s.spec, active.engine, active.model),
+      proxyEnv: s.spec.proxyEnv,
       transcript: started.transcript,
       inputs: started.inputs,
     };

@@ -48,6 +48,11 @@ export interface TurnInput {
   from?: string;
 }
 
+export interface AccountChoice {
+  only: string[] | null;
+  exclude: string[];
+}
+
 export interface TurnRequest {
   turnId: string;
   threadId: string;
@@ -55,7 +60,12 @@ export interface TurnRequest {
   model: string;
   permissions: "ask" | "allow" | "deny";
   cwd: string | null;
+  /** The thread's own account; when null the engine host picks one as `accountChoice` allows. */
   account: string | null;
+  /** Accounts a thread without its own may run on: `only` these (null: any), never those in `exclude`. */
+  accountChoice: AccountChoice;
+  /** The spawn's per-session proxy environment, replacing the runtime's proxy settings. */
+  proxyEnv: Record<string, string> | null;
   /** Everything before this turn, oldest first. */
   transcript: TranscriptEntry[];
   /** The messages this turn answers, in the order they were accepted. */

@@ -39,4 +39,12 @@ export const CODES = {
   headTaken: "head-taken",
   headNeedsWorkspace: "head-needs-workspace",
   notAHead: "not-a-head",
+  unknownAccount: "unknown-account",
+  accountProviderMismatch: "account-provider-mismatch",
+  accountNotFound: "account-not-found",
+  untrustedCaller: "untrusted-caller",
+  accessTokenRateLimited: "access-token-rate-limited",
+  credentialNotAvailable: "credential-not-available",
+  credentialUnreachable: "credential-unreachable",
+  accountPoolUnavailable: "account-pool-unavailable",
 } as const;

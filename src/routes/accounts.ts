@@ -1,13 +1,44 @@
 import { Hono } from "hono";
+import { ACCOUNTS_TOKEN_HEADER, type AccountView } from "../api/accounts.js";
+import { CODES } from "../api/errors.js";
 import type { AppEnv } from "../app-env.js";
 import { engineList } from "../engine-list.js";
+import type { Env } from "../env.js";
 import { refusal } from "../http.js";
+import { untrustedCaller } from "../local-caller.js";
 
-/** SPEC "Operating the host": `/accounts`. The account pool is a later issue; the engines list is here. */
+/** SPEC "Operating the host": `/accounts` and the access-token route (docs/api.md "Accounts"). */
 export const accounts = new Hono<AppEnv>();
 
+function pool(env: Env, path: string, init: RequestInit = {}): Promise<Response> {
+  return env.ACCOUNTS.fetch(`https://accounts${path}`, { ...init, headers: { [ACCOUNTS_TOKEN_HEADER]: env.SERVICE_ACCOUNTS_TOKEN ?? "" } });
+}
+
 accounts.get("/accounts", async (c) => {
-  const engines = await engineList(c.env);
+  const [engines, listed] = await Promise.all([engineList(c.env), pool(c.env, "/accounts").catch(() => null)]);
   if (!engines) return refusal(503, "the engine host did not answer", "engine-host-unavailable");
-  return c.json({ accounts: [], engines });
+  if (!listed?.ok) return refusal(503, "the account pool did not answer", CODES.accountPoolUnavailable);
+  const { accounts: views } = (await listed.json()) as { accounts: AccountView[] };
+  return c.json({ accounts: views, simulator: views.length === 0, engines });
+});
+
+/**
+ * Issues a short-lived access token of an OAuth account to a trusted host-side caller.
+ * Refusals: 403 untrusted caller, 429 rate limited, 404 unknown account, 409 the account
+ * has no token to give (an API key, or a login the provider refused), 503 the provider's
+ * token endpoint cannot be reached now.
+ */
+accounts.post("/accounts/:id/access-token", async (c) => {
+  const why = untrustedCaller(c.req.raw.headers);
+  if (why) return refusal(403, `access tokens are issued to local callers only: ${why}`, CODES.untrustedCaller);
+  let res: Response;
+  try {
+    res = await pool(c.env, `/accounts/${encodeURIComponent(c.req.param("id"))}/access-token`, { method: "POST" });
+  } catch {
+    return refusal(503, "the account pool did not answer", CODES.accountPoolUnavailable, undefined, { "retry-after": "5" });
+  }
+  const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
+  const retryAfter = res.headers.get("retry-after");
+  if (retryAfter) headers.set("retry-after", retryAfter);
+  return new Response(res.body, { status: res.status, headers });
 });

@@ -42,6 +42,8 @@ workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
     return refusal(400, `default model ${model} is not allowed in workspace ${ws.name}`, CODES.modelNotAllowed, { allowedModels: ws.allowedModels });
   if (account && !ws.accounts.includes(account))
     return refusal(400, `default account ${account} is not in workspace ${ws.name}'s roster`, CODES.accountNotInRoster, { accounts: ws.accounts });
+  if (account && c.var.config.accounts.size > 0 && !c.var.config.accounts.has(account))
+    return refusal(400, `no account ${account} on this host`, CODES.unknownAccount, { accounts: [...c.var.config.accounts.keys()] });
   await workspaceOf(c.env, ws.name).setPolicy(JSON.stringify(policy));
   return c.json({ workspace: ws.name, policy });
 });

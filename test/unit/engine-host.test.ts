@@ -4,19 +4,33 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEngineHost, type EngineHost } from "../../local-front/engines/host.js";
+import { AccountPool } from "../../local-front/accounts/pool.js";
+import { TokenStore } from "../../local-front/accounts/token-store.js";
+import { Placeholders } from "../../local-front/proxy/placeholder.js";
+import { providerUpstream } from "../../local-front/proxy/upstream.js";
 import { removeDir } from "../support/front.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "engine-host-"));
 let host: EngineHost;
 beforeAll(async () => {
-  host = await startEngineHost({ providers: { simulatorUrl: null, openai: null, anthropic: null }, scratchDir: scratch, stateDir: scratch, engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" }, egress: {} }, "the-token");
+  const pool = new AccountPool([], new TokenStore(join(scratch, "tokens.json")), providerUpstream(null), 1);
+  host = await startEngineHost(
+    {
+      network: { pool, placeholders: new Placeholders(join(scratch, "ph.key")), proxy: null, simulatorUrl: null },
+      scratchDir: scratch,
+      stateDir: scratch,
+      engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" },
+      proxyFailureSince: () => null,
+    },
+    "the-token",
+  );
 });
 afterAll(async () => {
   await host.close();
   removeDir(scratch);
 });
 
-const turn = { turnId: "turn_1", threadId: "thr_1", engine: "pi", model: "sim-1", permissions: "allow", cwd: null, account: null, transcript: [], inputs: [{ seq: 2, text: "hi" }] };
+const turn = { turnId: "turn_1", threadId: "thr_1", engine: "pi", model: "sim-1", permissions: "allow", cwd: null, account: null, accountChoice: { only: null, exclude: [] }, proxyEnv: null, transcript: [], inputs: [{ seq: 2, text: "hi" }] };
 const post = (path: string, body: unknown, token?: string) =>
   fetch(`http://${host.address}${path}`, { method: "POST", headers: token ? { [ENGINES_TOKEN_HEADER]: token } : {}, body: JSON.stringify(body) });
 

@@ -4,19 +4,17 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import { classifyProviderError } from "../pi/failure.js";
-import type { ProviderConfig } from "../providers.js";
+import { sessionAccess, type NetworkDeps } from "../access.js";
 import { SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
 
 export interface EngineADeps {
-  providers: ProviderConfig;
+  network: NetworkDeps;
   /** Engine resume state (sessions, the CLI's config dir): `SERVICE_ENGINE_STATE_DIR`. */
   stateDir: string;
   scratchDir: string;
-  /** Proxy variables that send the agent's outside traffic through the egress guard. */
-  egress: Record<string, string>;
 }
 
 
@@ -33,8 +31,8 @@ function textOf(content: unknown): string {
 /**
  * One `engine_a` turn: the vendor's agent SDK in streaming-input mode (so `interrupt()`
  * works), resuming the thread's session. Tool permissions go through `canUseTool`, which
- * becomes the runtime's approvals. The agent's process gets placeholder credentials and
- * the provider's address only (the simulator offline).
+ * becomes the runtime's approvals. The agent's process gets the session's access
+ * (local-front/engines/access.ts): a placeholder credential and the credential proxy.
  */
 export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: EngineReport) => void): EngineTurn {
   const approvals = new Waiting<ApprovalDecision | "interrupted">();
@@ -44,15 +42,6 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
   let interruptAgent: (() => Promise<unknown>) | null = null;
   let finishInput!: () => void;
   const inputDone = new Promise<void>((r) => (finishInput = r));
-
-  const provider = (): { env: Record<string, string> } | { failure: TurnFailure } => {
-    if (deps.providers.simulatorUrl) return { env: { ANTHROPIC_BASE_URL: deps.providers.simulatorUrl, ANTHROPIC_API_KEY: "placeholder-not-a-key" } };
-    // Until the credential proxy (workspaces issue) adds the key on the way out, a real
-    // provider needs the key in the agent's environment.
-    if (deps.providers.anthropic)
-      return { env: { ANTHROPIC_BASE_URL: deps.providers.anthropic.baseUrl, ANTHROPIC_API_KEY: deps.providers.anthropic.apiKey } };
-    return { failure: { class: "auth", error: "no provider for engine_a: set ANTHROPIC_API_KEY, or run with the simulator (SERVICE_SIMULATOR=on)" } };
-  };
 
   const canUseTool = async (name: string, input: Record<string, unknown>, options: { signal: AbortSignal; toolUseID: string }): Promise<PermissionResult> => {
     if (req.permissions === "allow") return { behavior: "allow", updatedInput: input };
@@ -65,9 +54,9 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
   };
 
   const run = async (): Promise<TurnFailure | null> => {
-    const chosen = provider();
+    const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
-    const env = chosen.env;
+    const { access } = chosen;
     const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
     const configDir = join(deps.stateDir, "engine_a", "config");
     await mkdir(cwd, { recursive: true });
@@ -90,8 +79,9 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
         abortController: abort,
         ...(saved ? { resume: saved.sessionId } : {}),
         env: {
-          ...childEnv(deps.egress),
-          ...env,
+          ...childEnv(access.env),
+          ANTHROPIC_BASE_URL: access.baseUrl,
+          [access.bearer ? "ANTHROPIC_AUTH_TOKEN" : "ANTHROPIC_API_KEY"]: access.apiKey,
           HOME: configDir,
           CLAUDE_CONFIG_DIR: configDir,
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
-import type { ProviderConfig } from "../providers.js";
+import { sessionAccess, type NetworkDeps } from "../access.js";
 import { SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
@@ -15,11 +15,10 @@ import { AppServerRpc, RpcError } from "./rpc.js";
 import type { ThreadItem, ThreadStartResponse, ThreadTokenUsage, TurnError, TurnStartResponse } from "./types.js";
 
 export interface EngineBDeps {
-  providers: ProviderConfig;
+  network: NetworkDeps;
   stateDir: string;
   scratchDir: string;
   binary: EngineBinary;
-  egress: Record<string, string>;
 }
 
 const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
@@ -45,17 +44,14 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
   const run = async (): Promise<TurnFailure | null> => {
     const binary = deps.binary;
     if (!binary.available || !binary.binary) return { class: "engine-unavailable", error: binary.reason ?? "engine_b is not available" };
-    const provider = deps.providers.simulatorUrl
-      ? { baseUrl: `${deps.providers.simulatorUrl}/v1`, key: "placeholder-not-a-key" }
-      : deps.providers.openai
-        ? { baseUrl: deps.providers.openai.baseUrl, key: deps.providers.openai.apiKey }
-        : null;
-    if (!provider) return { class: "auth", error: "no provider for engine_b: set OPENAI_API_KEY, or run with the simulator (SERVICE_SIMULATOR=on)" };
+    const chosen = await sessionAccess(deps.network, req);
+    if ("failure" in chosen) return chosen.failure;
+    const { access } = chosen;
     const home = join(deps.stateDir, "engine_b", "home");
     const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
     await mkdir(home, { recursive: true });
     await mkdir(cwd, { recursive: true });
-    const env: Record<string, string> = { ...childEnv(deps.egress), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: provider.key };
+    const env: Record<string, string> = { ...childEnv(access.env), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: access.apiKey };
     const child = spawn(
       binary.binary,
       [
@@ -63,7 +59,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         "-c",
         'model_provider="runtime"',
         "-c",
-        `model_providers.runtime={name="runtime", base_url=${JSON.stringify(provider.baseUrl)}, wire_api="responses", env_key="ENGINE_B_API_KEY", request_max_retries=0, stream_max_retries=0}`,
+        `model_providers.runtime={name="runtime", base_url=${JSON.stringify(access.baseUrl)}, wire_api="responses", env_key="ENGINE_B_API_KEY", request_max_retries=0, stream_max_retries=0}`,
         "-c",
         "include_environment_context=false",
         // Without these it reaches for outside hosts, and retries an unreachable provider forever.

@@ -16,10 +16,11 @@ const SHELL_TIMEOUT_MAX_S = 3600;
  */
 const PASSED_ENV = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "SHELL", "TZ"];
 
-function toolEnv(): NodeJS.ProcessEnv {
+/** The session's proxy and CA-trust variables join them, so commands go out the way the session's model calls do. */
+function toolEnv(session: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of PASSED_ENV) if (process.env[name] !== undefined) env[name] = process.env[name];
-  return env;
+  return { ...env, ...session };
 }
 
 export interface QuestionAnswer {
@@ -29,6 +30,8 @@ export interface QuestionAnswer {
 
 export interface ToolContext {
   cwd: string;
+  /** The session's network variables (proxy, CA trust). */
+  env: Record<string, string>;
   /** Asks the person; resolves with their answer, dismissal or "continue without". */
   ask(question: string, signal: AbortSignal | undefined): Promise<QuestionAnswer>;
 }
@@ -44,9 +47,9 @@ function cap(out: string): string {
 }
 
 /** Runs `command` with bash in `cwd`; the whole process group dies on abort or timeout. */
-function runShell(command: string, cwd: string, timeoutS: number, signal?: AbortSignal): Promise<{ code: number | null; output: string }> {
+function runShell(command: string, cwd: string, env: Record<string, string>, timeoutS: number, signal?: AbortSignal): Promise<{ code: number | null; output: string }> {
   return new Promise((done, fail) => {
-    const child = spawn("bash", ["-c", command], { cwd, env: toolEnv(), detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["-c", command], { cwd, env: toolEnv(env), detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const chunks: Buffer[] = [];
     let size = 0;
     const take = (b: Buffer) => {
@@ -100,7 +103,7 @@ export function piTools(ctx: ToolContext): AgentTool[] {
       }),
       execute: async (_id, params, signal) => {
         const timeout = Math.min(Math.max(params.timeoutSeconds ?? SHELL_TIMEOUT_S, 1), SHELL_TIMEOUT_MAX_S);
-        const { code, output } = await runShell(params.command, ctx.cwd, timeout, signal);
+        const { code, output } = await runShell(params.command, ctx.cwd, ctx.env, timeout, signal);
         const report = `exit code ${code ?? "none"}\n${output}`;
         if (code !== 0) throw new Error(report);
         return text(report);

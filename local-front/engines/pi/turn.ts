@@ -4,10 +4,12 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
-import { NoProvider, resolveModel, type ProviderConfig } from "../providers.js";
+import { sessionAccess, type NetworkDeps } from "../access.js";
+import { piModel } from "../providers.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
 import { classifyProviderError } from "./failure.js";
 import { piTools, type QuestionAnswer } from "./tools.js";
+import { withSessionRoute } from "./session-network.js";
 import { toMessages } from "./transcript.js";
 
 const SYSTEM_PROMPT =
@@ -15,7 +17,7 @@ const SYSTEM_PROMPT =
   "Use ask_user when you need the person to decide something. Be brief.";
 
 export interface PiDeps {
-  providers: ProviderConfig;
+  network: NetworkDeps;
   /** Where threads without a cwd get a working directory of their own. */
   scratchDir: string;
 }
@@ -39,18 +41,16 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
   let lastStatus: number | null = null;
 
   const run = async (): Promise<TurnFailure | null> => {
-    let resolved;
-    try {
-      resolved = resolveModel(deps.providers, req.model);
-    } catch (err) {
-      if (err instanceof NoProvider) return { class: "auth", error: err.message };
-      throw err;
-    }
-    const { model, apiKey } = resolved;
+    const chosen = await sessionAccess(deps.network, req);
+    if ("failure" in chosen) return chosen.failure;
+    const { access } = chosen;
+    const model = piModel(access, req.model);
+    const apiKey = access.apiKey;
     const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
     await mkdir(cwd, { recursive: true });
     const tools = piTools({
       cwd,
+      env: access.env,
       ask: (question, signal) => {
         const requestId = newId("req_");
         emit({ type: "question", requestId, question });
@@ -102,7 +102,8 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
       }
     });
     const prompt: AgentMessage[] = req.inputs.map((i) => ({ role: "user", content: i.text, timestamp: Date.now() }));
-    await a.prompt(prompt);
+    // The agent's model calls inherit this context, and with it the session's route out.
+    await withSessionRoute(access.route, () => a.prompt(prompt));
     if (interrupted) return INTERRUPTED;
     const last = [...a.state.messages].reverse().find((m): m is AssistantMessage => (m as AssistantMessage).role === "assistant");
     if (last?.stopReason === "aborted") return { class: "interrupted", error: last.errorMessage ?? "aborted" };

@@ -1,0 +1,81 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AccountConfig } from "../src/api/accounts.js";
+import { AccountPool } from "./accounts/pool.js";
+import { TokenStore } from "./accounts/token-store.js";
+import { ConfigError, type FrontConfig } from "./config.js";
+import type { NetworkDeps, SessionProxy } from "./engines/access.js";
+import { loadOrCreateCa, writeTrustBundle, type ProxyCa } from "./proxy/ca.js";
+import { Placeholders } from "./proxy/placeholder.js";
+import { startCredentialProxy, type CredentialProxy } from "./proxy/server.js";
+import { providerUpstream, type Upstream } from "./proxy/upstream.js";
+import type { CredentialSet } from "./simulator/credentials.js";
+import { startSimulator, type Simulator } from "./simulator/server.js";
+
+/** Everything between sessions and providers: the account pool, the proxy, the simulators. */
+export interface Network {
+  deps: NetworkDeps;
+  pool: AccountPool;
+  proxy: CredentialProxy | null;
+  /** The plain simulator that answers when no account serves a provider. */
+  simulator: Simulator | null;
+  /** The TLS simulator standing in for every provider host (SERVICE_PROVIDER_UPSTREAM=simulator). */
+  upstreamSimulator: Simulator | null;
+  upstream: Upstream;
+  /** One line for the start log. */
+  describe: string;
+  close(): Promise<void>;
+}
+
+/**
+ * What the simulator accepts when it stands in for the providers: the configured keys
+ * and refresh tokens, each answered with an id of its own. A refresh token that begins
+ * with `revoked` is left out, so a revoked login can be rehearsed offline.
+ */
+function simulatorCredentials(accounts: AccountConfig[]): CredentialSet {
+  const set: CredentialSet = { apiKeys: {}, refreshTokens: {} };
+  for (const a of accounts) {
+    if (a.apiKey) set.apiKeys[a.apiKey] = `org-${a.id}`;
+    if (a.oauth && !a.oauth.refreshToken.startsWith("revoked")) set.refreshTokens[a.oauth.refreshToken] = a.oauth.accountId ?? `acct-${a.id}`;
+  }
+  return set;
+}
+
+/** The proxy sessions are told about: ours, an external one (SERVICE_PROXY_URL), or none. */
+function sessionProxy(config: FrontConfig, proxy: CredentialProxy | null, ca: ProxyCa | null): SessionProxy | null {
+  if (!config.proxy.on) return null;
+  if (proxy && ca) return { url: proxy.url, caPath: ca.certPath, bundlePath: ca.bundlePath };
+  const external = config.proxy.externalUrl!;
+  if (!config.proxy.caGiven) return { url: external, caPath: null, bundlePath: null };
+  if (!existsSync(config.proxy.caPath)) throw new ConfigError(`SERVICE_PROXY_CA names ${config.proxy.caPath}, which does not exist`);
+  const certPem = readFileSync(config.proxy.caPath, "utf8");
+  return { url: external, caPath: config.proxy.caPath, bundlePath: writeTrustBundle(certPem, join(config.dataDir, "proxy", "external")) };
+}
+
+export async function startNetwork(config: FrontConfig): Promise<Network> {
+  const ownProxy = config.proxy.on && !config.proxy.externalUrl;
+  const ca = ownProxy || config.providerUpstream === "simulator" ? loadOrCreateCa(config.proxy.caPath) : null;
+  const simulator = config.simulator ? await startSimulator({ port: config.simulatorPort }) : null;
+  const upstreamSimulator =
+    config.providerUpstream === "simulator" ? await startSimulator({ tls: { certFor: (host) => ca!.leaf(host) }, credentials: simulatorCredentials(config.accounts) }) : null;
+  const upstream = providerUpstream(upstreamSimulator ? { port: upstreamSimulator.port, ca: ca!.certPem } : null);
+  const pool = new AccountPool(config.accounts, new TokenStore(join(config.dataDir, "accounts-tokens.json")), upstream, config.accessTokensPerMinute);
+  const placeholders = new Placeholders(join(config.dataDir, "proxy", "placeholder.key"));
+  const proxy = ownProxy ? await startCredentialProxy({ ca: ca!, pool, placeholders, upstream }) : null;
+  const toSessions = sessionProxy(config, proxy, ca);
+  const models = simulator ? `simulator=${simulator.url}` : `accounts=${config.accounts.map((a) => a.id).join(",")}`;
+  return {
+    deps: { pool, placeholders, proxy: toSessions, simulatorUrl: simulator?.url ?? null },
+    pool,
+    proxy,
+    simulator,
+    upstreamSimulator,
+    upstream,
+    describe: `${models} proxy=${toSessions?.url ?? "off"} upstream=${upstreamSimulator ? upstreamSimulator.url : upstream.name}`,
+    close: async () => {
+      await proxy?.close();
+      await simulator?.close();
+      await upstreamSimulator?.close();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import { createPrivateKey, generateKeyPairSync, randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { rootCertificates } from "node:tls";
+import forge from "node-forge";
+
+/** What a TLS server needs for one host name. */
+export interface LeafCert {
+  key: string;
+  cert: string;
+}
+
+export interface ProxyCa {
+  /** The CA certificate alone (PEM): what sessions are told to trust. */
+  certPath: string;
+  certPem: string;
+  /** The system's roots and the CA in one file, for tools that read a single bundle. */
+  bundlePath: string;
+  /** A certificate for `host`, signed by the CA; made once per host and kept in memory. */
+  leaf(host: string): LeafCert;
+}
+
+const CA_NAME = "agent-runtime credential proxy CA";
+
+function newKeyPair(): { privatePem: string; publicKey: forge.pki.PublicKey; privateKey: forge.pki.rsa.PrivateKey } {
+  // node:crypto makes the key (forge's pure-JS RSA generation takes seconds); forge signs.
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const privatePem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  const forgeKey = forge.pki.privateKeyFromPem(privatePem) as forge.pki.rsa.PrivateKey;
+  return { privatePem, privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
+}
+
+function serial(): string {
+  // Positive, so the top bit of the first byte is clear.
+  const bytes = randomBytes(16);
+  bytes[0]! &= 0x7f;
+  return bytes.toString("hex");
+}
+
+function createCa(): { keyPem: string; certPem: string } {
+  const keys = newKeyPair();
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = keys.publicKey;
+  cert.serialNumber = serial();
+  cert.validity.notBefore = new Date(Date.now() - 24 * 3600_000);
+  cert.validity.notAfter = new Date(Date.now() + 10 * 365 * 24 * 3600_000);
+  const subject = [{ name: "commonName", value: CA_NAME }];
+  cert.setSubject(subject);
+  cert.setIssuer(subject);
+  cert.setExtensions([
+    { name: "basicConstraints", cA: true, critical: true },
+    { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
+    { name: "subjectKeyIdentifier" },
+  ]);
+  cert.sign(keys.privateKey, forge.md.sha256.create());
+  return { keyPem: keys.privatePem, certPem: forge.pki.certificateToPem(cert) };
+}
+
+function isIp(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(":");
+}
+
+/**
+ * The proxy's CA: read from `path` (one PEM file holding the certificate and its key),
+ * or generated there on first start. The key never leaves that file (mode 0600); the
+ * certificate alone is written beside it for sessions to trust.
+ */
+export function loadOrCreateCa(path: string): ProxyCa {
+  if (!existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true });
+    const { keyPem, certPem } = createCa();
+    writeFileSync(path, certPem + keyPem, { mode: 0o600 });
+  }
+  const pem = readFileSync(path, "utf8");
+  const certMatch = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem);
+  const keyMatch = /-----BEGIN (?:RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA )?PRIVATE KEY-----/.exec(pem);
+  if (!certMatch || !keyMatch) throw new Error(`${path} must hold the CA certificate and its private key (PEM)`);
+  const caCert = forge.pki.certificateFromPem(certMatch[0]);
+  // Normalise to PKCS#8 so forge reads RSA keys in either encoding.
+  const caKey = forge.pki.privateKeyFromPem(createPrivateKey(keyMatch[0]).export({ type: "pkcs8", format: "pem" }).toString()) as forge.pki.rsa.PrivateKey;
+  const certPem = `${certMatch[0]}\n`;
+  const certPath = join(dirname(path), "ca-cert.pem");
+  writeFileSync(certPath, certPem);
+  chmodSync(certPath, 0o644);
+  const bundlePath = writeTrustBundle(certPem, dirname(path));
+
+  // One key for every leaf: the leaves live in memory for this process only.
+  const leafKeys = newKeyPair();
+  const leaves = new Map<string, LeafCert>();
+  return {
+    certPath,
+    certPem,
+    bundlePath,
+    leaf(host: string): LeafCert {
+      const known = leaves.get(host);
+      if (known) return known;
+      const cert = forge.pki.createCertificate();
+      cert.publicKey = leafKeys.publicKey;
+      cert.serialNumber = serial();
+      cert.validity.notBefore = new Date(Date.now() - 24 * 3600_000);
+      cert.validity.notAfter = new Date(Date.now() + 90 * 24 * 3600_000);
+      cert.setSubject([{ name: "commonName", value: host }]);
+      cert.setIssuer(caCert.subject.attributes);
+      cert.setExtensions([
+        { name: "basicConstraints", cA: false },
+        { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
+        { name: "extKeyUsage", serverAuth: true },
+        { name: "subjectAltName", altNames: [isIp(host) ? { type: 7, ip: host } : { type: 2, value: host }] },
+      ]);
+      cert.sign(caKey, forge.md.sha256.create());
+      const made = { key: leafKeys.privatePem, cert: forge.pki.certificateToPem(cert) + certPem };
+      leaves.set(host, made);
+      return made;
+    },
+  };
+}
+
+/** Writes `ca-bundle.pem` in `dir`: the system's roots plus `certPem`. */
+export function writeTrustBundle(certPem: string, dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, "ca-bundle.pem");
+  writeFileSync(path, [...rootCertificates, certPem.trim()].join("\n") + "\n");
+  return path;
+}

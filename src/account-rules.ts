@@ -1,0 +1,38 @@
+import type { AccountChoice } from "./api/engine.js";
+import { CODES } from "./api/errors.js";
+import type { ThreadSpec } from "./api/threads.js";
+import type { RuntimeConfig } from "./config.js";
+import { refusal } from "./http.js";
+import { providerOf } from "./spawn-rules.js";
+
+/**
+ * An account a spawn (or a policy default) names must be one the host configures, of the
+ * provider its model needs. With no accounts configured the simulator stands in for
+ * every provider, and account names are labels.
+ */
+export function accountRefusal(config: RuntimeConfig, account: string | null, engine: ThreadSpec["engine"], model: string): Response | null {
+  if (!account || config.accounts.size === 0) return null;
+  const known = config.accounts.get(account);
+  if (!known) return refusal(400, `no account ${account} on this host`, CODES.unknownAccount, { accounts: [...config.accounts.keys()] });
+  const needed = providerOf(engine, model);
+  if (known.provider !== needed)
+    return refusal(400, `account ${account} is a ${known.provider} account; ${model} on ${engine} needs ${needed}`, CODES.accountProviderMismatch, {
+      provider: known.provider,
+      needed,
+    });
+  return null;
+}
+
+/**
+ * The account a turn runs on, as far as the worker decides it: the thread's own when it
+ * serves the turn's provider (a failover to another engine may need another provider);
+ * otherwise the engine host picks among the workspace's roster, or, outside a roster,
+ * among the accounts no other workspace claims.
+ */
+export function turnAccount(config: RuntimeConfig, spec: ThreadSpec, engine: ThreadSpec["engine"], model: string): { account: string | null; accountChoice: AccountChoice } {
+  const own = spec.account && config.accounts.get(spec.account)?.provider === providerOf(engine, model) ? spec.account : null;
+  const ws = spec.workspace ? config.workspaces?.get(spec.workspace) : undefined;
+  if (ws && ws.accounts.length > 0) return { account: own, accountChoice: { only: ws.accounts, exclude: [] } };
+  const claimed = [...(config.workspaces?.values() ?? [])].filter((w) => w !== ws).flatMap((w) => w.accounts);
+  return { account: own, accountChoice: { only: null, exclude: claimed } };
+}

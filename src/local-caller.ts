@@ -1,0 +1,28 @@
+/** A host name (with optional port) or an origin that names this machine's loopback. */
+function isLoopbackHost(hostPort: string): boolean {
+  const host = hostPort.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Why a request must not be served by a route that hands out secrets or operates the
+ * host, or null when it may. The listener is loopback only, but a web page the operator
+ * opens can still reach it through the browser: a foreign `Origin`, a cross-site fetch,
+ * or a `Host` that is not loopback (DNS rebinding) gives such a request away.
+ */
+export function untrustedCaller(headers: Headers): string | null {
+  const host = headers.get("host");
+  if (!host || !isLoopbackHost(host)) return `Host ${JSON.stringify(host ?? "")} is not this machine's loopback`;
+  const origin = headers.get("origin");
+  if (origin !== null) {
+    let originHost: string;
+    try {
+      originHost = new URL(origin).host;
+    } catch {
+      return `Origin ${JSON.stringify(origin)} is not an origin`;
+    }
+    if (!isLoopbackHost(originHost)) return `Origin ${origin} is not local`;
+  }
+  if (headers.get("sec-fetch-site") === "cross-site") return "the browser marked this request cross-site";
+  return null;
+}

@@ -1,0 +1,89 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { AccountPool } from "../../local-front/accounts/pool.js";
+import { TokenStore } from "../../local-front/accounts/token-store.js";
+import { Placeholders } from "../../local-front/proxy/placeholder.js";
+import { providerUpstream } from "../../local-front/proxy/upstream.js";
+import { removeDir } from "../support/front.js";
+
+const dir = mkdtempSync(join(tmpdir(), "account-pool-"));
+afterAll(() => removeDir(dir));
+
+describe("placeholders", () => {
+  const placeholders = new Placeholders(join(dir, "ph.key"));
+
+  it("name their account and thread, and survive a new reader with the same key", () => {
+    const p = placeholders.make({ account: "team.openai-1", threadId: "thr_abc" });
+    expect(p).toMatch(/^svcph\./);
+    expect(new Placeholders(join(dir, "ph.key")).read(p)).toEqual({ account: "team.openai-1", threadId: "thr_abc" });
+  });
+
+  it("cannot be forged for another account, and are not confused with real keys", () => {
+    const p = placeholders.make({ account: "a", threadId: "t" });
+    const [prefix, , thread, mac] = p.split(".");
+    const forged = [prefix, Buffer.from("b").toString("base64url"), thread, mac].join(".");
+    expect(placeholders.read(forged)).toBeNull();
+    expect(placeholders.read("sk-live-real-key")).toBeNull();
+    expect(new Placeholders(join(dir, "other.key")).read(p)).toBeNull();
+  });
+});
+
+describe("the account pool", () => {
+  const pool = () =>
+    new AccountPool(
+      [
+        { id: "o1", provider: "openai", apiKey: "k1" },
+        { id: "a1", provider: "anthropic", apiKey: "k2" },
+        { id: "o2", provider: "openai", apiKey: "k3" },
+      ],
+      new TokenStore(join(dir, "tokens.json")),
+      providerUpstream(null),
+      2,
+    );
+
+  it("picks in order, skipping excluded accounts, other providers and accounts cooling down", () => {
+    const p = pool();
+    expect(p.pick("openai", null, [])).toBe("o1");
+    expect(p.pick("openai", ["o2", "o1"], [])).toBe("o2");
+    expect(p.pick("openai", null, ["o1"])).toBe("o2");
+    expect(p.pick("anthropic", ["o1", "o2"], [])).toBeNull();
+    p.response("o1", 429, { "retry-after": "30" }, '{"error":{"message":"Rate limit reached"}}');
+    expect(p.pick("openai", null, [])).toBe("o2");
+    p.response("o2", 429, { "retry-after": "5" }, "slow down");
+    // Every candidate cooling down: the one back first.
+    expect(p.pick("openai", null, [])).toBe("o2");
+  });
+
+  it("records what the provider said, by class, and the organization it named", () => {
+    const p = pool();
+    p.response("o1", 401, {}, '{"error":{"code":"invalid_api_key"}}');
+    p.response("a1", 429, {}, '{"error":{"type":"rate_limit_error","message":"You exceeded your current quota"}}');
+    p.response("o2", 200, { "openai-organization": "org-42" }, "");
+    const [o1, a1, o2] = p.views();
+    expect(o1!.health).toMatchObject({ lastFailureClass: "auth", coolingDownUntil: null });
+    expect(a1!.health.lastFailureClass).toBe("quota");
+    expect(Date.parse(a1!.health.coolingDownUntil!)).toBeGreaterThan(Date.now() + 50_000);
+    expect(o2!.identity.accountId).toBe("org-42");
+    expect(o2!.health.lastSuccessAt).not.toBeNull();
+    expect(JSON.stringify(p.views())).not.toMatch(/"k[123]"/);
+  });
+
+  it("gives no access token for an API key, and says so without the key", async () => {
+    const issued = await pool().issueAccessToken("o1");
+    expect(issued.status).toBe(409);
+    expect(JSON.stringify(issued.body)).not.toContain("k1");
+    expect((await pool().issueAccessToken("zz")).status).toBe(404);
+  });
+});
+
+describe("the token store", () => {
+  it("keeps a rotated refresh token until the accounts file holds a new login", () => {
+    const store = new TokenStore(join(dir, "rotated.json"));
+    const login = { refreshToken: "rt-original" };
+    store.put("acct", login, { refreshToken: "rt-rotated", accessToken: "at", expiresAt: 1 });
+    expect(new TokenStore(join(dir, "rotated.json")).get("acct", login).refreshToken).toBe("rt-rotated");
+    expect(new TokenStore(join(dir, "rotated.json")).get("acct", { refreshToken: "rt-fresh-login" }).refreshToken).toBe("rt-fresh-login");
+  });
+});
