@@ -20,7 +20,8 @@ export default defineConfig({
                 SERVICE_CATALOG_SYNC_MS: "100",
                 SERVICE_INTERRUPT_GRACE_MS: "500",
               },
-              serviceBindings: { ENGINES: scriptedEngine },
+              // The account pool lives in the front; the per-object tests run without one.
+              serviceBindings: { ENGINES: scriptedEngine, ACCOUNTS: () => Response.json({ error: "no account pool in the workers tests" }, { status: 404 }) },
             },
           }),
         ],

@@ -9,8 +9,9 @@ import { catalogOf, workspaceOf, type Env } from "../src/env.js";
 import { BlobStore, sha256Hex } from "./lib/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { DeltaHub } from "./lib/delta-hub.js";
-import { EventLog, LOG_SCHEMA, type PreparedEvent } from "./lib/event-log.js";
+import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent, type StoredEvent } from "./lib/event-log.js";
 import { FollowHub } from "./lib/follow-hub.js";
+import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
 import { archivedRefusal, degradedRefusal, missing } from "./lib/refusals.js";
@@ -18,6 +19,7 @@ import { loadState, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./l
 import type { Accepted } from "./lib/thread-access.js";
 import { TURN_SCHEMA, TurnStore } from "./lib/turn-store.js";
 import { Turns, type TurnResult } from "./lib/turns.js";
+import type { ThreadNews } from "./lib/workspace-feed.js";
 
 /** How far out the catalog's safety alarm is set, and so how often at most. */
 const SAFETY_ALARM_MS = 60_000;
@@ -42,7 +44,7 @@ export class Thread extends DurableObject<Env> {
   private readonly config: RuntimeConfig;
   private readonly sql: SqlStorage;
   private readonly log: EventLog;
-  private readonly followers: FollowHub;
+  private readonly followers: FollowHub<StoredEvent, SerializedEvent>;
   private readonly deltas: DeltaHub;
   private state: ThreadState | null;
   private updatedAt: string;
@@ -56,6 +58,8 @@ export class Thread extends DurableObject<Env> {
   private unpublished: Accepted[] = [];
   private readonly turns: TurnStore;
   private readonly lifecycle: Turns;
+  /** What the workspace's feed has not been told yet; it rides the next summary push (memory only). */
+  private news: ThreadNews[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -132,6 +136,7 @@ export class Thread extends DurableObject<Env> {
       return ok(true);
     });
     if (!outcome.ok) return outcome;
+    this.news.push({ kind: "thread-spawned" });
     await this.syncCatalogNow();
     return ok(this.row(this.state!));
   }
@@ -244,10 +249,16 @@ export class Thread extends DurableObject<Env> {
   /** Retires the thread; a retired head gives its workspace's head slot up. */
   async archive(reason: string | null): Promise<Outcome<MessageAccepted>> {
     const retired = (s: ThreadState) => (s.archivedAt ? archivedRefusal(s) : null);
-    const outcome = await this.change("archive", { reason }, retired, (s, e) => {
-      s.archivedAt = e.ts;
-      s.archiveReason = reason;
-    });
+    const outcome = await this.change(
+      "archive",
+      { reason },
+      retired,
+      (s, e) => {
+        s.archivedAt = e.ts;
+        s.archiveReason = reason;
+      },
+      { kind: "thread-archived", reason },
+    );
     if (outcome.ok && this.state!.spec.role === "head") await workspaceOf(this.env, this.state!.spec.workspace).releaseHead(this.state!.id);
     return outcome;
   }
@@ -267,10 +278,16 @@ export class Thread extends DurableObject<Env> {
         return refuse(409, `workspace ${s.spec.workspace} has another head (${claim.holder}) since this one was retired`, CODES.headTaken, { head: claim.holder });
       taken = claim.taken;
     }
-    const outcome = await this.change("restore", {}, live, (t) => {
-      t.archivedAt = null;
-      t.archiveReason = null;
-    });
+    const outcome = await this.change(
+      "restore",
+      {},
+      live,
+      (t) => {
+        t.archivedAt = null;
+        t.archiveReason = null;
+      },
+      { kind: "thread-restored" },
+    );
     if (!outcome.ok && taken) await workspace.releaseHead(s.id);
     // A loop's next prompt may have waited out the retirement.
     if (outcome.ok) this.lifecycle.kick();
@@ -296,13 +313,14 @@ export class Thread extends DurableObject<Env> {
   /**
    * A change to the thread's row, recorded as an event. `refusal` is asked before and
    * again inside the commit (the awaits between can change the answer); the catalog
-   * learns of the change at once.
+   * learns of the change at once, and the workspace with it, along with `news` for its feed.
    */
   private async change<K extends EventKind>(
     kind: K,
     body: EventBodies[K],
     refusal: (s: ThreadState) => Outcome<never> | null,
     apply: (s: ThreadState, event: Accepted) => void,
+    news?: ThreadNews,
   ): Promise<Outcome<MessageAccepted>> {
     if (!this.state) return missing();
     const early = refusal(this.state);
@@ -317,7 +335,10 @@ export class Thread extends DurableObject<Env> {
       this.saveState();
       return ok({ seq: event.seq, ts: event.ts });
     });
-    if (outcome.ok) await this.syncCatalogNow();
+    if (!outcome.ok) return outcome;
+    // Told only once durable, so the feed never announces what a crash could take back.
+    if (news) this.news.push(news);
+    await this.syncCatalogNow();
     return outcome;
   }
 
@@ -327,12 +348,8 @@ export class Thread extends DurableObject<Env> {
   async page(q: TailQuery): Promise<Outcome<string>> {
     if (!this.state) return missing();
     if (q.before !== undefined) {
-      const rows = this.log.backward(q.before, q.limit);
-      const events = await this.log.serialize(rows);
-      const oldest = rows[rows.length - 1]?.seq;
-      const hasMore = oldest !== undefined && oldest > 1;
-      const prevBefore = oldest === undefined ? null : String(oldest);
-      return ok(`{"events":[${events.map((e) => e.json).join(",")}],"prevBefore":${JSON.stringify(prevBefore)},"hasMore":${hasMore}}`);
+      const events = await this.log.serialize(this.log.backward(q.before, q.limit));
+      return ok(reversePage(events, (events[events.length - 1]?.seq ?? 1) > 1));
     }
     const after = q.after ?? 0;
     const beyond = this.beyondEnd(after);
@@ -341,8 +358,7 @@ export class Thread extends DurableObject<Env> {
     const rows = this.log.forward(after, q.limit);
     const events = await this.log.serialize(rows);
     const nextAfter = rows.length ? rows[rows.length - 1]!.seq : after;
-    const hasMore = nextAfter < this.log.durableSeq;
-    return ok(`{"events":[${events.map((e) => e.json).join(",")}],"nextAfter":"${nextAfter}","hasMore":${hasMore}}`);
+    return ok(forwardPage(events, nextAfter, nextAfter < this.log.durableSeq));
   }
 
   /** The whole body of one tool result, as JSON text. */
@@ -473,23 +489,12 @@ export class Thread extends DurableObject<Env> {
     return event;
   }
 
-  /**
-   * Shows a durable batch to followers (as one write each) and wakes waiting tails. If
-   * the commit failed, followers are closed instead: they reconnect and resume from
-   * whatever the log really holds.
-   */
+  /** Shows a durable batch to followers (as one write each) and wakes waiting tails. */
   private publish(durable: boolean): void {
     const events = this.unpublished;
     this.unpublished = [];
-    if (!durable) {
-      this.followers.close();
-      return;
-    }
-    this.log.markDurable();
-    if (events.length > 0) {
-      this.updatedAt = events[events.length - 1]!.ts;
-      this.followers.publish(events);
-    }
+    if (!this.followers.settle(events, durable)) return;
+    if (events.length > 0) this.updatedAt = events[events.length - 1]!.ts;
     for (const wake of this.waiters) wake();
     this.waiters.clear();
   }
@@ -569,8 +574,21 @@ export class Thread extends DurableObject<Env> {
     }
   }
 
+  /**
+   * The summary goes to the catalog (the host's list) and to the workspace (its feed) at
+   * once. News the workspace did not take is kept for the retry; news it took is not
+   * sent again, whatever the catalog answered.
+   */
   private async syncCatalog(): Promise<void> {
     if (!this.state) return;
-    await catalogOf(this.env).upsert(summarize(this.state, this.log.durableSeq, this.updatedAt));
+    const summary = summarize(this.state, this.log.durableSeq, this.updatedAt);
+    const news = this.news.splice(0);
+    const [listed, fed] = await Promise.allSettled([
+      catalogOf(this.env).upsert(summary),
+      workspaceOf(this.env, this.state.spec.workspace).threadChanged(summary, news),
+    ]);
+    if (fed.status === "rejected") this.news.unshift(...news);
+    if (listed.status === "rejected") throw listed.reason;
+    if (fed.status === "rejected") throw fed.reason;
   }
 }

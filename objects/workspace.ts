@@ -1,15 +1,43 @@
 import { DurableObject } from "cloudflare:workers";
+import type { ApprovalDecision, QuestionAction } from "../src/api/engine.js";
+import type { ThreadSummary } from "../src/api/threads.js";
 import type { PendingApproval, PendingQuestion } from "../src/api/turns.js";
+import { CHANGE_KINDS, type FeedBodies, type FeedKind } from "../src/api/workspace-feed.js";
+import type { Policy } from "../src/api/workspaces.js";
+import { readConfig } from "../src/config.js";
 import type { Env } from "../src/env.js";
+import { CommitQueue } from "./lib/commit-queue.js";
+import { FollowHub } from "./lib/follow-hub.js";
+import { ok, refuse, type Outcome } from "./lib/outcome.js";
+import { forwardPage, reversePage } from "./lib/pages.js";
+import { SSE_HEADERS } from "./lib/sse.js";
+import { FEED_SCHEMA, toFrame, WorkspaceFeed, type FeedFrame, type FeedRow, type ThreadNews } from "./lib/workspace-feed.js";
+
+export interface FeedPageQuery {
+  after?: number;
+  before?: number;
+  limit: number;
+}
+
+/** How long the outcome of a wait that closed before it was heard opening is kept. */
+const CLOSED_EARLY_MS = 3_600_000;
 
 /**
- * One workspace: the single writer of its head slot and of the policy its owner set,
- * and the index of what its threads wait on (approvals and questions). Each thread stays
- * the single writer of its own approvals: this index is told after the thread decided,
- * and a stale entry is answered by the thread with `approval-closed`.
+ * One workspace: the single writer of its head slot, of the policy its owner set, and of
+ * its feed, and the index of what its threads wait on (approvals and questions). Each
+ * thread stays the single writer of its own approvals: this index is told after the
+ * thread decided, and a stale entry is answered by the thread with `approval-closed`.
+ *
+ * Every change goes through the commit queue, like a thread's, so feed readers see an
+ * entry only once it is on disk.
  */
 export class Workspace extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  private readonly feed: WorkspaceFeed;
+  private readonly followers: FollowHub<FeedRow, FeedFrame>;
+  private readonly commits: CommitQueue;
+  /** Entries of the batch being committed: readers see them once the batch is durable. */
+  private unpublished: FeedFrame[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -23,7 +51,11 @@ export class Workspace extends DurableObject<Env> {
         PRIMARY KEY (kind, id)
       );
       CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    `);
+      CREATE TABLE IF NOT EXISTS closed_early (kind TEXT NOT NULL, id TEXT NOT NULL, outcome TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (kind, id));
+    ` + FEED_SCHEMA);
+    this.feed = new WorkspaceFeed(this.sql);
+    this.followers = new FollowHub(this.feed, readConfig(env).heartbeatMs);
+    this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable));
   }
 
   // ---- the head slot: decided here, atomically ----
@@ -33,17 +65,24 @@ export class Workspace extends DurableObject<Env> {
    * nothing changed); `taken` says this call took it, so only that caller gives it back
    * if what it was for fails.
    */
-  claimHead(threadId: string): { holder: string | null; taken: boolean } {
-    const holder = this.setting("head");
-    if (holder === threadId) return { holder: null, taken: false };
-    if (holder) return { holder, taken: false };
-    this.put("head", threadId);
-    return { holder: null, taken: true };
+  claimHead(threadId: string): Promise<{ holder: string | null; taken: boolean }> {
+    return this.commits.write(() => {
+      const holder = this.setting("head");
+      if (holder === threadId) return { holder: null, taken: false };
+      if (holder) return { holder, taken: false };
+      this.put("head", threadId);
+      this.record("head-changed", threadId, { head: threadId });
+      return { holder: null, taken: true };
+    });
   }
 
   /** Frees the slot if `threadId` holds it. */
-  releaseHead(threadId: string): void {
-    if (this.setting("head") === threadId) this.sql.exec("DELETE FROM settings WHERE key = 'head'");
+  releaseHead(threadId: string): Promise<void> {
+    return this.commits.write(() => {
+      if (this.setting("head") !== threadId) return;
+      this.sql.exec("DELETE FROM settings WHERE key = 'head'");
+      this.record("head-changed", threadId, { head: null });
+    });
   }
 
   head(): string | null {
@@ -57,23 +96,51 @@ export class Workspace extends DurableObject<Env> {
     return this.setting("policy");
   }
 
-  /** Replaces the policy (already validated by the router). */
-  setPolicy(json: string): void {
-    this.put("policy", json);
+  /** Replaces the policy (already validated by the router); the same policy again is no change. */
+  setPolicy(json: string): Promise<void> {
+    return this.commits.write(() => {
+      if (this.setting("policy") === json) return;
+      this.put("policy", json);
+      this.record("policy-changed", null, { policy: JSON.parse(json) as Policy });
+    });
   }
 
   // ---- what threads wait on ----
 
-  approvalOpened(item: PendingApproval): void {
-    this.open("approval", item.approvalId, item.threadId, item);
+  approvalOpened(item: PendingApproval): Promise<void> {
+    return this.commits.write(() => {
+      const { threadId, seq, ...body } = item;
+      this.record("approval-opened", threadId, { ...body, threadSeq: seq });
+      const early = this.closedEarly("approval", item.approvalId);
+      if (early) this.record("approval-resolved", threadId, { approvalId: item.approvalId, decision: early as ApprovalDecision | "cancelled" });
+      else this.open("approval", item.approvalId, threadId, item);
+    });
   }
 
-  questionOpened(item: PendingQuestion): void {
-    this.open("question", item.requestId, item.threadId, item);
+  questionOpened(item: PendingQuestion): Promise<void> {
+    return this.commits.write(() => {
+      const { threadId, seq, ...body } = item;
+      this.record("question-opened", threadId, { ...body, threadSeq: seq });
+      const early = this.closedEarly("question", item.requestId);
+      if (early) this.record("question-resolved", threadId, { requestId: item.requestId, action: early as QuestionAction | "cancelled" });
+      else this.open("question", item.requestId, threadId, item);
+    });
   }
 
-  closed(kind: "approval" | "question", id: string): void {
-    this.sql.exec("DELETE FROM pending WHERE kind = ? AND id = ?", kind, id);
+  /** A wait closed with `outcome` (a decision, or a question's action); told twice, it is recorded once. */
+  closed(kind: "approval" | "question", id: string, outcome: ApprovalDecision | QuestionAction | "cancelled"): Promise<void> {
+    return this.commits.write(() => {
+      const open = this.sql.exec<{ thread_id: string }>("DELETE FROM pending WHERE kind = ? AND id = ? RETURNING thread_id", kind, id).toArray()[0];
+      if (!open) {
+        // The thread's "opened" may still be on its way: remember the outcome for it (an hour at most).
+        const now = Date.now();
+        this.sql.exec("INSERT OR IGNORE INTO closed_early (kind, id, outcome, at) VALUES (?, ?, ?, ?)", kind, id, outcome, now);
+        this.sql.exec("DELETE FROM closed_early WHERE at < ?", now - CLOSED_EARLY_MS);
+        return;
+      }
+      if (kind === "approval") this.record("approval-resolved", open.thread_id, { approvalId: id, decision: outcome as ApprovalDecision | "cancelled" });
+      else this.record("question-resolved", open.thread_id, { requestId: id, action: outcome as QuestionAction | "cancelled" });
+    });
   }
 
   /** JSON text of the pending approvals (`PendingApproval[]`), oldest first. */
@@ -86,12 +153,100 @@ export class Workspace extends DurableObject<Env> {
     return this.list("question");
   }
 
+  // ---- what threads tell: their summaries, and their lifecycle ----
+
+  /**
+   * A thread's summary, pushed beside the catalog's, with what happened to it since the
+   * last push. A spawn's first summary is its starting point, not a change.
+   */
+  threadChanged(summary: ThreadSummary, news: ThreadNews[] = []): Promise<void> {
+    return this.commits.write(() => {
+      let spawned = false;
+      for (const n of news) {
+        if (n.kind === "thread-spawned") {
+          const { role, title, engine, model, parent } = summary;
+          this.record("thread-spawned", summary.id, { role, title, engine, model, parent });
+          spawned = true;
+        } else if (n.kind === "thread-archived") this.record("thread-archived", summary.id, { reason: n.reason });
+        else this.record("thread-restored", summary.id, {});
+      }
+      if (spawned) this.feed.remember(summary);
+      else {
+        const changed = this.feed.threadChanged(summary);
+        if (changed) this.unpublished.push(changed);
+      }
+    });
+  }
+
+  // ---- reading the feed ----
+
+  /** A page of the feed as the JSON the route answers with; neither cursor: the newest page. */
+  page(q: FeedPageQuery): Outcome<string> {
+    if (q.after === undefined) {
+      const entries = this.feed.backward(q.before ?? Number.MAX_SAFE_INTEGER, q.limit).map(toFrame);
+      const oldest = entries[entries.length - 1]?.seq;
+      return ok(reversePage(entries, oldest !== undefined && oldest > this.feed.oldestSeq()!));
+    }
+    const beyond = this.beyondEnd(q.after);
+    if (beyond) return beyond;
+    const entries = this.feed.forward(q.after, q.limit).map(toFrame);
+    const nextAfter = entries[entries.length - 1]?.seq ?? q.after;
+    return ok(forwardPage(entries, nextAfter, nextAfter < this.feed.durableSeq));
+  }
+
+  /**
+   * The SSE routes come in over fetch, as a thread's follow does: workerd proxies the
+   * Response natively, and the request's signal tells when the client left (a stream
+   * returned over RPC never heard its reader cancel). Paths: /events?after=N and
+   * /changes?after=N&threads=a,b (already checked by the router).
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const after = Number(url.searchParams.get("after") ?? 0);
+    let accept: ((e: FeedFrame) => boolean) | undefined;
+    if (url.pathname === "/changes") {
+      const threads = url.searchParams.get("threads");
+      const watched = threads ? new Set(threads.split(",")) : null;
+      accept = (e) => CHANGE_KINDS.includes(e.kind) && (!watched || watched.has(e.threadId!));
+    } else if (url.pathname !== "/events") return Response.json({ error: `no object route ${url.pathname}` }, { status: 404 });
+    const beyond = this.beyondEnd(after);
+    if (beyond && !beyond.ok) return Response.json(beyond.body, { status: beyond.status });
+    return new Response(this.followers.open(after, { accept, signal: request.signal }), { headers: SSE_HEADERS });
+  }
+
+  subscriberCount(): number {
+    return this.followers.size;
+  }
+
+  // ---- internals ----
+
+  /** Writes one feed entry; call only inside a commit. */
+  private record<K extends FeedKind>(kind: K, threadId: string | null, body: FeedBodies[K]): void {
+    this.unpublished.push(this.feed.append(kind, threadId, body));
+  }
+
+  private publish(durable: boolean): void {
+    const entries = this.unpublished;
+    this.unpublished = [];
+    this.followers.settle(entries, durable);
+  }
+
+  private beyondEnd(after: number): Outcome<never> | null {
+    if (after <= this.feed.durableSeq) return null;
+    return refuse(400, `after=${after} is beyond the workspace feed's last entry (${this.feed.durableSeq})`);
+  }
+
   private setting(key: string): string | null {
     return this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE key = ?", key).toArray()[0]?.value ?? null;
   }
 
   private put(key: string, value: string): void {
     this.sql.exec("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", key, value);
+  }
+
+  /** The outcome of a wait that closed before this object heard it open, consumed. */
+  private closedEarly(kind: string, id: string): string | null {
+    return this.sql.exec<{ outcome: string }>("DELETE FROM closed_early WHERE kind = ? AND id = ? RETURNING outcome", kind, id).toArray()[0]?.outcome ?? null;
   }
 
   private open(kind: string, id: string, threadId: string, item: unknown): void {

@@ -1,12 +1,31 @@
-import type { EventLog, SerializedEvent } from "./event-log.js";
-import { concat, encoder, eventFrame, HEARTBEAT, RETRY_HINT } from "./sse.js";
+import { concat, encoder, eventFrame, HEARTBEAT, RETRY_HINT, type Frame } from "./sse.js";
 
 /** Catch-up reads this many events per write. */
 const CATCH_UP_PAGE = 500;
 /** A follower whose unread backlog passes this re-reads from the log instead of buffering. */
 const MAX_PENDING_BYTES = 1 << 20;
 
-class Follower {
+/**
+ * Where followers catch up from: a log that shows durable entries only. `forward` is
+ * synchronous on purpose: the read that finds nothing new and the join to live delivery
+ * must be one step (see `catchUp`).
+ */
+export interface FollowSource<R extends { seq: number }, F extends Frame> {
+  /** Durable entries with seq > after, oldest first. */
+  forward(after: number, limit: number): R[];
+  serialize(rows: R[]): Promise<F[]>;
+  /** Everything written so far is on disk: readers may see it. */
+  markDurable(): void;
+}
+
+export interface FollowOptions<F> {
+  /** Only entries it accepts are sent; the cursor still moves past the others. */
+  accept?: (entry: F) => boolean;
+  /** The client's request: its abort frees the follower at once rather than at the next failed write. */
+  signal?: AbortSignal;
+}
+
+class Follower<F> {
   /** Seq of the last event handed to the writer (delivered, or in flight). */
   cursor: number;
   /** One write in flight at a time; what arrives meanwhile is coalesced into the next. */
@@ -22,13 +41,14 @@ class Follower {
   constructor(
     readonly writer: WritableStreamDefaultWriter<Uint8Array>,
     after: number,
+    readonly accept: ((entry: F) => boolean) | undefined,
   ) {
     this.cursor = after;
   }
 }
 
 /**
- * The `follow` subscribers of one thread.
+ * The `follow` subscribers of one log: a thread's events, or a workspace's feed.
  *
  * Each frame is encoded once and the same bytes go to every follower. A follower has
  * at most one write in flight (a write settles only when its reader took the bytes);
@@ -36,14 +56,15 @@ class Follower {
  * by itself: fast readers get every frame at once, slow ones get fewer, larger writes,
  * and the cost per published event stops growing with the rate. A reader too slow to
  * keep up is not buffered without bound: it drops its backlog and catches up from the
- * log, so it still sees every event exactly once.
+ * log, so it still sees every event exactly once. A follower with a filter gets its own
+ * bytes of the frames it accepts.
  */
-export class FollowHub {
-  private readonly followers = new Set<Follower>();
+export class FollowHub<R extends { seq: number }, F extends Frame> {
+  private readonly followers = new Set<Follower<F>>();
   private heartbeat: ReturnType<typeof setInterval> | null = null;
 
   constructor(
-    private readonly log: EventLog,
+    private readonly log: FollowSource<R, F>,
     private readonly heartbeatMs: number,
   ) {}
 
@@ -51,24 +72,42 @@ export class FollowHub {
     return this.followers.size;
   }
 
-  open(after: number): ReadableStream<Uint8Array> {
+  open(after: number, options: FollowOptions<F> = {}): ReadableStream<Uint8Array> {
     const { readable, writable } = new IdentityTransformStream();
-    const follower = new Follower(writable.getWriter() as WritableStreamDefaultWriter<Uint8Array>, after);
+    const follower = new Follower(writable.getWriter() as WritableStreamDefaultWriter<Uint8Array>, after, options.accept);
     this.followers.add(follower);
+    options.signal?.addEventListener("abort", () => this.drop(follower), { once: true });
     this.startHeartbeat();
     void this.catchUp(follower, RETRY_HINT);
     return readable as ReadableStream<Uint8Array>;
   }
 
+  /**
+   * The commit queue's report on a batch. A durable batch becomes visible in the log and
+   * goes to live followers in one step (see `catchUp`). If the commit failed, followers
+   * are closed instead: they reconnect and resume from whatever the log really holds.
+   * Answers whether the batch is durable.
+   */
+  settle(batch: F[], durable: boolean): boolean {
+    if (!durable) {
+      this.close();
+      return false;
+    }
+    this.log.markDurable();
+    if (batch.length > 0) this.publish(batch);
+    return true;
+  }
+
   /** Sends a batch of consecutive events, encoded once, to every live follower. */
-  publish(events: SerializedEvent[]): void {
+  publish(events: F[]): void {
     if (this.followers.size === 0) return;
-    let text = "";
-    for (const e of events) text += eventFrame(e);
-    const chunk = encoder.encode(text);
+    let shared: Uint8Array | null = null;
     const last = events[events.length - 1]!.seq;
     for (const f of this.followers) {
       if (!f.live) continue;
+      const chunk = f.accept ? encode(events.filter(f.accept)) : (shared ??= encode(events));
+      // Nothing it wants: its cursor may stay behind, a re-read skips the same entries again.
+      if (!chunk) continue;
       if (!f.busy) {
         this.write(f, chunk, last);
         continue;
@@ -85,7 +124,7 @@ export class FollowHub {
     }
   }
 
-  private write(f: Follower, chunk: Uint8Array, cursor: number): void {
+  private write(f: Follower<F>, chunk: Uint8Array, cursor: number): void {
     f.busy = true;
     f.cursor = cursor;
     f.lastWrite = Date.now();
@@ -95,7 +134,7 @@ export class FollowHub {
     );
   }
 
-  private written(f: Follower): void {
+  private written(f: Follower<F>): void {
     f.busy = false;
     if (f.behind) {
       f.behind = false;
@@ -116,7 +155,7 @@ export class FollowHub {
    * synchronous step, so no event falls between catch-up and live delivery, and none
    * arrives twice.
    */
-  private async catchUp(f: Follower, prefix: string): Promise<void> {
+  private async catchUp(f: Follower<F>, prefix: string): Promise<void> {
     f.busy = true;
     try {
       let head = prefix;
@@ -130,9 +169,10 @@ export class FollowHub {
         }
         const events = await this.log.serialize(rows);
         let text = head;
-        for (const e of events) text += eventFrame(e);
+        for (const e of events) if (!f.accept || f.accept(e)) text += eventFrame(e);
         head = "";
         f.cursor = rows[rows.length - 1]!.seq;
+        if (!text) continue;
         f.lastWrite = Date.now();
         await f.writer.write(encoder.encode(text));
       }
@@ -144,7 +184,7 @@ export class FollowHub {
     }
   }
 
-  private drop(f: Follower): void {
+  private drop(f: Follower<F>): void {
     if (!this.followers.delete(f)) return;
     f.writer.abort().catch(() => {});
     if (this.followers.size === 0) this.stopHeartbeat();
@@ -170,4 +210,12 @@ export class FollowHub {
   close(): void {
     for (const f of [...this.followers]) this.drop(f);
   }
+}
+
+/** Frames as one chunk, or null when there are none. */
+function encode(frames: Frame[]): Uint8Array | null {
+  if (frames.length === 0) return null;
+  let text = "";
+  for (const e of frames) text += eventFrame(e);
+  return encoder.encode(text);
 }

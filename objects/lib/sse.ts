@@ -1,12 +1,17 @@
 import { HEARTBEAT_COMMENT } from "../../src/api/sse.js";
-import type { SerializedEvent } from "./event-log.js";
 
 export { RETRY_HINT, SSE_HEADERS } from "../../src/api/sse.js";
 
 export const encoder = new TextEncoder();
 
-/** One durable event as an SSE frame: the id is the seq, so `Last-Event-ID` resumes. */
-export function eventFrame(event: SerializedEvent): string {
+/** A durable entry serialized: a thread's event, or a workspace feed's entry. */
+export interface Frame {
+  seq: number;
+  json: string;
+}
+
+/** One durable entry as an SSE frame: the id is the seq, so `Last-Event-ID` resumes. */
+export function eventFrame(event: Frame): string {
   return `id: ${event.seq}\ndata: ${event.json}\n\n`;
 }
 

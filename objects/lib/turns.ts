@@ -468,7 +468,7 @@ export class Turns {
     await Promise.all([
       host.turnEnded(id),
       failure ? host.recordFailure(id, failure.class, failure.error) : null,
-      ...cancelled.map((c) => this.waits.afterWaitClosed(c.wait.kind, c.wait.id)),
+      ...cancelled.map((c) => this.waits.afterWaitClosed(c.wait.kind, c.wait.id, "cancelled")),
       this.thread.syncCatalogNow(),
     ]).catch((err: unknown) => console.error(`thread ${id}: after turn ${turnId}:`, err));
   }

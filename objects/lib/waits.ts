@@ -44,7 +44,7 @@ export class Waits {
       return ok({ approvalId, decision, seq: e.seq, turnId: still.value.turnId });
     });
     if (!outcome.ok) return outcome;
-    await this.afterWaitClosed("approval", approvalId);
+    await this.afterWaitClosed("approval", approvalId, decision);
     await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/approvals/${approvalId}`, { decision }).catch((err: unknown) =>
       console.error(`approval ${approvalId}: the engine could not be told: ${(err as Error).message}`),
     );
@@ -75,7 +75,7 @@ export class Waits {
       return ok(this.thread.turns.wait(requestId, "question")!);
     });
     if (!outcome.ok) return outcome;
-    await this.afterWaitClosed("question", requestId);
+    await this.afterWaitClosed("question", requestId, action);
     await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/questions/${requestId}`, { action, answer }).catch((err: unknown) =>
       console.error(`question ${requestId}: the engine could not be told: ${(err as Error).message}`),
     );
@@ -138,9 +138,10 @@ export class Waits {
     }
   }
 
-  async afterWaitClosed(kind: "approval" | "question", id: string): Promise<void> {
+  /** `outcome` is the decision, or the question's action, that closed it. */
+  async afterWaitClosed(kind: "approval" | "question", id: string, outcome: ApprovalDecision | QuestionAction | "cancelled"): Promise<void> {
     await workspaceOf(this.thread.env, this.state!.spec.workspace)
-      .closed(kind, id)
+      .closed(kind, id, outcome)
       .catch((err: unknown) => console.error(`workspace index: ${(err as Error).message}`));
     void this.thread.syncCatalogNow();
   }

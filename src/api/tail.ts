@@ -1,13 +1,13 @@
 import type { ThreadEvent } from "./events.js";
 
-export interface ForwardPage {
-  events: ThreadEvent[];
+export interface ForwardPage<E = ThreadEvent> {
+  events: E[];
   nextAfter: string;
   hasMore: boolean;
 }
 
-export interface ReversePage {
-  events: ThreadEvent[];
+export interface ReversePage<E = ThreadEvent> {
+  events: E[];
   prevBefore: string | null;
   hasMore: boolean;
 }

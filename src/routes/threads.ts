@@ -1,28 +1,16 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
+import { TAIL_MAX_WAIT_MS } from "../api/tail.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec } from "../api/threads.js";
-import { parseSeqCursor } from "../cursors.js";
 import { answer, answerText, refusal } from "../http.js";
 import { jsonBody, valid } from "../validate.js";
 import type { AppEnv } from "../app-env.js";
 import { createThread } from "../create-thread.js";
 import { catalogOf } from "../env.js";
+import { intParam, pageParams, resumeCursor, seqParam } from "../query.js";
 import { thread } from "./thread-stub.js";
 
 export const threads = new Hono<AppEnv>();
-
-/** An integer query value of at least `min`, clamped to `max`; `fallback` when absent; a refusal when bad. */
-function intParam(raw: string | undefined, name: string, fallback: number, max: number, min = 1): number | Response {
-  if (raw === undefined || raw === "") return fallback;
-  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < min) return refusal(400, `${name} must be an integer of at least ${min}, not ${JSON.stringify(raw)}`);
-  return Math.min(Number(raw), max);
-}
-
-function seqParam(raw: string, name: string): number | Response {
-  const seq = parseSeqCursor(raw);
-  return seq === null ? refusal(400, `${name} is not a valid cursor: ${JSON.stringify(raw)}`) : seq;
-}
 
 threads.post("/spawn", jsonBody(SpawnSpec), async (c) => {
   const created = await createThread(c.env, c.var.config, c.req.valid("json"));
@@ -89,31 +77,15 @@ threads.delete("/threads/:id/messages/:seq", async (c) => {
 });
 
 threads.get("/threads/:id/tail", async (c) => {
-  const { after, before, limit: rawLimit, wait } = c.req.query();
-  if (after !== undefined && before !== undefined) return refusal(400, "give after or before, not both");
-  const limit = intParam(rawLimit, "limit", TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT);
-  if (limit instanceof Response) return limit;
-  const waitMs = intParam(wait, "wait", 0, TAIL_MAX_WAIT_MS, 0);
+  const page = pageParams(c.req.query());
+  if (page instanceof Response) return page;
+  const waitMs = intParam(c.req.query("wait"), "wait", 0, TAIL_MAX_WAIT_MS, 0);
   if (waitMs instanceof Response) return waitMs;
-  let afterSeq: number | undefined;
-  let beforeSeq: number | undefined;
-  if (after !== undefined) {
-    const v = seqParam(after, "after");
-    if (v instanceof Response) return v;
-    afterSeq = v;
-  }
-  if (before !== undefined) {
-    const v = before === "latest" ? Number.MAX_SAFE_INTEGER : seqParam(before, "before");
-    if (v instanceof Response) return v;
-    beforeSeq = v;
-  }
-  return answerText(await thread(c, c.req.param("id")).page({ after: afterSeq, before: beforeSeq, limit, waitMs }));
+  return answerText(await thread(c, c.req.param("id")).page({ ...page, waitMs }));
 });
 
 threads.get("/threads/:id/follow", async (c) => {
-  // A reconnecting EventSource repeats the original URL and adds Last-Event-ID: that wins.
-  const raw = c.req.header("last-event-id") ?? c.req.query("after") ?? "0";
-  const after = seqParam(raw, c.req.header("last-event-id") !== undefined ? "Last-Event-ID" : "after");
+  const after = resumeCursor(c);
   if (after instanceof Response) return after;
   return thread(c, c.req.param("id")).fetch(`https://thread/follow?after=${after}`);
 });

@@ -2,10 +2,13 @@ import { Hono, type Context } from "hono";
 import { CODES } from "../api/errors.js";
 import { Name } from "../api/threads.js";
 import { DEFAULT_WORKSPACE } from "../api/turns.js";
+import { MAX_WATCHED_THREADS } from "../api/workspace-feed.js";
 import { Policy, type WorkspaceConfig } from "../api/workspaces.js";
 import type { AppEnv } from "../app-env.js";
 import { workspaceOf } from "../env.js";
-import { refusal } from "../http.js";
+import { answerText, refusal } from "../http.js";
+import { isThreadId } from "../ids.js";
+import { pageParams, resumeCursor } from "../query.js";
 import { jsonBody } from "../validate.js";
 import { policyOf } from "../workspace-rules.js";
 
@@ -81,4 +84,46 @@ workspaces.get("/workspaces/:name/questions", async (c) => {
   if (refused) return refused;
   const items = await workspaceOf(c.env, name).questions();
   return c.body(`{"workspace":${JSON.stringify(name)},"questions":${items}}`, 200, { "content-type": "application/json; charset=utf-8" });
+});
+
+// ---- the workspace's feed (docs/events.md "Workspace feed entries") ----
+
+workspaces.get("/workspaces/:name/events", async (c) => {
+  const name = c.req.param("name");
+  const refused = indexName(c, name);
+  if (refused) return refused;
+  const after = resumeCursor(c);
+  if (after instanceof Response) return after;
+  return workspaceOf(c.env, name).fetch(`https://workspace/events?after=${after}`);
+});
+
+/** `threads`: comma-separated thread ids, at most MAX_WATCHED_THREADS; absent, every thread. */
+function watchedThreads(raw: string | undefined): string | null | Response {
+  if (raw === undefined) return null;
+  const ids = raw.split(",");
+  if (ids.length > MAX_WATCHED_THREADS) return refusal(400, `threads names ${ids.length} threads; at most ${MAX_WATCHED_THREADS}`);
+  const bad = ids.find((id) => !isThreadId(id));
+  if (bad !== undefined) return refusal(400, `threads must be comma-separated thread ids, and ${JSON.stringify(bad)} is not one`);
+  return raw;
+}
+
+workspaces.get("/workspaces/:name/changes", async (c) => {
+  const name = c.req.param("name");
+  const refused = indexName(c, name);
+  if (refused) return refused;
+  const threads = watchedThreads(c.req.query("threads"));
+  if (threads instanceof Response) return threads;
+  const after = resumeCursor(c);
+  if (after instanceof Response) return after;
+  const only = threads === null ? "" : `&threads=${threads}`;
+  return workspaceOf(c.env, name).fetch(`https://workspace/changes?after=${after}${only}`);
+});
+
+workspaces.get("/workspaces/:name/tail", async (c) => {
+  const name = c.req.param("name");
+  const refused = indexName(c, name);
+  if (refused) return refused;
+  const page = pageParams(c.req.query());
+  if (page instanceof Response) return page;
+  return answerText(await workspaceOf(c.env, name).page(page));
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { BlobStore } from "../../objects/lib/blob-store.js";
 import { EventLog } from "../../objects/lib/event-log.js";
 import { FollowHub } from "../../objects/lib/follow-hub.js";
-import { dataFrames, newThread, readFrames, sse, value } from "./support.js";
+import { dataFrames, idsSeenWhileWriting, newThread, readFrames, sse, value } from "./support.js";
 
 describe("follow", () => {
   it("replays after the cursor, then delivers new events live, each once and in order", async () => {
@@ -21,16 +21,8 @@ describe("follow", () => {
   it("delivers each event once to followers that open while batches are being committed", async () => {
     const { stub } = await newThread();
     const posting = Array.from({ length: 120 }, (_, i) => stub.postMessage({ text: `m${i}`, hold: true }));
-    const streams = [];
-    for (let k = 0; k < 6; k++) {
-      streams.push((await sse(stub, "/follow?after=0")).body!);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    await Promise.all(posting);
-    for (const stream of streams) {
-      const frames = dataFrames(await readFrames(stream, (f) => dataFrames(f).some((x) => x.id === 121)));
-      expect(frames.map((f) => f.id)).toEqual(Array.from({ length: 121 }, (_, i) => i + 1));
-    }
+    const seen = await idsSeenWhileWriting(async () => (await sse(stub, "/follow?after=0")).body!, posting, 121);
+    for (const ids of seen) expect(ids).toEqual(Array.from({ length: 121 }, (_, i) => i + 1));
   });
 
   it("never shows a follower an event that is not yet durable, so publishing it cannot repeat it", async () => {

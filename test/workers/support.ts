@@ -72,3 +72,20 @@ export function dataFrames(frames: string[]): { id: number; data: { seq: number;
       return { id: Number(idLine!.slice(4)), data: JSON.parse(dataLine!.slice(6)) };
     });
 }
+
+/**
+ * Opens six followers a moment apart while `writes` are being committed, and answers the
+ * ids each one saw up to `lastId`: a race between catching up and going live shows as
+ * an id missing or repeated.
+ */
+export async function idsSeenWhileWriting(open: () => Promise<ReadableStream<Uint8Array>>, writes: Promise<unknown>[], lastId: number): Promise<number[][]> {
+  const streams = [];
+  for (let k = 0; k < 6; k++) {
+    streams.push(await open());
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await Promise.all(writes);
+  const seen = [];
+  for (const stream of streams) seen.push(dataFrames(await readFrames(stream, (f) => dataFrames(f).some((x) => x.id === lastId))).map((f) => f.id));
+  return seen;
+}
