@@ -45,6 +45,7 @@ const WORKER_VARS = [
   "SERVICE_CATALOG_SYNC_MS",
   "SERVICE_FAULTS",
   "SERVICE_INTERRUPT_GRACE_MS",
+  "SERVICE_COMPLETIONS_DEFAULT_WORKSPACE",
 ];
 
 export function isLoopback(host: string): boolean {

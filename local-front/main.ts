@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     enginesToken,
   );
   const accountsToken = randomBytes(24).toString("hex");
-  const accounts = await startAccountService(network.pool, accountsToken);
+  const accounts = await startAccountService(network.pool, network.completions, accountsToken);
   const internalToken = randomBytes(24).toString("hex");
   const runtime = await startRuntime(config, {
     engines: engines.address,

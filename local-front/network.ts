@@ -4,6 +4,8 @@ import type { AccountConfig } from "../src/api/accounts.js";
 import { AccountPool } from "./accounts/pool.js";
 import { TokenStore } from "./accounts/token-store.js";
 import { ConfigError, type FrontConfig } from "./config.js";
+import type { CompletionDeps } from "./completions/call.js";
+import { ModelCatalog } from "./completions/models.js";
 import type { NetworkDeps, SessionProxy } from "./engines/access.js";
 import { loadOrCreateCa, writeTrustBundle, type ProxyCa } from "./proxy/ca.js";
 import { Placeholders } from "./proxy/placeholder.js";
@@ -15,6 +17,8 @@ import { startSimulator, type Simulator } from "./simulator/server.js";
 /** Everything between sessions and providers: the account pool, the proxy, the simulators. */
 export interface Network {
   deps: NetworkDeps;
+  /** What the completions endpoint's calls need. */
+  completions: CompletionDeps;
   pool: AccountPool;
   proxy: CredentialProxy | null;
   /** The plain simulator that answers when no account serves a provider. */
@@ -64,8 +68,17 @@ export async function startNetwork(config: FrontConfig): Promise<Network> {
   const proxy = ownProxy ? await startCredentialProxy({ ca: ca!, pool, placeholders, upstream }) : null;
   const toSessions = sessionProxy(config, proxy, ca);
   const models = simulator ? `simulator=${simulator.url}` : `accounts=${config.accounts.map((a) => a.id).join(",")}`;
+  const providers = new Set(config.accounts.map((a) => a.provider));
   return {
     deps: { pool, placeholders, proxy: toSessions, simulatorUrl: simulator?.url ?? null },
+    completions: {
+      pool,
+      placeholders,
+      proxy: toSessions,
+      proxyCa: toSessions?.caPath ? readFileSync(toSessions.caPath, "utf8") : null,
+      simulatorUrl: simulator?.url ?? null,
+      catalog: new ModelCatalog(providers, Boolean(simulator || upstreamSimulator)),
+    },
     pool,
     proxy,
     simulator,

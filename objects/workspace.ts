@@ -236,6 +236,19 @@ export class Workspace extends DurableObject<Env> {
     return refuse(400, `after=${after} is beyond the workspace feed's last entry (${this.feed.durableSeq})`);
   }
 
+  // ---- the completions thread ----
+
+  /**
+   * The id of the thread that records this workspace's completions calls: `candidate`
+   * becomes it on the first call, and every later call gets the same id.
+   */
+  completionsThread(candidate: string): string {
+    const known = this.setting("completions-thread");
+    if (known) return known;
+    this.put("completions-thread", candidate);
+    return candidate;
+  }
+
   private setting(key: string): string | null {
     return this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE key = ?", key).toArray()[0]?.value ?? null;
   }

@@ -6,6 +6,7 @@ import { readConfig, type RuntimeConfig } from "./config.js";
 import { refusal } from "./http.js";
 import { host } from "./routes/host.js";
 import { accounts } from "./routes/accounts.js";
+import { completions } from "./routes/completions.js";
 import { internal } from "./routes/internal.js";
 import { threads } from "./routes/threads.js";
 import { turns } from "./routes/turns.js";
@@ -29,6 +30,7 @@ app.route("/", turns);
 app.route("/", workspaces);
 app.route("/", internal);
 app.route("/", accounts);
+app.route("/", completions);
 
 app.notFound((c) => refusal(404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, undefined, { build: c.var.config.build }));
 

@@ -21,6 +21,8 @@ export interface RuntimeConfig {
   workspaces: Map<string, WorkspaceConfig> | null;
   /** The host's provider accounts (ids and providers only); empty when none are configured and the simulator stands in. */
   accounts: Map<string, PublicAccount>;
+  /** The workspace completions calls without `x-service-workspace` are charged to, if any. */
+  completionsDefaultWorkspace: string | null;
 }
 
 export interface ConfigVars {
@@ -42,6 +44,7 @@ export interface ConfigVars {
   /** The account pool's ids and providers, as the front read them (`PublicAccount[]`). */
   SERVICE_ACCOUNTS?: string;
   SERVICE_ACCOUNTS_TOKEN?: string;
+  SERVICE_COMPLETIONS_DEFAULT_WORKSPACE?: string;
 }
 
 function positive(raw: string | undefined, fallback: number): number {
@@ -66,5 +69,6 @@ export function readConfig(vars: ConfigVars): RuntimeConfig {
       ? new Map(WorkspacesFile.parse(JSON.parse(vars.SERVICE_WORKSPACES)).workspaces.map((w) => [w.name, w]))
       : null,
     accounts: new Map(((vars.SERVICE_ACCOUNTS ? JSON.parse(vars.SERVICE_ACCOUNTS) : []) as PublicAccount[]).map((a) => [a.id, a])),
+    completionsDefaultWorkspace: vars.SERVICE_COMPLETIONS_DEFAULT_WORKSPACE || null,
   };
 }

@@ -2,6 +2,8 @@ import type { AccountFailureClass, AccountHealth } from "../../src/api/accounts.
 
 /** How long an account rests after a rate limit that named no wait. */
 const DEFAULT_COOLDOWN_MS = 60_000;
+/** How long an account whose credential was refused is passed over when one is picked. */
+const AUTH_COOLDOWN_MS = 5 * 60_000;
 /** Error bodies are kept this long in the health record: enough to recognise, never a whole transcript. */
 const MESSAGE_LIMIT = 300;
 
@@ -21,6 +23,10 @@ export class Health {
     return this.state.coolingDownUntil !== null && Date.parse(this.state.coolingDownUntil) > now;
   }
 
+  lastFailureClass(): AccountFailureClass | null {
+    return this.state.lastFailureClass;
+  }
+
   /** Epoch ms the cool-down ends, or 0. */
   coolingUntil(): number {
     return this.state.coolingDownUntil ? Date.parse(this.state.coolingDownUntil) : 0;
@@ -38,6 +44,11 @@ export class Health {
     if (coolForMs !== undefined) this.state.coolingDownUntil = new Date(Date.now() + coolForMs).toISOString();
   }
 
+  /** The provider refused the account's credential (a 401, or a refresh it turned down). */
+  refused(message: string): void {
+    this.failure("auth", message, AUTH_COOLDOWN_MS);
+  }
+
   /**
    * A provider's answer: 2xx is a success; 401/403 a refused login; 402 or a 429 about
    * quota a spent allowance; any other 429 a rate limit. Both 429s cool the account
@@ -47,7 +58,7 @@ export class Health {
   response(status: number, retryAfter: string | undefined, body: string): void {
     if (status >= 200 && status < 300) return this.success();
     const summary = `provider answered ${status}${body ? `: ${body.replace(/\s+/g, " ").trim()}` : ""}`;
-    if (status === 401 || status === 403) return this.failure("auth", summary);
+    if (status === 401 || status === 403) return this.refused(summary);
     if (status === 402) return this.failure("quota", summary, retryMs(retryAfter));
     if (status === 429) return this.failure(/quota|insufficient|billing|credit/i.test(body) ? "quota" : "rate-limit", summary, retryMs(retryAfter));
   }

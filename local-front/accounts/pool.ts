@@ -1,5 +1,6 @@
 import {
   PROVIDER_BASE_URLS,
+  type AccountFailureClass,
   PROVIDER_TOKEN_URLS,
   type AccessToken,
   type AccountConfig,
@@ -82,6 +83,19 @@ export class AccountPool {
     return (this.must(id).config.baseUrl ?? PROVIDER_BASE_URLS[this.must(id).config.provider]).replace(/\/$/, "");
   }
 
+  coolingDown(id: string): boolean {
+    return this.must(id).health.coolingDown();
+  }
+
+  /** Epoch ms the account's cool-down ends, or 0. */
+  coolingUntil(id: string): number {
+    return this.must(id).health.coolingUntil();
+  }
+
+  lastFailureClass(id: string): AccountFailureClass | null {
+    return this.must(id).health.lastFailureClass();
+  }
+
   /** Every host a provider call of these accounts goes to: the proxy intercepts these. */
   hosts(): Set<string> {
     const hosts = new Set(Object.values(PROVIDER_BASE_URLS).map((u) => new URL(u).hostname));
@@ -124,7 +138,8 @@ export class AccountPool {
     if (!account.oauth) return { ok: true, credential: { kind: "api-key", secret: account.config.apiKey! }, expiresAt: null };
     const token = await account.oauth.token();
     if (!token.ok) {
-      account.health.failure(token.reason === "revoked" ? "auth" : "proxy-unreachable", token.error);
+      if (token.reason === "revoked") account.health.refused(token.error);
+      else account.health.failure("proxy-unreachable", token.error);
       return token;
     }
     return { ok: true, credential: { kind: "oauth", secret: token.accessToken }, expiresAt: token.expiresAt };

@@ -1,7 +1,9 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ACCOUNTS_TOKEN_HEADER } from "../../src/api/accounts.js";
-import { reply } from "../binding-http.js";
+import type { CompletionCall, CompletionReport } from "../../src/api/completions.js";
+import { readJson, reply } from "../binding-http.js";
+import { runCompletion, type CompletionDeps } from "../completions/call.js";
 import type { AccountPool } from "./pool.js";
 
 export interface AccountService {
@@ -12,14 +14,36 @@ export interface AccountService {
 
 /**
  * The account pool as a binding of the worker: health and identity for `GET /accounts`,
- * and short-lived access tokens. Only the worker (holding this boot's token) is
- * answered; the worker decides whether its own caller is trusted.
+ * short-lived access tokens, and the completions endpoint's model calls (streamed back
+ * as NDJSON reports, src/api/completions.ts). Only the worker (holding this boot's token)
+ * is answered; the worker decides whether its own caller is trusted.
  */
-export async function startAccountService(pool: AccountPool, token: string): Promise<AccountService> {
+export async function startAccountService(pool: AccountPool, completions: CompletionDeps, token: string): Promise<AccountService> {
+  const complete = async (req: IncomingMessage, res: ServerResponse) => {
+    const call = (await readJson(req)) as CompletionCall;
+    res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
+    res.flushHeaders();
+    const abort = new AbortController();
+    res.on("close", () => abort.abort());
+    const emit = (r: CompletionReport) => {
+      if (!res.writableEnded) res.write(`${JSON.stringify(r)}\n`);
+    };
+    await runCompletion(completions, call, emit, abort.signal).catch((err: unknown) =>
+      emit({ type: "error", status: 500, code: "internal_error", message: `the completion broke: ${(err as Error).message}`, attempts: [] }),
+    );
+    res.end();
+  };
+
   const server: Server = createServer((req, res) => {
-    req.resume();
-    if (req.headers[ACCOUNTS_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the account pool answers the runtime's worker only" });
+    if (req.headers[ACCOUNTS_TOKEN_HEADER] !== token) {
+      req.resume();
+      return reply(res, 403, { error: "the account pool answers the runtime's worker only" });
+    }
     const path = new URL(req.url ?? "/", "http://accounts").pathname;
+    if (req.method === "POST" && path === "/completions")
+      return void complete(req, res).catch(() => (res.headersSent ? res.destroy() : reply(res, 400, { error: "a completion call is JSON" })));
+    req.resume();
+    if (req.method === "GET" && path === "/models") return reply(res, 200, { object: "list", data: completions.catalog.list() });
     if (req.method === "GET" && path === "/accounts") return reply(res, 200, { accounts: pool.views() });
     const m = /^\/accounts\/([^/]+)\/access-token$/.exec(path);
     if (req.method === "POST" && m)

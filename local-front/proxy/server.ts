@@ -60,7 +60,8 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
   /** A provider call: swap the placeholder, forward, watch the answer. */
   const forward = async (req: IncomingMessage, res: ServerResponse, target: URL) => {
     const headers = withoutHop(req.headers);
-    const offered = bearer(req.headers.authorization) ?? (typeof req.headers["x-api-key"] === "string" ? req.headers["x-api-key"] : undefined);
+    const asBearer = bearer(req.headers.authorization);
+    const offered = asBearer ?? (typeof req.headers["x-api-key"] === "string" ? req.headers["x-api-key"] : undefined);
     const claim = offered ? opts.placeholders.read(offered) : null;
     if (claim && !opts.pool.has(claim.account)) return fail(res, 401, "unknown-account", `credential proxy: no account ${claim.account} on this host`);
     if (claim) {
@@ -70,7 +71,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
         failures.set(claim.threadId, { at: Date.now(), error: cred.reason === "unreachable" ? message : `the provider refused account ${claim.account}'s login` });
         return cred.reason === "unreachable" ? fail(res, 502, "proxy-upstream-unreachable", message) : fail(res, 401, "login-refused", message);
       }
-      swap(headers, opts.pool.provider(claim.account), cred.credential);
+      swap(headers, opts.pool.provider(claim.account), cred.credential, asBearer !== undefined);
     }
     const upstream = opts.upstream.request(target, req.method ?? "GET", headers);
     upstream.on("error", (err) => {
@@ -87,6 +88,9 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
       if (status < 400 || !claim) {
         if (claim) opts.pool.response(claim.account, status, answer.headers, "");
         res.writeHead(status, out);
+        // A provider stream that breaks off must break the session's too, not leave it waiting.
+        answer.on("error", () => res.destroy());
+        answer.on("aborted", () => res.destroy());
         answer.pipe(res);
         return;
       }
@@ -195,16 +199,20 @@ function withoutHop(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   return out;
 }
 
-/** Puts the real credential where the provider expects it, removing the placeholder. */
-function swap(headers: OutgoingHttpHeaders, provider: string, cred: Credential): void {
+/**
+ * Puts the real credential where the placeholder was. Anthropic keys go back in the
+ * header the client used (`x-api-key` for the Messages API, a bearer token for its
+ * OpenAI-compatible endpoint); OAuth logins are always bearer tokens.
+ */
+function swap(headers: OutgoingHttpHeaders, provider: string, cred: Credential, sentAsBearer: boolean): void {
   delete headers.authorization;
   delete headers["x-api-key"];
-  if (provider === "anthropic" && cred.kind === "api-key") {
+  if (provider === "anthropic" && cred.kind === "api-key" && !sentAsBearer) {
     headers["x-api-key"] = cred.secret;
     return;
   }
   headers.authorization = `Bearer ${cred.secret}`;
-  if (provider === "anthropic") {
+  if (provider === "anthropic" && cred.kind === "oauth") {
     const beta = typeof headers["anthropic-beta"] === "string" ? headers["anthropic-beta"] : "";
     if (!beta.includes("oauth-")) headers["anthropic-beta"] = beta ? `${beta},oauth-2025-04-20` : "oauth-2025-04-20";
   }

@@ -9,6 +9,8 @@ export interface Directive {
   fail?: FailKind;
   /** `fail` applies only to requests for these models (a fallback model then answers). */
   failFor?: string[];
+  /** `fail` applies only to calls with these organizations' credentials (`org-<account id>` behind the credential proxy). */
+  failOrgs?: string[];
   /** After the tool steps, answer nothing (an agent that stops after a tool result). */
   stall?: boolean;
   retryAfter?: number;
@@ -22,7 +24,7 @@ export interface DirectedText {
   text: string;
 }
 
-const FIELDS = new Set(["reply", "chunks", "delayMs", "tool", "ask", "fail", "failFor", "stall", "retryAfter", "usage"]);
+const FIELDS = new Set(["reply", "chunks", "delayMs", "tool", "ask", "fail", "failFor", "failOrgs", "stall", "retryAfter", "usage"]);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -74,6 +76,10 @@ function validate(raw: Record<string, unknown>): Directive {
   if (raw.failFor !== undefined) {
     if (!Array.isArray(raw.failFor) || !raw.failFor.every((m) => typeof m === "string")) invalid(`"failFor" must be an array of model ids`);
     d.failFor = raw.failFor as string[];
+  }
+  if (raw.failOrgs !== undefined) {
+    if (!Array.isArray(raw.failOrgs) || !raw.failOrgs.every((m) => typeof m === "string")) invalid(`"failOrgs" must be an array of organization ids`);
+    d.failOrgs = raw.failOrgs as string[];
   }
   if (raw.retryAfter !== undefined) {
     if (!isCount(raw.retryAfter, 0)) invalid(`"retryAfter" must be an integer >= 0 (seconds)`);

@@ -97,11 +97,15 @@ function answerText(d: Directive, echo: string, results: Entry[]): string {
   return `echo: ${echo.trim()}`;
 }
 
-/** What the simulated model does for this request; throws BadRequest for a bad directive. */
-export function decide(conv: Conversation): Outcome {
+/**
+ * What the simulated model does for this request; throws BadRequest for a bad directive.
+ * `org` is the organization of the caller's credential, when the simulator checks them.
+ */
+export function decide(conv: Conversation, org: string | null = null): Outcome {
   const { userText, newest, results } = currentTurn(conv.entries);
   const { directive } = parseDirectives(newest);
-  const d = directive.failFor && !directive.failFor.includes(conv.model) ? { ...directive, fail: undefined } : directive;
+  const spared = (directive.failFor && !directive.failFor.includes(conv.model)) || (directive.failOrgs && !(org && directive.failOrgs.includes(org)));
+  const d = spared ? { ...directive, fail: undefined } : directive;
   const { text } = parseDirectives(userText);
   const firstStep = results.length === 0;
   if (firstStep && d.fail !== undefined && d.fail !== "disconnect")

@@ -110,8 +110,8 @@ async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res:
   const reject = (e: SimError) => sendError(res, protocol.error(e));
   if ("tooLarge" in body) return reject({ kind: "too-large", limit: BODY_LIMIT });
   if (!protocol.hasApiKey(req.headers)) return reject({ kind: "missing-key" });
+  const org = credentials ? credentials.check(req.headers) : null;
   if (credentials) {
-    const org = credentials.check(req.headers);
     if (org === null) return reject({ kind: "fail", fail: "auth", model: "", retryAfter: 0 });
     res.setHeader(ORG_HEADER[protocol.name]!, org);
   }
@@ -120,7 +120,7 @@ async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res:
   let outcome: Outcome;
   try {
     conv = protocol.parse(parsed.value);
-    outcome = decide(conv);
+    outcome = decide(conv, org);
   } catch (err) {
     if (err instanceof BadRequest) return reject({ kind: "bad-request", message: err.message });
     throw err;

@@ -2,6 +2,7 @@
  * The durable event log's envelope and the kinds written today.
  * docs/events.md describes each kind and the ones later issues add.
  */
+import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry } from "./engine.js";
 import type { ThreadSpec } from "./threads.js";
 
@@ -203,6 +204,8 @@ export interface EventBodies {
   "loop-started": LoopStartedBody;
   "loop-continued": LoopContinuedBody;
   "loop-stopped": LoopStoppedBody;
+  /** One per completions call, on the workspace's completions thread. */
+  completion: CompletionEventBody;
 }
 
 export type EventKind = keyof EventBodies;
@@ -236,6 +239,7 @@ export const EVENT_KINDS = [
   "loop-started",
   "loop-continued",
   "loop-stopped",
+  "completion",
 ] as const satisfies readonly EventKind[];
 
 /** A body stored apart from the log: the log keeps its SHA-256 and size. */

@@ -1,0 +1,49 @@
+import { getModels, type KnownProvider } from "@mariozechner/pi-ai";
+import type { Provider } from "../../src/api/accounts.js";
+import type { ModelEntry } from "../../src/api/completions.js";
+
+interface CatalogModel {
+  id: string;
+  provider: Provider;
+  deprecated: boolean;
+}
+
+/**
+ * Models the providers have retired or announced for retirement: still routed when a
+ * caller names one, never listed. pi-ai's catalog carries no such flag, so the list is ours.
+ */
+const DEPRECATED = new Set(["gpt-4", "gpt-4-turbo", "gpt-4o-2024-05-13", "claude-3-opus-20240229", "claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20241022", "sim-legacy"]);
+
+/** What the simulator answers, by the provider family a caller would reach it as. */
+const SIMULATOR_MODELS: [string, Provider][] = [
+  ["sim-1", "openai"],
+  ["sim-mini", "openai"],
+  ["gpt-sim", "openai"],
+  ["claude-sim", "anthropic"],
+  ["sim-legacy", "openai"],
+];
+
+/**
+ * The models the completions endpoint can route: the providers' catalogs (pi-ai's) for
+ * providers some account serves, plus the simulator's models whenever a simulator
+ * answers (offline, or standing in for the providers).
+ */
+export class ModelCatalog {
+  private readonly models = new Map<string, CatalogModel>();
+
+  constructor(providers: Set<Provider>, simulator: boolean) {
+    for (const provider of providers)
+      for (const m of getModels(provider as KnownProvider)) this.models.set(m.id, { id: m.id, provider, deprecated: DEPRECATED.has(m.id) });
+    if (simulator) for (const [id, provider] of SIMULATOR_MODELS) this.models.set(id, { id, provider, deprecated: DEPRECATED.has(id) });
+  }
+
+  find(id: string): CatalogModel | undefined {
+    return this.models.get(id);
+  }
+
+  /** `GET /v1/models`: everything routable except deprecated models. */
+  list(): ModelEntry[] {
+    const created = Math.floor(Date.UTC(2026, 0, 1) / 1000);
+    return [...this.models.values()].filter((m) => !m.deprecated).map((m) => ({ id: m.id, object: "model", created, owned_by: m.provider }));
+  }
+}

@@ -1,0 +1,207 @@
+import { Hono, type Context } from "hono";
+import { ACCOUNTS_TOKEN_HEADER } from "../api/accounts.js";
+import {
+  ChatCompletionRequest,
+  COMPLETIONS_CODES as CODES,
+  SESSION_HEADER,
+  SESSION_LABEL_MAX,
+  TRAFFIC_HEADER,
+  TRAFFIC_KINDS,
+  WORKSPACE_HEADER,
+  type CompletionAttempt,
+  type CompletionCall,
+  type CompletionEventBody,
+  type CompletionReport,
+  type CompletionUsage,
+  type CompletionsError,
+  type TrafficKind,
+} from "../api/completions.js";
+import { Name } from "../api/threads.js";
+import type { AppEnv } from "../app-env.js";
+import { completionsThreadId, recordCompletion } from "../completions-thread.js";
+import type { RuntimeConfig } from "../config.js";
+import { ndjson } from "../ndjson.js";
+
+/** SPEC "Completions": an OpenAI-compatible endpoint over the workspace's accounts (docs/completions.md). */
+export const completions = new Hono<AppEnv>();
+
+const ERROR_TYPES: Record<number, string> = {
+  400: "invalid_request_error",
+  404: "invalid_request_error",
+  409: "account_error",
+  429: "rate_limit_error",
+  502: "api_error",
+  503: "api_error",
+};
+
+function oaiError(status: number, code: string, message: string, retryAfterS?: number): Response {
+  const body: CompletionsError = { error: { message, type: ERROR_TYPES[status] ?? "api_error", code, param: null } };
+  return Response.json(body, { status, headers: retryAfterS ? { "retry-after": String(retryAfterS) } : {} });
+}
+
+/** Accounts a workspace's calls may use, in order: its roster, or outside any roster the accounts no workspace claims. */
+function accountsFor(config: RuntimeConfig, workspace: string): string[] {
+  const ws = config.workspaces?.get(workspace);
+  if (ws && ws.accounts.length > 0) return ws.accounts;
+  const claimed = new Set([...(config.workspaces?.values() ?? [])].flatMap((w) => w.accounts));
+  return [...config.accounts.keys()].filter((id) => !claimed.has(id));
+}
+
+interface Caller {
+  workspace: string;
+  session: string | null;
+  traffic: TrafficKind;
+}
+
+function caller(c: Context<AppEnv>): Caller | Response {
+  const config = c.var.config;
+  const workspace = c.req.header(WORKSPACE_HEADER) || config.completionsDefaultWorkspace;
+  if (!workspace)
+    return oaiError(400, CODES.unknownWorkspace, `Name the workspace to charge in the ${WORKSPACE_HEADER} header (this host sets no default workspace).`);
+  const known = config.workspaces ? config.workspaces.has(workspace) : Name.safeParse(workspace).success;
+  if (!known) return oaiError(400, CODES.unknownWorkspace, `No workspace ${JSON.stringify(workspace)} on this host.`);
+  const session = c.req.header(SESSION_HEADER) ?? null;
+  if (session !== null && session.length > SESSION_LABEL_MAX)
+    return oaiError(400, CODES.sessionLabelTooLong, `${SESSION_HEADER} is ${session.length} characters; at most ${SESSION_LABEL_MAX}.`);
+  const traffic = c.req.header(TRAFFIC_HEADER) ?? "work";
+  if (!(TRAFFIC_KINDS as readonly string[]).includes(traffic))
+    return oaiError(400, CODES.badTrafficKind, `${TRAFFIC_HEADER} is work or smoke, not ${JSON.stringify(traffic)}.`);
+  return { workspace, session, traffic: traffic as TrafficKind };
+}
+
+/** The body, checked: one model call with text only. */
+async function request(c: Context<AppEnv>): Promise<ChatCompletionRequest | Response> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await c.req.text());
+  } catch (err) {
+    return oaiError(400, CODES.invalidRequest, `The body is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = ChatCompletionRequest.safeParse(raw);
+  if (!parsed.success)
+    return oaiError(400, CODES.invalidRequest, parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+  const body = parsed.data;
+  for (const [i, m] of body.messages.entries())
+    if (Array.isArray(m.content)) {
+      const other = m.content.find((p) => p.type !== "text");
+      if (other)
+        return oaiError(400, CODES.imageNotSupported, `messages.${i}.content has a ${other.type} part: this endpoint takes text only (no images, audio or files).`);
+    }
+  const tooled = ["tools", "functions", "tool_choice", "function_call"].find((k) => k in body);
+  if (tooled) return oaiError(400, CODES.toolsNotSupported, `${tooled}: this endpoint makes one model call without tools.`);
+  return body;
+}
+
+completions.get("/v1/models", async (c) => {
+  try {
+    const res = await c.env.ACCOUNTS.fetch("https://accounts/models", { headers: { [ACCOUNTS_TOKEN_HEADER]: c.env.SERVICE_ACCOUNTS_TOKEN ?? "" } });
+    return new Response(res.body, { status: res.status, headers: { "content-type": "application/json" } });
+  } catch {
+    return oaiError(503, CODES.upstreamError, "The account pool did not answer.");
+  }
+});
+
+completions.post("/v1/chat/completions", async (c) => {
+  const who = caller(c);
+  if (who instanceof Response) return who;
+  const body = await request(c);
+  if (body instanceof Response) return body;
+  const config = c.var.config;
+  const started = Date.now();
+  const call: CompletionCall = { accounts: accountsFor(config, who.workspace), threadId: await completionsThreadId(c.env, who.workspace), request: body };
+  const record = (outcome: CompletionEventBody["outcome"], code: string | null, account: string | null, usage: CompletionUsage | null, attempts: CompletionAttempt[]) =>
+    recordCompletion(c.env, config, who.workspace, {
+      model: body.model,
+      account,
+      outcome,
+      code,
+      usage,
+      latencyMs: Date.now() - started,
+      traffic: who.traffic,
+      session: who.session,
+      stream: body.stream === true,
+      attempts,
+    }).catch((err: unknown) => console.error(`completions of ${who.workspace}: ${(err as Error).message}`));
+
+  let res: Response;
+  try {
+    res = await c.env.ACCOUNTS.fetch("https://accounts/completions", {
+      method: "POST",
+      headers: { [ACCOUNTS_TOKEN_HEADER]: c.env.SERVICE_ACCOUNTS_TOKEN ?? "", "content-type": "application/json" },
+      body: JSON.stringify(call),
+      signal: c.req.raw.signal,
+    });
+  } catch {
+    return oaiError(503, CODES.upstreamError, "The account pool did not answer.");
+  }
+  if (!res.ok || !res.body) return oaiError(503, CODES.upstreamError, `The account pool answered ${res.status}.`);
+  const reports = ndjson(res.body) as AsyncGenerator<CompletionReport>;
+  const first = (await reports.next()).value as CompletionReport | undefined;
+  if (!first || first.type === "error") {
+    const e = first ?? { status: 502, code: CODES.upstreamError, message: "The account pool ended the call without an answer.", attempts: [] };
+    await record("failed", e.code, null, null, e.attempts);
+    return oaiError(e.status, e.code, e.message, "retryAfterS" in e ? e.retryAfterS : undefined);
+  }
+  const account = first.type === "start" ? first.account : null;
+
+  if (body.stream !== true) {
+    let completion: Record<string, unknown> | null = null;
+    for await (const r of reports) {
+      if (r.type === "result") completion = r.completion;
+      else if (r.type === "end") {
+        await record("completed", null, account, r.usage, r.attempts);
+        return c.json(completion ?? {});
+      } else if (r.type === "error") {
+        await record("failed", r.code, account, null, r.attempts);
+        return oaiError(r.status, r.code, r.message);
+      }
+    }
+    await record("failed", CODES.upstreamError, account, null, []);
+    return oaiError(502, CODES.upstreamError, "The account pool ended the call before its answer.");
+  }
+
+  // Streaming: from here on every outcome is a frame, an error included.
+  const wantsUsage = body.stream_options?.include_usage === true;
+  const encoder = new TextEncoder();
+  const frame = (data: unknown) => encoder.encode(`data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+  const out = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      let ended = false;
+      try {
+        for await (const r of reports) {
+          if (r.type === "chunk") {
+            const choices = r.data.choices as unknown[] | undefined;
+            if (!wantsUsage && Array.isArray(choices) && choices.length === 0) continue;
+            const { usage, ...rest } = r.data;
+            controller.enqueue(frame(wantsUsage ? { ...rest, usage } : rest));
+          } else if (r.type === "end") {
+            controller.enqueue(frame("[DONE]"));
+            await record("completed", null, account, r.usage, r.attempts);
+            ended = true;
+            break;
+          } else if (r.type === "error") {
+            controller.enqueue(frame({ error: { message: r.message, type: ERROR_TYPES[r.status] ?? "api_error", code: r.code, param: null } }));
+            await record("failed", r.code, account, null, r.attempts);
+            ended = true;
+            break;
+          }
+        }
+        if (!ended) {
+          controller.enqueue(frame({ error: { message: "The account pool ended the stream early.", type: "api_error", code: CODES.upstreamError, param: null } }));
+          await record("failed", CODES.upstreamError, account, null, []);
+        }
+      } catch {
+        // The caller went away, or the pool's stream broke: nothing more can be told.
+        await record("failed", CODES.upstreamError, account, null, []);
+      }
+      try {
+        controller.close();
+      } catch {
+        // Already closed by a departed caller.
+      }
+    },
+  });
+  return new Response(out, {
+    headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" },
+  });
+});

@@ -1,0 +1,266 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeDir, startFront, type Front } from "../support/front.js";
+import { call, events, sim } from "../support/http.js";
+
+/** Refusals that move a call to the next account; each gets a workspace of two accounts. */
+const FAILS = ["quota", "auth", "rate-limit"];
+const ACCOUNTS = {
+  accounts: [
+    { id: "c-first", provider: "openai", apiKey: "sk-live-first-aaa" },
+    { id: "c-second", provider: "openai", apiKey: "sk-live-second-bbb" },
+    { id: "c-claude", provider: "anthropic", apiKey: "sk-ant-live-ccc" },
+    { id: "r-only", provider: "openai", apiKey: "sk-live-ronly-ddd" },
+    { id: "s-only", provider: "openai", apiKey: "sk-live-sonly-eee" },
+    ...FAILS.flatMap((f) => [
+      { id: `${f}-a`, provider: "openai", apiKey: `sk-live-${f}-a` },
+      { id: `${f}-b`, provider: "openai", apiKey: `sk-live-${f}-b` },
+    ]),
+  ],
+};
+const WORKSPACES = {
+  workspaces: [
+    { name: "team", slug: "acme/team", accounts: ["c-first", "c-second", "c-claude"] },
+    { name: "claude-only", slug: "acme/claude", accounts: ["c-claude"] },
+    { name: "ratelimited", slug: "acme/rl", accounts: ["r-only"] },
+    { name: "spent", slug: "acme/spent", accounts: ["s-only"] },
+    ...FAILS.map((f) => ({ name: `fo-${f}`, slug: `acme/fo-${f}`, accounts: [`${f}-a`, `${f}-b`] })),
+  ],
+};
+
+let front: Front;
+const client = (workspace: string | null, extra: Record<string, string> = {}) =>
+  new OpenAI({
+    apiKey: "unused-by-the-runtime",
+    baseURL: `${front.url}/v1`,
+    maxRetries: 0,
+    defaultHeaders: { ...(workspace ? { "x-service-workspace": workspace } : {}), ...extra },
+  });
+
+/** The `completion` events of a workspace's completions thread, oldest first. */
+async function completionEvents(workspace: string): Promise<any[]> {
+  const list = await call(front.url, "GET", `/threads?type=completions&workspace=${workspace}&archived=all`);
+  const thread = list.body.threads[0];
+  if (!thread) return [];
+  return (await events(front.url, thread.id)).filter((e) => e.kind === "completion").map((e) => e.body);
+}
+
+async function refusal(p: Promise<unknown>): Promise<{ status: number; code: string; headers: Headers; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    const e = err as InstanceType<typeof OpenAI.APIError>;
+    return { status: e.status!, code: String(e.code), headers: e.headers as Headers, message: e.message };
+  }
+  throw new Error("the call succeeded");
+}
+
+beforeAll(async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-completions-"));
+  writeFileSync(join(dataDir, "accounts.json"), JSON.stringify(ACCOUNTS));
+  writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify(WORKSPACES));
+  // SERVICE_CATALOG_SYNC_MS: the completions thread shows in the list at once.
+  front = await startFront({ dataDir, env: { SERVICE_PROVIDER_UPSTREAM: "simulator", SERVICE_CATALOG_SYNC_MS: "20" } });
+});
+afterAll(async () => {
+  await front?.stop();
+  removeDir(front.dataDir);
+});
+
+describe("POST /v1/chat/completions with the official openai client", () => {
+  it("answers one chat.completion and records one completion event", async () => {
+    const r = await client("team", { "x-service-session": "review-bot#12" }).chat.completions.create({
+      model: "sim-1",
+      messages: [{ role: "user", content: "hello there" }],
+    });
+    expect(r.object).toBe("chat.completion");
+    expect(r.choices[0]!.message.content).toBe("echo: hello there");
+    expect(r.usage!.total_tokens).toBeGreaterThan(0);
+    const recorded = await completionEvents("team");
+    expect(recorded.at(-1)).toMatchObject({
+      model: "sim-1",
+      account: "c-first",
+      outcome: "completed",
+      traffic: "work",
+      session: "review-bot#12",
+      stream: false,
+      usage: { totalTokens: r.usage!.total_tokens },
+      attempts: [{ account: "c-first", status: 200, outcome: "ok" }],
+    });
+    expect(recorded.at(-1).latencyMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("streams chunks, the usage chunk last when asked, and ends with [DONE]", async () => {
+    const stream = await client("team", { "x-service-traffic": "smoke" }).chat.completions.create({
+      model: "sim-1",
+      messages: [{ role: "user", content: sim({ chunks: 4 }, "one two three four") }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    const chunks: any[] = [];
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      text += chunk.choices[0]?.delta?.content ?? "";
+    }
+    expect(text).toBe("echo: one two three four");
+    expect(chunks.length).toBeGreaterThan(4);
+    expect(chunks.at(-1).choices).toEqual([]);
+    expect(chunks.at(-1).usage.total_tokens).toBeGreaterThan(0);
+    const last = (await completionEvents("team")).at(-1);
+    expect(last).toMatchObject({ outcome: "completed", stream: true, traffic: "smoke", account: "c-first" });
+    expect(last.usage.totalTokens).toBe(chunks.at(-1).usage.total_tokens);
+  });
+
+  it("leaves the usage chunk out when the caller did not ask for it, and still records usage", async () => {
+    const stream = await client("team").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "hi" }], stream: true });
+    const chunks: any[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.every((c) => c.choices.length > 0 && !("usage" in c))).toBe(true);
+    expect((await completionEvents("team")).at(-1).usage.totalTokens).toBeGreaterThan(0);
+  });
+
+  for (const fail of FAILS)
+    it(`fails over from an account the provider refuses (${fail}) to the next one`, async () => {
+      const ws = `fo-${fail}`;
+      const r = await client(ws).chat.completions.create({
+        model: "sim-1",
+        messages: [{ role: "user", content: sim({ fail, failOrgs: [`org-${fail}-a`] }, `after ${fail}`) }],
+      });
+      expect(r.choices[0]!.message.content).toBe(`echo: after ${fail}`);
+      const last = (await completionEvents(ws)).at(-1);
+      expect(last.account).toBe(`${fail}-b`);
+      expect(last.attempts.map((a: any) => [a.account, a.outcome])).toEqual([
+        [`${fail}-a`, fail],
+        [`${fail}-b`, "ok"],
+      ]);
+      // The refused account cools down, so the next call starts on the good one.
+      const health = (await call(front.url, "GET", "/accounts")).body.accounts.find((a: any) => a.id === `${fail}-a`).health;
+      expect(health.coolingDownUntil).not.toBeNull();
+      const next = await client(ws).chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "again" }] });
+      expect(next.choices[0]!.message.content).toBe("echo: again");
+      expect((await completionEvents(ws)).at(-1).attempts).toEqual([{ account: `${fail}-b`, status: 200, outcome: "ok" }]);
+    });
+
+  it("routes a model of the other provider to the workspace's account of that provider", async () => {
+    const r = await client("team").chat.completions.create({ model: "claude-sim", messages: [{ role: "user", content: "bonjour" }] });
+    expect(r.choices[0]!.message.content).toBe("echo: bonjour");
+    expect((await completionEvents("team")).at(-1).account).toBe("c-claude");
+  });
+});
+
+describe("every refusal, in the completions error shape", () => {
+  it("400 unknown_workspace: no header and no default, or a workspace the host does not have", async () => {
+    expect(await refusal(client(null).chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "x" }] }))).toMatchObject({
+      status: 400,
+      code: "unknown_workspace",
+    });
+    expect(await refusal(client("nowhere").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "x" }] }))).toMatchObject({
+      status: 400,
+      code: "unknown_workspace",
+    });
+  });
+
+  it("400 for an image, tools, a session label over 128 characters, or a bad traffic kind", async () => {
+    const image = await refusal(
+      client("team").chat.completions.create({
+        model: "sim-1",
+        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] }],
+      }),
+    );
+    expect(image).toMatchObject({ status: 400, code: "image_not_supported" });
+    expect(image.message).toContain("image_url");
+    const tools = await refusal(
+      client("team").chat.completions.create({
+        model: "sim-1",
+        messages: [{ role: "user", content: "x" }],
+        tools: [{ type: "function", function: { name: "f", parameters: {} } }],
+      }),
+    );
+    expect(tools).toMatchObject({ status: 400, code: "tools_not_supported" });
+    const long = await refusal(client("team", { "x-service-session": "x".repeat(129) }).chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "x" }] }));
+    expect(long).toMatchObject({ status: 400, code: "session_label_too_long" });
+    const traffic = await refusal(client("team", { "x-service-traffic": "bulk" }).chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "x" }] }));
+    expect(traffic).toMatchObject({ status: 400, code: "invalid_traffic_kind" });
+  });
+
+  it("404 model_not_found", async () => {
+    expect(await refusal(client("team").chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }))).toMatchObject({
+      status: 404,
+      code: "model_not_found",
+    });
+  });
+
+  it("409 no_eligible_account: no account of the workspace serves the model's provider", async () => {
+    expect(await refusal(client("claude-only").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "x" }] }))).toMatchObject({
+      status: 409,
+      code: "no_eligible_account",
+    });
+  });
+
+  it("429 rate_limited with the provider's Retry-After, then while it cools down", async () => {
+    const first = await refusal(
+      client("ratelimited").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: sim({ fail: "rate-limit", retryAfter: 7 }) }] }),
+    );
+    expect(first).toMatchObject({ status: 429, code: "rate_limited" });
+    expect(first.headers.get("retry-after")).toBe("7");
+    const again = await refusal(client("ratelimited").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "x" }] }));
+    expect(again).toMatchObject({ status: 429, code: "rate_limited" });
+    expect(Number(again.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("429 accounts_exhausted when every account refused, then 409 no_spendable_account while they are spent", async () => {
+    const spent = await refusal(
+      client("spent").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: sim({ fail: "quota" }) }] }),
+    );
+    expect(spent).toMatchObject({ status: 429, code: "accounts_exhausted" });
+    const after = await refusal(client("spent").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: "x" }] }));
+    expect(after).toMatchObject({ status: 409, code: "no_spendable_account" });
+    const recorded = await completionEvents("spent");
+    expect(recorded.map((e) => [e.outcome, e.code])).toEqual([
+      ["failed", "accounts_exhausted"],
+      ["failed", "no_spendable_account"],
+    ]);
+  });
+
+  it("an error after streaming began arrives as an SSE error frame", async () => {
+    const res = await fetch(`${front.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-service-workspace": "team" },
+      body: JSON.stringify({ model: "sim-1", stream: true, messages: [{ role: "user", content: sim({ fail: "disconnect", chunks: 4 }, "a b c d") }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const body = await res.text();
+    const frames = body.trim().split("\n\n");
+    expect(frames.at(-1)).toMatch(/^data: \{"error":\{.*"code":"upstream_error"/);
+    expect(body).not.toContain("[DONE]");
+    expect((await completionEvents("team")).at(-1)).toMatchObject({ outcome: "failed", code: "upstream_error", stream: true });
+  });
+});
+
+describe("GET /v1/models", () => {
+  it("lists the routable models without deprecated ones", async () => {
+    const models = await client("team").models.list();
+    const ids = models.data.map((m) => m.id);
+    expect(ids).toEqual(expect.arrayContaining(["sim-1", "claude-sim", "gpt-4.1"]));
+    expect(ids).not.toContain("sim-legacy");
+    expect(ids).not.toContain("gpt-4");
+  });
+});
+
+describe("the completions thread", () => {
+  it("is a normal thread: listed, and readable with tail and follow", async () => {
+    const list = await call(front.url, "GET", "/threads?type=completions&workspace=team");
+    expect(list.body.threads).toHaveLength(1);
+    const id = list.body.threads[0].id;
+    const res = await fetch(`${front.url}/threads/${id}/follow?after=0`);
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    await reader.cancel();
+    expect(new TextDecoder().decode(value)).toContain("id: 1");
+  });
+});
