@@ -15,7 +15,7 @@ import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
 import { archivedRefusal, degradedRefusal, missing } from "./lib/refusals.js";
-import { loadState, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./lib/thread-state.js";
+import { loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./lib/thread-state.js";
 import type { Accepted } from "./lib/thread-access.js";
 import { TURN_SCHEMA, TurnStore } from "./lib/turn-store.js";
 import { Turns, type TurnResult } from "./lib/turns.js";
@@ -103,7 +103,7 @@ export class Thread extends DurableObject<Env> {
   /** `fork.transcript` is JSON text (`TranscriptEntry[]`): RPC types cannot express any-JSON tool inputs. */
   async init(id: string, spec: ThreadSpec, forkOf?: { parent: string; atSeq: number; transcript: string }): Promise<Outcome<ThreadRow>> {
     const fork = forkOf ? { ...forkOf, transcript: JSON.parse(forkOf.transcript) as TranscriptEntry[] } : undefined;
-    const prepared = await this.prepareOrRefuse("spawn", { spec });
+    const prepared = await this.prepareOrRefuse("spawn", { spec: shownSpec(spec) });
     if (!prepared.ok) return prepared;
     const forked = fork ? await this.prepareOrRefuse("fork", fork) : null;
     if (forked && !forked.ok) return forked;

@@ -4,6 +4,8 @@ import type { AccountFailureClass, AccountHealth } from "../../src/api/accounts.
 const DEFAULT_COOLDOWN_MS = 60_000;
 /** How long an account whose credential was refused is passed over when one is picked. */
 const AUTH_COOLDOWN_MS = 5 * 60_000;
+/** What a provider says when an allowance is spent (Anthropic says it in a 400: "credit balance is too low"). */
+export const SPENT = /quota|insufficient|billing|credit balance/i;
 /** Error bodies are kept this long in the health record: enough to recognise, never a whole transcript. */
 const MESSAGE_LIMIT = 300;
 
@@ -58,9 +60,11 @@ export class Health {
   response(status: number, retryAfter: string | undefined, body: string): void {
     if (status >= 200 && status < 300) return this.success();
     const summary = `provider answered ${status}${body ? `: ${body.replace(/\s+/g, " ").trim()}` : ""}`;
-    if (status === 401 || status === 403) return this.refused(summary);
-    if (status === 402) return this.failure("quota", summary, retryMs(retryAfter));
-    if (status === 429) return this.failure(/quota|insufficient|billing|credit/i.test(body) ? "quota" : "rate-limit", summary, retryMs(retryAfter));
+    if (status === 401) return this.refused(summary);
+    // A 403 can be one model or endpoint this login may not use: noted, but the account stays in use.
+    if (status === 403) return this.failure("auth", summary);
+    if (status === 402 || (status === 400 && SPENT.test(body))) return this.failure("quota", summary, retryMs(retryAfter));
+    if (status === 429) return this.failure(SPENT.test(body) ? "quota" : "rate-limit", summary, retryMs(retryAfter));
   }
 }
 

@@ -96,6 +96,14 @@ export class AccountPool {
     return this.must(id).health.lastFailureClass();
   }
 
+  /** The origins an account's credential may be sent to: its provider's address and its login's token endpoint. */
+  origins(id: string): string[] {
+    const { config } = this.must(id);
+    const out = [new URL(this.baseUrl(id)).origin];
+    if (config.oauth) out.push(new URL(config.oauth.tokenUrl ?? PROVIDER_TOKEN_URLS[config.provider]).origin);
+    return out;
+  }
+
   /** Every host a provider call of these accounts goes to: the proxy intercepts these. */
   hosts(): Set<string> {
     const hosts = new Set(Object.values(PROVIDER_BASE_URLS).map((u) => new URL(u).hostname));
@@ -181,6 +189,8 @@ export class AccountPool {
         retryAfterS,
       };
     }
+    // Every attempt counts, so a refused or unreachable login is not hammered through this route.
+    account.issued.push(now);
     if (!account.oauth)
       return {
         status: 409,
@@ -191,7 +201,6 @@ export class AccountPool {
       return result.reason === "revoked"
         ? { status: 409, body: { error: `account ${id}'s login was refused by the provider; log in again: ${result.error}`, code: "credential-not-available" } }
         : { status: 503, body: { error: result.error, code: "credential-unreachable" }, retryAfterS: 30 };
-    account.issued.push(now);
     return {
       status: 200,
       body: { account: id, tokenType: "Bearer", accessToken: result.credential.secret, expiresAt: new Date(result.expiresAt!).toISOString() },

@@ -44,7 +44,7 @@ export async function startAccountService(pool: AccountPool, completions: Comple
       return void complete(req, res).catch(() => (res.headersSent ? res.destroy() : reply(res, 400, { error: "a completion call is JSON" })));
     req.resume();
     if (req.method === "GET" && path === "/models") return reply(res, 200, { object: "list", data: completions.catalog.list() });
-    if (req.method === "GET" && path === "/accounts") return reply(res, 200, { accounts: pool.views() });
+    if (req.method === "GET" && path === "/accounts") return reply(res, 200, { accounts: pool.views(), simulator: completions.simulatorUrl !== null });
     const m = /^\/accounts\/([^/]+)\/access-token$/.exec(path);
     if (req.method === "POST" && m)
       return void pool.issueAccessToken(decodeURIComponent(m[1]!)).then(

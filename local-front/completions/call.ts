@@ -1,6 +1,6 @@
 import { COMPLETIONS_CODES as CODES, type CompletionAttempt, type CompletionCall, type CompletionReport, type CompletionUsage } from "../../src/api/completions.js";
 import type { AccountPool } from "../accounts/pool.js";
-import { retryMs } from "../accounts/health.js";
+import { retryMs, SPENT } from "../accounts/health.js";
 import type { SessionProxy } from "../engines/access.js";
 import { withSessionRoute, type SessionRoute } from "../engines/pi/session-network.js";
 import type { Placeholders } from "../proxy/placeholder.js";
@@ -20,8 +20,8 @@ export interface CompletionDeps {
 function refusalOf(status: number, body: string, proxyCode: string | null): string | null {
   if (proxyCode === "proxy-upstream-unreachable") return "proxy-unreachable";
   if (status === 401 || status === 403) return "auth";
-  if (status === 402) return "quota";
-  if (status === 429) return /quota|insufficient|billing|credit/i.test(body) ? "quota" : "rate-limit";
+  if (status === 402 || (status === 400 && SPENT.test(body))) return "quota";
+  if (status === 429) return SPENT.test(body) ? "quota" : "rate-limit";
   return null;
 }
 

@@ -12,7 +12,15 @@ interface CatalogModel {
  * Models the providers have retired or announced for retirement: still routed when a
  * caller names one, never listed. pi-ai's catalog carries no such flag, so the list is ours.
  */
-const DEPRECATED = new Set(["gpt-4", "gpt-4-turbo", "gpt-4o-2024-05-13", "claude-3-opus-20240229", "claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20241022", "sim-legacy"]);
+const DEPRECATED = new Set(["gpt-4", "gpt-4-turbo", "gpt-4o-2024-05-13", "sim-legacy"]);
+/** Claude 3 and 3.5 releases are retired or announced for retirement. */
+const DEPRECATED_FAMILY = /^claude-3-(?!7)/;
+/** Models OpenAI serves only on the Responses API (or not for chat at all): never routable here. */
+const NOT_CHAT = /-pro$|-pro-|codex|deep-research|realtime|audio|transcribe|tts|image|search|computer-use/;
+
+function deprecated(id: string): boolean {
+  return DEPRECATED.has(id) || DEPRECATED_FAMILY.test(id);
+}
 
 /** What the simulator answers, by the provider family a caller would reach it as. */
 const SIMULATOR_MODELS: [string, Provider][] = [
@@ -33,8 +41,8 @@ export class ModelCatalog {
 
   constructor(providers: Set<Provider>, simulator: boolean) {
     for (const provider of providers)
-      for (const m of getModels(provider as KnownProvider)) this.models.set(m.id, { id: m.id, provider, deprecated: DEPRECATED.has(m.id) });
-    if (simulator) for (const [id, provider] of SIMULATOR_MODELS) this.models.set(id, { id, provider, deprecated: DEPRECATED.has(id) });
+      for (const m of getModels(provider as KnownProvider)) if (!NOT_CHAT.test(m.id)) this.models.set(m.id, { id: m.id, provider, deprecated: deprecated(m.id) });
+    if (simulator) for (const [id, provider] of SIMULATOR_MODELS) this.models.set(id, { id, provider, deprecated: deprecated(id) });
   }
 
   find(id: string): CatalogModel | undefined {

@@ -26,6 +26,8 @@ export interface ProxyOptions {
 
 /** Headers that belong to one hop (RFC 9110 7.6.1) and to the proxy itself. */
 const HOP_HEADERS = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"];
+/** How long a thread's last proxy failure is kept for its turn's end to find. */
+const FAILURE_MEMORY_MS = 60 * 60_000;
 /** Error bodies are read whole (they are small) so the account's health can say what the provider said. */
 const ERROR_BODY_LIMIT = 16 * 1024;
 
@@ -45,6 +47,11 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
   const providerHosts = opts.pool.hosts();
   const refused: string[] = [];
   const failures = new Map<string, { at: number; error: string }>();
+  const noteFailure = (threadId: string, error: string) => {
+    const now = Date.now();
+    for (const [id, f] of failures) if (f.at < now - FAILURE_MEMORY_MS) failures.delete(id);
+    failures.set(threadId, { at: now, error });
+  };
   const refuse = (where: string) => {
     refused.push(where);
     console.error(`agent-runtime: proxy refused egress to ${where} (not loopback, not a provider)`);
@@ -60,15 +67,20 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
   /** A provider call: swap the placeholder, forward, watch the answer. */
   const forward = async (req: IncomingMessage, res: ServerResponse, target: URL) => {
     const headers = withoutHop(req.headers);
+    // Answers come back uncompressed, so error bodies can be read to judge the account's health.
+    delete headers["accept-encoding"];
     const asBearer = bearer(req.headers.authorization);
     const offered = asBearer ?? (typeof req.headers["x-api-key"] === "string" ? req.headers["x-api-key"] : undefined);
     const claim = offered ? opts.placeholders.read(offered) : null;
     if (claim && !opts.pool.has(claim.account)) return fail(res, 401, "unknown-account", `credential proxy: no account ${claim.account} on this host`);
+    // A credential goes only where its account lives, and never in clear text to the network.
+    if (claim && !opts.pool.origins(claim.account).includes(target.origin))
+      return fail(res, 403, "wrong-destination", `credential proxy: account ${claim.account}'s credential is not sent to ${target.origin}`);
     if (claim) {
       const cred = await opts.pool.credential(claim.account);
       if (!cred.ok) {
         const message = `credential proxy: ${cred.error}`;
-        failures.set(claim.threadId, { at: Date.now(), error: cred.reason === "unreachable" ? message : `the provider refused account ${claim.account}'s login` });
+        noteFailure(claim.threadId, cred.reason === "unreachable" ? message : `the provider refused account ${claim.account}'s login`);
         return cred.reason === "unreachable" ? fail(res, 502, "proxy-upstream-unreachable", message) : fail(res, 401, "login-refused", message);
       }
       swap(headers, opts.pool.provider(claim.account), cred.credential, asBearer !== undefined);
@@ -78,7 +90,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
       const message = `credential proxy could not reach ${target.host}: ${err.message}`;
       if (claim) {
         opts.pool.unreachable(claim.account, message);
-        failures.set(claim.threadId, { at: Date.now(), error: message });
+        noteFailure(claim.threadId, message);
       }
       fail(res, 502, "proxy-upstream-unreachable", message);
     });

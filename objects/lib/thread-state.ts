@@ -1,4 +1,4 @@
-import type { Cost, EngineModel, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
+import type { Cost, EngineModel, ShownSpec, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
 import type { LoopState } from "../../src/api/turns.js";
 
 export interface ActiveTurn {
@@ -86,12 +86,16 @@ export function summarize(s: ThreadState, lastSeq: number, updatedAt: string): T
   };
 }
 
+/** The spec as it may be shown (rows, the log): proxyEnv values may carry credentials of the caller's proxy, so only its names are. */
+export function shownSpec(full: ThreadSpec): ShownSpec {
+  const { proxyEnv, ...spec } = full;
+  return { ...spec, proxyEnv: proxyEnv ? Object.keys(proxyEnv) : null };
+}
+
 export function toRow(s: ThreadState, lastSeq: number, updatedAt: string, held: number[]): ThreadRow {
-  const { proxyEnv, ...spec } = s.spec;
   return {
     ...summarize(s, lastSeq, updatedAt),
-    // proxyEnv values may carry credentials of the caller's proxy: only its names are shown.
-    spec: { ...spec, proxyEnv: proxyEnv ? Object.keys(proxyEnv) : null },
+    spec: shownSpec(s.spec),
     forkedAtSeq: s.forkedAtSeq,
     turn: s.turn ? { turnId: s.turn.id, index: s.turn.index, startedAt: s.turn.startedAt } : null,
     turns: s.turns,

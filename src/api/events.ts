@@ -4,11 +4,12 @@
  */
 import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry } from "./engine.js";
-import type { ThreadSpec } from "./threads.js";
+import type { ShownSpec } from "./threads.js";
 
 
 export interface SpawnBody {
-  spec: ThreadSpec;
+  /** Every default filled in; `proxyEnv` by its variable names only. */
+  spec: ShownSpec;
 }
 
 export interface MessageBody {

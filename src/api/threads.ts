@@ -7,6 +7,9 @@ export const PERMISSIONS = ["ask", "allow", "deny"] as const;
 export const ROLES = ["head", "chat", "worker", "reviewer", "fixer"] as const;
 export const THREAD_TYPES = ["chat", "build", "review", "completions", "external"] as const;
 
+/** The variables by which a `proxyEnv` names its proxy. */
+export const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] as const;
+
 /** A workspace's name: letters, digits, ".", "_" or "-", at most 64. */
 export const Name = z
   .string()
@@ -24,7 +27,11 @@ export const SpawnSpec = z
     permissions: z.enum(PERMISSIONS).optional(),
     cwd: z.string().startsWith("/", "cwd must be an absolute path").max(4096).optional(),
     account: z.string().min(1).max(200).optional(),
-    proxyEnv: z.record(z.string(), z.string()).optional(),
+    /** One session's proxy environment; it must name the proxy, or the session would go out with a placeholder and nothing to swap it. */
+    proxyEnv: z
+      .record(z.string(), z.string())
+      .refine((env) => PROXY_VARIABLES.some((name) => env[name]), `must name a proxy (${PROXY_VARIABLES.join(", ")})`)
+      .optional(),
     /**
      * The failover chain, tried in order when a turn fails for lack of allowance
      * (`quota`: the next entry) or of a login (`auth`: the next entry on another engine).
@@ -119,9 +126,12 @@ export interface ThreadSummary {
   cost: Cost;
 }
 
+/** A spec as rows and the log show it: `proxyEnv` by its variable names only. */
+export type ShownSpec = Omit<ThreadSpec, "proxyEnv"> & { proxyEnv: string[] | null };
+
 /** `GET /threads/:id`: the summary plus the full spec and the archive details. */
 export interface ThreadRow extends ThreadSummary {
-  spec: Omit<ThreadSpec, "proxyEnv"> & { proxyEnv: string[] | null };
+  spec: ShownSpec;
   forkedAtSeq: number | null;
   /** The running turn, if any. */
   turn: { turnId: string; index: number; startedAt: string } | null;

@@ -1,25 +1,19 @@
 import { Hono } from "hono";
-import { ACCOUNTS_TOKEN_HEADER, type AccountView } from "../api/accounts.js";
+import { accountPool, accountPoolState } from "../account-pool.js";
 import { CODES } from "../api/errors.js";
 import type { AppEnv } from "../app-env.js";
 import { engineList } from "../engine-list.js";
-import type { Env } from "../env.js";
 import { refusal } from "../http.js";
 import { untrustedCaller } from "../local-caller.js";
 
 /** SPEC "Operating the host": `/accounts` and the access-token route (docs/api.md "Accounts"). */
 export const accounts = new Hono<AppEnv>();
 
-function pool(env: Env, path: string, init: RequestInit = {}): Promise<Response> {
-  return env.ACCOUNTS.fetch(`https://accounts${path}`, { ...init, headers: { [ACCOUNTS_TOKEN_HEADER]: env.SERVICE_ACCOUNTS_TOKEN ?? "" } });
-}
-
 accounts.get("/accounts", async (c) => {
-  const [engines, listed] = await Promise.all([engineList(c.env), pool(c.env, "/accounts").catch(() => null)]);
+  const [engines, pool] = await Promise.all([engineList(c.env), accountPoolState(c.env)]);
   if (!engines) return refusal(503, "the engine host did not answer", "engine-host-unavailable");
-  if (!listed?.ok) return refusal(503, "the account pool did not answer", CODES.accountPoolUnavailable);
-  const { accounts: views } = (await listed.json()) as { accounts: AccountView[] };
-  return c.json({ accounts: views, simulator: views.length === 0, engines });
+  if (!pool) return refusal(503, "the account pool did not answer", CODES.accountPoolUnavailable);
+  return c.json({ ...pool, engines });
 });
 
 /**
@@ -33,9 +27,9 @@ accounts.post("/accounts/:id/access-token", async (c) => {
   if (why) return refusal(403, `access tokens are issued to local callers only: ${why}`, CODES.untrustedCaller);
   let res: Response;
   try {
-    res = await pool(c.env, `/accounts/${encodeURIComponent(c.req.param("id"))}/access-token`, { method: "POST" });
+    res = await accountPool(c.env, `/accounts/${encodeURIComponent(c.req.param("id"))}/access-token`, { method: "POST" });
   } catch {
-    return refusal(503, "the account pool did not answer", CODES.accountPoolUnavailable, undefined, { "retry-after": "5" });
+    return refusal(503, "the account pool did not answer", CODES.credentialUnreachable, undefined, { "retry-after": "5" });
   }
   const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
   const retryAfter = res.headers.get("retry-after");

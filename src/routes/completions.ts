@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { ACCOUNTS_TOKEN_HEADER } from "../api/accounts.js";
+import { accountPool } from "../account-pool.js";
 import {
   ChatCompletionRequest,
   COMPLETIONS_CODES as CODES,
@@ -94,7 +94,7 @@ async function request(c: Context<AppEnv>): Promise<ChatCompletionRequest | Resp
 
 completions.get("/v1/models", async (c) => {
   try {
-    const res = await c.env.ACCOUNTS.fetch("https://accounts/models", { headers: { [ACCOUNTS_TOKEN_HEADER]: c.env.SERVICE_ACCOUNTS_TOKEN ?? "" } });
+    const res = await accountPool(c.env, "/models");
     return new Response(res.body, { status: res.status, headers: { "content-type": "application/json" } });
   } catch {
     return oaiError(503, CODES.upstreamError, "The account pool did not answer.");
@@ -125,16 +125,20 @@ completions.post("/v1/chat/completions", async (c) => {
 
   let res: Response;
   try {
-    res = await c.env.ACCOUNTS.fetch("https://accounts/completions", {
+    res = await accountPool(c.env, "/completions", {
       method: "POST",
-      headers: { [ACCOUNTS_TOKEN_HEADER]: c.env.SERVICE_ACCOUNTS_TOKEN ?? "", "content-type": "application/json" },
+      headers: { "content-type": "application/json" },
       body: JSON.stringify(call),
       signal: c.req.raw.signal,
     });
   } catch {
+    await record("failed", CODES.upstreamError, null, null, []);
     return oaiError(503, CODES.upstreamError, "The account pool did not answer.");
   }
-  if (!res.ok || !res.body) return oaiError(503, CODES.upstreamError, `The account pool answered ${res.status}.`);
+  if (!res.ok || !res.body) {
+    await record("failed", CODES.upstreamError, null, null, []);
+    return oaiError(503, CODES.upstreamError, `The account pool answered ${res.status}.`);
+  }
   const reports = ndjson(res.body) as AsyncGenerator<CompletionReport>;
   const first = (await reports.next()).value as CompletionReport | undefined;
   if (!first || first.type === "error") {

@@ -264,3 +264,26 @@ describe("the completions thread", () => {
     expect(new TextDecoder().decode(value)).toContain("id: 1");
   });
 });
+
+describe("SERVICE_COMPLETIONS_DEFAULT_WORKSPACE", () => {
+  let second: Front;
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-completions-default-"));
+    writeFileSync(join(dataDir, "accounts.json"), JSON.stringify(ACCOUNTS));
+    writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify(WORKSPACES));
+    second = await startFront({ dataDir, env: { SERVICE_PROVIDER_UPSTREAM: "simulator", SERVICE_COMPLETIONS_DEFAULT_WORKSPACE: "claude-only" } });
+  });
+  afterAll(async () => {
+    await second?.stop();
+    removeDir(second.dataDir);
+  });
+
+  it("charges calls without x-service-workspace to the default workspace", async () => {
+    const openai = new OpenAI({ apiKey: "unused", baseURL: `${second.url}/v1`, maxRetries: 0 });
+    const r = await openai.chat.completions.create({ model: "claude-sim", messages: [{ role: "user", content: "by default" }] });
+    expect(r.choices[0]!.message.content).toBe("echo: by default");
+    const list = await call(second.url, "GET", "/threads?type=completions&workspace=claude-only");
+    const recorded = (await events(second.url, list.body.threads[0].id)).filter((e) => e.kind === "completion");
+    expect(recorded[0]!.body).toMatchObject({ account: "c-claude", outcome: "completed" });
+  });
+});

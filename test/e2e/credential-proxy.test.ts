@@ -5,6 +5,8 @@ import { connect, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ProxyAgent, fetch as undiciFetch } from "undici";
+import { Placeholders } from "../../local-front/proxy/placeholder.js";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
 import { freePort, removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim } from "../support/http.js";
@@ -105,6 +107,30 @@ describe("sessions hold placeholders; the credential proxy adds the real credent
     const direct = await upstream("POST", "/v1/chat/completions", { authorization: `Bearer ${placeholder}` }, { model: "sim-1", messages: [{ role: "user", content: "hi" }] });
     expect(direct.status).toBe(401);
     expect(direct.body.error.code).toBe("invalid_api_key");
+  });
+
+  it("a placeholder gets its real credential only on the way to its own account's provider", async () => {
+    const placeholder = new Placeholders(join(front.dataDir, "proxy", "placeholder.key")).make({ account: "oa-key", threadId: "thr_probe" });
+    const viaProxy = new ProxyAgent({ uri: proxyUrl, requestTls: { ca: caPem } });
+    const body = JSON.stringify({ model: "claude-sim", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+    const elsewhere = await undiciFetch("https://api.anthropic.com/v1/messages", { method: "POST", dispatcher: viaProxy, headers: { "x-api-key": placeholder }, body });
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.headers.get("x-service-proxy")).toBe("wrong-destination");
+    // Loopback is passed through untouched: a local listener sees the placeholder, never the key.
+    let seen = "";
+    const local = createServer((req, res) => {
+      seen = String(req.headers.authorization);
+      res.end("ok");
+    });
+    await new Promise<void>((r) => local.listen(0, "127.0.0.1", r));
+    try {
+      const port = (local.address() as AddressInfo).port;
+      expect((await undiciFetch(`http://127.0.0.1:${port}/`, { dispatcher: viaProxy, headers: { authorization: `Bearer ${placeholder}` } })).status).toBe(200);
+      expect(seen).toBe(`Bearer ${placeholder}`);
+    } finally {
+      local.close();
+      await viaProxy.close();
+    }
   });
 
   it("an OAuth login is refreshed on the host: the provider sees an access token, nobody sees the refresh token", async () => {
@@ -223,8 +249,8 @@ describe("spawns naming accounts", () => {
     expect([wrong.status, wrong.body.code]).toEqual([400, "account-provider-mismatch"]);
   });
 
-  it("refuses a proxyEnv that is not an object of strings", async () => {
-    for (const proxyEnv of [["HTTPS_PROXY"], { HTTPS_PROXY: 8080 }, "http://proxy"]) {
+  it("refuses a proxyEnv that is not an object of strings, or names no proxy", async () => {
+    for (const proxyEnv of [["HTTPS_PROXY"], { HTTPS_PROXY: 8080 }, "http://proxy", {}, { NO_PROXY: "*" }]) {
       const r = await call(front.url, "POST", "/spawn", { model: "sim-1", proxyEnv });
       expect(r.status).toBe(400);
       expect(r.body.error).toContain("proxyEnv");
