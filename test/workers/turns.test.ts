@@ -1,3 +1,4 @@
+import { waitFor } from "../support/http.js";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { newThread, value } from "./support.js";
@@ -91,8 +92,8 @@ describe("turns (scripted engine)", () => {
   it("cuts a turn whose engine ignores the interrupt after the grace time", async () => {
     const { stub } = await newThread();
     value(await stub.postMessage({ text: "stubborn" }));
-    const status = value(await stub.turnStatus());
-    expect(status.running).toBe(true);
+    // The message is accepted before its turn starts: wait for the turn, then interrupt it.
+    await waitFor(async () => value(await stub.turnStatus()).running);
     const result = value(await stub.interrupt());
     expect(result.failure).toMatchObject({ class: "interrupted", error: expect.stringContaining("did not stop in time") });
     expect(value(await stub.get()).stage).toBe("idle");
