@@ -8,7 +8,7 @@ import type { Frame } from "./sse.js";
  * lives for years stays the same size; a reader resuming from a dropped cursor starts at
  * the oldest entry kept.
  */
-export const FEED_RETAIN = 10_000;
+export const FEED_RETAIN = 50_000;
 
 export const FEED_SCHEMA = `
   CREATE TABLE IF NOT EXISTS feed (
