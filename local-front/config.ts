@@ -32,6 +32,8 @@ export interface FrontConfig {
   providerUpstream: "providers" | "simulator";
   /** SERVICE_ACCESS_TOKEN_RATE: access tokens one account may issue per minute. */
   accessTokensPerMinute: number;
+  /** The disk keeper: SERVICE_KEEPER_INTERVAL_MS, SERVICE_KEEPER_PAUSE_GB, SERVICE_KEEPER_RESUME_GB. */
+  keeper: { intervalMs: number; pauseBelowBytes: number; resumeAboveBytes: number };
 }
 
 /** Variables the worker reads; set in the front's environment, they override wrangler.toml. */
@@ -46,6 +48,10 @@ const WORKER_VARS = [
   "SERVICE_FAULTS",
   "SERVICE_INTERRUPT_GRACE_MS",
   "SERVICE_COMPLETIONS_DEFAULT_WORKSPACE",
+  "SERVICE_SESSION_CAP",
+  "SERVICE_SESSION_IDLE_MS",
+  "SERVICE_THREAD_LIST_BUDGET",
+  "SERVICE_HUB_URL",
 ];
 
 export function isLoopback(host: string): boolean {
@@ -53,6 +59,22 @@ export function isLoopback(host: string): boolean {
 }
 
 export class ConfigError extends Error {}
+
+/** SERVICE_AGENTS_DATA_DIR, absolute (default ~/.service/agents-host). */
+export function dataDirOf(env: NodeJS.ProcessEnv): string {
+  const rawDir = env.SERVICE_AGENTS_DATA_DIR || join(homedir(), ".service", "agents-host");
+  return isAbsolute(rawDir) ? rawDir : resolve(rawDir);
+}
+
+/** SERVICE_ENGINE_STATE_DIR, absolute (default ~/.service/engine). */
+export function engineStateDirOf(env: NodeJS.ProcessEnv): string {
+  return resolve(env.SERVICE_ENGINE_STATE_DIR || join(homedir(), ".service", "engine"));
+}
+
+/** SERVICE_BUILD, else the checkout's commit. */
+export function buildOf(env: NodeJS.ProcessEnv, projectDir: string): string {
+  return env.SERVICE_BUILD || gitCommit(projectDir);
+}
 
 function gitCommit(projectDir: string): string {
   try {
@@ -112,6 +134,15 @@ function checkRosters(workspaces: WorkspacesFile | null, accounts: AccountConfig
       if (!known.has(id)) throw new ConfigError(`workspace ${w.name} names account ${id}, which accounts.json does not configure (known: ${[...known].join(", ")})`);
 }
 
+/** A non-negative number from the environment, or its default. */
+function decimal(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name} must be a non-negative number, not ${JSON.stringify(raw)}`);
+  return n;
+}
+
 export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): FrontConfig {
   const host = env.SERVICE_AGENTS_HOST || "127.0.0.1";
   if (!isLoopback(host))
@@ -121,8 +152,7 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const rawPort = env.SERVICE_AGENTS_PORT ?? "4741";
   const port = Number(rawPort);
   if (!/^\d+$/.test(rawPort) || port > 65535) throw new ConfigError(`SERVICE_AGENTS_PORT must be a port number, not ${JSON.stringify(rawPort)}`);
-  const rawDir = env.SERVICE_AGENTS_DATA_DIR || join(homedir(), ".service", "agents-host");
-  const dataDir = isAbsolute(rawDir) ? rawDir : resolve(rawDir);
+  const dataDir = dataDirOf(env);
   const workerVars: Record<string, string> = {};
   for (const name of WORKER_VARS) if (env[name]) workerVars[name] = env[name]!;
   const workspaces = readOperatorFile(env.SERVICE_WORKSPACES_FILE || join(dataDir, "workspaces.json"), env.SERVICE_WORKSPACES_FILE ? "SERVICE_WORKSPACES_FILE" : null, WorkspacesFile);
@@ -131,6 +161,9 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const accounts = [...(accountsFile?.accounts ?? []), ...envAccounts(env)];
   if (new Set(accounts.map((a) => a.id)).size !== accounts.length) throw new ConfigError("accounts.json may not use the ids env-openai or env-anthropic while OPENAI_API_KEY or ANTHROPIC_API_KEY is set");
   checkRosters(workspaces, accounts);
+  const completionsDefault = env.SERVICE_COMPLETIONS_DEFAULT_WORKSPACE;
+  if (completionsDefault && workspaces && !workspaces.workspaces.some((w) => w.name === completionsDefault))
+    throw new ConfigError(`SERVICE_COMPLETIONS_DEFAULT_WORKSPACE names ${completionsDefault}, which the workspaces file does not configure`);
   workerVars.SERVICE_ACCOUNTS = JSON.stringify(accounts.map((a): PublicAccount => ({ id: a.id, provider: a.provider })));
   const heartbeatMs = Number(env.SERVICE_SSE_HEARTBEAT_MS);
   const proxyMode = env.SERVICE_PROXY || "on";
@@ -140,6 +173,12 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     throw new ConfigError(`SERVICE_PROVIDER_UPSTREAM must be providers or simulator, not ${JSON.stringify(upstream)}`);
   const rawRate = env.SERVICE_ACCESS_TOKEN_RATE ?? "12";
   if (!/^\d+$/.test(rawRate) || Number(rawRate) < 1) throw new ConfigError(`SERVICE_ACCESS_TOKEN_RATE must be a positive whole number, not ${JSON.stringify(rawRate)}`);
+  const keeper = {
+    intervalMs: Math.max(100, decimal(env, "SERVICE_KEEPER_INTERVAL_MS", 30_000)),
+    pauseBelowBytes: decimal(env, "SERVICE_KEEPER_PAUSE_GB", 10) * 1e9,
+    resumeAboveBytes: decimal(env, "SERVICE_KEEPER_RESUME_GB", 30) * 1e9,
+  };
+  if (keeper.resumeAboveBytes < keeper.pauseBelowBytes) throw new ConfigError("SERVICE_KEEPER_RESUME_GB must not be under SERVICE_KEEPER_PAUSE_GB");
   const sim = env.SERVICE_SIMULATOR || "auto";
   if (!["auto", "on", "off"].includes(sim)) throw new ConfigError(`SERVICE_SIMULATOR must be auto, on or off, not ${JSON.stringify(sim)}`);
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
@@ -149,13 +188,13 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     host,
     port,
     dataDir,
-    build: env.SERVICE_BUILD || gitCommit(projectDir),
+    build: buildOf(env, projectDir),
     projectDir,
     followRelay: env.SERVICE_FOLLOW_RELAY !== "off",
     heartbeatMs: Number.isFinite(heartbeatMs) && heartbeatMs > 0 ? heartbeatMs : 15_000,
     workerVars,
     simulator: sim === "on" || (sim === "auto" && accounts.length === 0),
-    engineStateDir: resolve(env.SERVICE_ENGINE_STATE_DIR || join(homedir(), ".service", "engine")),
+    engineStateDir: engineStateDirOf(env),
     engineBBin: env.SERVICE_ENGINE_B_BIN || undefined,
     simulatorPort: Number(rawSimPort),
     accounts,
@@ -167,5 +206,6 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     },
     providerUpstream: upstream,
     accessTokensPerMinute: Number(rawRate),
+    keeper,
   };
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { findEngineB } from "./engines/engine-b/binary.js";
 import { startAccountService } from "./accounts/service.js";
 import { startEngineHost } from "./engines/host.js";
+import { startHostReports } from "./host-report.js";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./runtime.js";
 
@@ -43,6 +44,11 @@ async function main(): Promise<void> {
   });
   const workerd = findWorkerdChild();
   if (workerd) lock.attach(workerd);
+  // Measured before the first caller gets in, so a full disk pauses the very first spawn.
+  const hostReports = startHostReports(config.dataDir, config.keeper, async (body) => {
+    await postInternal(runtime.direct, internalToken, "/internal/host-report", body);
+  });
+  await hostReports.now();
   const upstream = { host: runtime.direct.hostname, port: Number(runtime.direct.port) };
   const relays = config.followRelay ? new FollowRelays(upstream, config.heartbeatMs) : null;
   const pipe = await startPipe({ host: config.host, port: config.port }, upstream, relays);
@@ -57,6 +63,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`agent-runtime stopping (${signal})`);
+    hostReports.stop();
     await pipe.close();
     await engines.close();
     await accounts.close();
@@ -69,13 +76,24 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void stop("SIGINT"));
 }
 
+/** A call to one of the worker's internal routes (src/routes/internal.ts). */
+async function postInternal(direct: URL, token: string, path: string, body?: unknown): Promise<Response> {
+  const res = await fetch(new URL(path, direct), {
+    method: "POST",
+    headers: { "x-service-internal": token, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res;
+}
+
 /** Threads that were mid-turn when the host went down get their lost-turn message now, not when next read. */
 async function sweepLostTurns(direct: URL, token: string): Promise<void> {
   try {
-    const res = await fetch(new URL("/internal/boot-sweep", direct), { method: "POST", headers: { "x-service-internal": token } });
+    const res = await postInternal(direct, token, "/internal/boot-sweep");
     const body = (await res.json()) as { swept?: { id: string; error?: string }[] };
     const failed = (body.swept ?? []).filter((s) => s.error);
-    if (!res.ok || failed.length) console.error(`agent-runtime: boot sweep: ${res.status} ${JSON.stringify(failed)}`);
+    if (failed.length) console.error(`agent-runtime: boot sweep: ${JSON.stringify(failed)}`);
   } catch (err) {
     console.error(`agent-runtime: boot sweep failed: ${(err as Error).message}`);
   }

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { Estate } from "../src/api/operator.js";
 import type { ListThreadsFilter, ThreadListPage, ThreadSummary } from "../src/api/threads.js";
 import type { Env } from "../src/env.js";
 import { decodeListCursor, encodeListCursor } from "../src/cursors.js";
@@ -68,6 +69,56 @@ export class Catalog extends DurableObject<Env> {
       JSON.stringify(s),
     ).toArray();
     if (written[0]?.n === this.nextN) this.nextN++;
+  }
+
+  /** Counts of the host's threads by archive flag, type, role, stage and workspace, and their cost. */
+  estate(): Estate {
+    const count = (column: string) =>
+      Object.fromEntries(
+        this.sql
+          .exec<{ k: string | null; n: number }>(`SELECT ${column} AS k, count(*) AS n FROM threads WHERE archived = 0 GROUP BY k ORDER BY k`)
+          .toArray()
+          .map((r) => [r.k ?? "(none)", r.n]),
+      );
+    const totals = this.sql
+      .exec<{ live: number; archived: number; usd: number; input: number; output: number }>(
+        `SELECT sum(archived = 0) AS live, sum(archived = 1) AS archived,
+                coalesce(sum(json_extract(summary, '$.cost.usd')), 0) AS usd,
+                coalesce(sum(json_extract(summary, '$.cost.inputTokens')), 0) AS input,
+                coalesce(sum(json_extract(summary, '$.cost.outputTokens')), 0) AS output
+         FROM threads`,
+      )
+      .one();
+    return {
+      live: totals.live ?? 0,
+      archived: totals.archived ?? 0,
+      byType: count("type"),
+      byRole: count("role"),
+      byStage: count("json_extract(summary, '$.stage')"),
+      byWorkspace: count("workspace"),
+      cost: { usd: totals.usd, inputTokens: totals.input, outputTokens: totals.output },
+    };
+  }
+
+  /** Live threads at a stage (`degraded`, say), oldest activity first. */
+  atStage(stage: string, limit: number): ThreadSummary[] {
+    return this.sql
+      .exec<{ summary: string }>(
+        "SELECT summary FROM threads WHERE archived = 0 AND json_extract(summary, '$.stage') = ? ORDER BY updated_at LIMIT ?",
+        stage,
+        limit,
+      )
+      .toArray()
+      .map((r) => JSON.parse(r.summary) as ThreadSummary);
+  }
+
+  /** The summaries of these threads, as far as the catalog knows them. */
+  summaries(ids: string[]): ThreadSummary[] {
+    if (ids.length === 0) return [];
+    return this.sql
+      .exec<{ summary: string }>(`SELECT summary FROM threads WHERE id IN (${ids.map(() => "?").join(",")})`, ...ids)
+      .toArray()
+      .map((r) => JSON.parse(r.summary) as ThreadSummary);
   }
 
   list(f: ListThreadsFilter): Outcome<ThreadListPage> {

@@ -2,21 +2,33 @@ import { DurableObject } from "cloudflare:workers";
 import type { FailureClass } from "../src/api/engine.js";
 import type { Incident } from "../src/api/turns.js";
 import type { Env } from "../src/env.js";
+import type { HostReport, HostSample, KeeperThresholds, SpawnPause } from "../src/api/operator.js";
+import { Keeper } from "./lib/keeper.js";
+import { AttentionBoard } from "./lib/attention.js";
+import { Registry } from "./lib/registry.js";
+import type { AttentionItem } from "../src/api/operator.js";
+import type { DrainStatus } from "../src/api/drain.js";
+import { Drain, type ArmedDrain } from "./lib/drain.js";
+import { ok, type Outcome } from "./lib/outcome.js";
 
 const INCIDENT_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Host-wide state that belongs to no thread: which threads are mid-turn (so a restart
- * can find the turns it lost) and the incident window.
+ * can find the turns it lost), the incident window and the drain.
  *
- * The spec keeps incidents in memory and resets them on restart. They are kept in this
- * object's storage tagged with the front's boot id instead: an idle object may be
- * evicted and rebuilt at any time, which must not empty the window, while a new boot id
- * (a restart) still starts it afresh.
+ * The spec keeps incidents and the drain in memory and resets them on restart. They are
+ * kept in this object's storage tagged with the front's boot id instead: an idle object
+ * may be evicted and rebuilt at any time, which must not empty the window or disarm the
+ * drain, while a new boot id (a restart) still starts afresh.
  */
 export class Host extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly boot: string;
+  private readonly keeper: Keeper;
+  private readonly attention: AttentionBoard;
+  private readonly registry: Registry;
+  private readonly drain: Drain;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -36,6 +48,104 @@ export class Host extends DurableObject<Env> {
       CREATE INDEX IF NOT EXISTS failures_at ON failures (at);
     `);
     this.sql.exec("DELETE FROM failures WHERE boot != ? OR at < ?", this.boot, Date.now() - INCIDENT_WINDOW_MS);
+    this.keeper = new Keeper(this.sql);
+    this.attention = new AttentionBoard(this.sql);
+    this.registry = new Registry(this.sql);
+    this.drain = new Drain(this.sql, this.boot);
+  }
+
+  // ---- the drain (SPEC "States": Drain) ----
+
+  drainStatus(): DrainStatus {
+    return this.statusOf(this.drain.current());
+  }
+
+  armDrain(owner: string | null, reason: string | null): Outcome<DrainStatus> {
+    return this.withStatus(this.drain.arm(owner, reason));
+  }
+
+  disarmDrain(): Outcome<DrainStatus> {
+    return this.withStatus(this.drain.disarm());
+  }
+
+  releaseDrain(owner: string): Outcome<DrainStatus> {
+    return this.withStatus(this.drain.release(owner));
+  }
+
+  private withStatus(outcome: Outcome<ArmedDrain | null>): Outcome<DrainStatus> {
+    return outcome.ok ? ok(this.statusOf(outcome.value)) : outcome;
+  }
+
+  private statusOf(armed: ArmedDrain | null): DrainStatus {
+    const active = this.runningTurns();
+    return {
+      armed: armed !== null,
+      activeThreads: active.length,
+      active,
+      owner: armed?.owner ?? null,
+      since: armed ? new Date(armed.since).toISOString() : null,
+      reason: armed?.reason ?? null,
+    };
+  }
+
+  // ---- operator records: external peers and previews (values are JSON text) ----
+
+  addRecord(kind: "peer" | "preview", key: string, valueJson: string): boolean {
+    return this.registry.add(kind, key, JSON.parse(valueJson));
+  }
+
+  removeRecord(kind: "peer" | "preview", key: string): boolean {
+    return this.registry.remove(kind, key);
+  }
+
+  records(kind: "peer" | "preview"): string {
+    return this.registry.list(kind);
+  }
+
+  record(kind: "peer" | "preview", key: string): string | null {
+    return this.registry.get(kind, key);
+  }
+
+  // ---- attention items ----
+
+  /**
+   * Records what opened and closed since the last look at the items (`AttentionItem[]` as
+   * JSON: item details are any JSON, which RPC types cannot express); answers the newest seq.
+   */
+  refreshAttention(itemsJson: string): number {
+    return this.attention.refresh(JSON.parse(itemsJson) as AttentionItem[]);
+  }
+
+  /** `AttentionChange[]` as JSON text. */
+  attentionChanges(after: number, limit: number): string {
+    return JSON.stringify(this.attention.changes(after, limit));
+  }
+
+  // ---- the disk keeper and the machine's measurements ----
+
+  hostReport(report: HostReport, thresholds: KeeperThresholds): SpawnPause {
+    return this.keeper.report(report, thresholds, this.runningTurns().length);
+  }
+
+  spawnPause(): SpawnPause {
+    return this.keeper.view();
+  }
+
+  /** What the spawn gate needs, in one call: the pause, and the threads mid-turn. */
+  spawnGate(): { pause: SpawnPause; running: string[] } {
+    return { pause: this.keeper.view(), running: this.runningTurns() };
+  }
+
+  clearSpawnPause(reason: string): SpawnPause {
+    return this.keeper.clear(reason);
+  }
+
+  lastHostReport(): HostReport | null {
+    return this.keeper.last();
+  }
+
+  hostSamples(since: number): HostSample[] {
+    return this.keeper.samples(since);
   }
 
   turnStarted(threadId: string): void {

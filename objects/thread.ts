@@ -429,6 +429,11 @@ export class Thread extends DurableObject<Env> {
     return this.lifecycle.interrupt();
   }
 
+  /** Frees this thread's session for the live-session cap (see Turns.evict). */
+  evict(why: string): Promise<Outcome<TurnResult>> {
+    return this.lifecycle.evict(why);
+  }
+
   resolveApproval(approvalId: string, decision: ApprovalDecision): Promise<Outcome<ApprovalResolved>> {
     return this.lifecycle.waits.resolveApproval(approvalId, decision);
   }

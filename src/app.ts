@@ -4,9 +4,15 @@ import type { AppEnv } from "./app-env.js";
 import { bodyLimit } from "./body-limit.js";
 import { readConfig, type RuntimeConfig } from "./config.js";
 import { refusal } from "./http.js";
+import { timings } from "./timings.js";
 import { host } from "./routes/host.js";
+import { drain } from "./routes/drain.js";
 import { accounts } from "./routes/accounts.js";
 import { completions } from "./routes/completions.js";
+import { operator } from "./routes/operator.js";
+import { attention } from "./routes/attention.js";
+import { peers } from "./routes/peers.js";
+import { previews } from "./routes/previews.js";
 import { internal } from "./routes/internal.js";
 import { threads } from "./routes/threads.js";
 import { turns } from "./routes/turns.js";
@@ -23,14 +29,20 @@ app.use(async (c, next) => {
 });
 
 app.use(bodyLimit);
+app.use(timings);
 
 app.route("/", host);
+app.route("/", drain);
 app.route("/", threads);
 app.route("/", turns);
 app.route("/", workspaces);
 app.route("/", internal);
 app.route("/", accounts);
 app.route("/", completions);
+app.route("/", operator);
+app.route("/", attention);
+app.route("/", peers);
+app.route("/", previews);
 
 app.notFound((c) => refusal(404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, undefined, { build: c.var.config.build }));
 

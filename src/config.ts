@@ -23,6 +23,12 @@ export interface RuntimeConfig {
   accounts: Map<string, PublicAccount>;
   /** The workspace completions calls without `x-service-workspace` are charged to, if any. */
   completionsDefaultWorkspace: string | null;
+  /** Live sessions (turns running or waiting on a person) the host allows before refusing spawns. */
+  sessionCap: number;
+  /** How long a session must have waited on a person before it may be evicted for a new one. */
+  sessionIdleMs: number;
+  /** First pages of `GET /threads` one client may ask for per minute. */
+  threadListBudget: number;
 }
 
 export interface ConfigVars {
@@ -45,6 +51,11 @@ export interface ConfigVars {
   SERVICE_ACCOUNTS?: string;
   SERVICE_ACCOUNTS_TOKEN?: string;
   SERVICE_COMPLETIONS_DEFAULT_WORKSPACE?: string;
+  SERVICE_SESSION_CAP?: string;
+  SERVICE_SESSION_IDLE_MS?: string;
+  SERVICE_THREAD_LIST_BUDGET?: string;
+  /** The review hub, whose `/limits` names the build seat limit. */
+  SERVICE_HUB_URL?: string;
 }
 
 function positive(raw: string | undefined, fallback: number): number {
@@ -70,5 +81,8 @@ export function readConfig(vars: ConfigVars): RuntimeConfig {
       : null,
     accounts: new Map(((vars.SERVICE_ACCOUNTS ? JSON.parse(vars.SERVICE_ACCOUNTS) : []) as PublicAccount[]).map((a) => [a.id, a])),
     completionsDefaultWorkspace: vars.SERVICE_COMPLETIONS_DEFAULT_WORKSPACE || null,
+    sessionCap: positive(vars.SERVICE_SESSION_CAP, 16),
+    sessionIdleMs: positive(vars.SERVICE_SESSION_IDLE_MS, 30 * 60_000),
+    threadListBudget: positive(vars.SERVICE_THREAD_LIST_BUDGET, 120),
   };
 }

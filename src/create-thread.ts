@@ -6,6 +6,7 @@ import { engineList } from "./engine-list.js";
 import { threadOf, workspaceOf, type Env } from "./env.js";
 import { refusal } from "./http.js";
 import { newThreadId } from "./ids.js";
+import { spawnGate } from "./spawn-gate.js";
 import { resolveSpawn } from "./spawn-rules.js";
 import { rosterRefusal, withWorkspace } from "./workspace-rules.js";
 
@@ -37,7 +38,7 @@ export async function createThread(
   const decision = resolveSpawn(shaped.input, config);
   if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
   const spec = decision.spec;
-  const refused = rosterRefusal(config, spec, shaped.ws) ?? (await engineUnavailable(env, spec));
+  const refused = rosterRefusal(config, spec, shaped.ws) ?? (await engineUnavailable(env, spec)) ?? (await spawnGate(env, config));
   if (refused) return refused;
   const threadId = newThreadId();
   let taken = false;

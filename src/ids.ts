@@ -18,3 +18,10 @@ const THREAD_ID = /^thr_[0-9a-hjkmnp-tv-z]{26}$/;
 export function isThreadId(text: string): boolean {
   return THREAD_ID.test(text);
 }
+
+/** A short random id with a prefix (`prv_...`), for records that need no order. */
+export function newId(prefix: string): string {
+  let out = "";
+  for (const b of crypto.getRandomValues(new Uint8Array(16))) out += ALPHABET[b % 32];
+  return prefix + out;
+}

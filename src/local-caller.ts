@@ -1,3 +1,8 @@
+import { createMiddleware } from "hono/factory";
+import { CODES } from "./api/errors.js";
+import type { AppEnv } from "./app-env.js";
+import { refusal } from "./http.js";
+
 /** A host name (with optional port) or an origin that names this machine's loopback. */
 function isLoopbackHost(hostPort: string): boolean {
   const host = hostPort.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1").toLowerCase();
@@ -26,3 +31,10 @@ export function untrustedCaller(headers: Headers): string | null {
   if (headers.get("sec-fetch-site") === "cross-site") return "the browser marked this request cross-site";
   return null;
 }
+
+/** SPEC "Authentication" 3: operator routes refuse callers that are not local (403 `untrusted-caller`). */
+export const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
+  const why = untrustedCaller(c.req.raw.headers);
+  if (why) return refusal(403, `operator routes answer local callers only: ${why}`, CODES.untrustedCaller);
+  await next();
+});

@@ -126,6 +126,21 @@ export class Turns {
     return ok({ turnId: live.id, outcome: end.outcome, failure: end.failure ?? null, reply: live.lastReply });
   }
 
+  /**
+   * Ends the running turn as `closed` (SPEC: a session closed on purpose, never retried) to
+   * free its session under the live-session cap. Cutting the report stream makes the
+   * engine host stop the engine's process; the thread and its log stay as they are.
+   */
+  async evict(why: string): Promise<Outcome<TurnResult>> {
+    if (!this.state) return missing();
+    if (this.starting) await this.start;
+    const live = this.live;
+    if (!this.state.turn || !live) return refuse(409, "no turn is running on this thread", CODES.noTurnRunning);
+    live.runner.cancel({ class: "closed", error: why });
+    const end = await live.done;
+    return ok({ turnId: live.id, outcome: end.outcome, failure: end.failure ?? null, reply: live.lastReply });
+  }
+
   /** Reopens a degraded thread; the history that could not be saved stays missing. */
   async recover(reason: string): Promise<Outcome<MessageAccepted>> {
     const notDegraded = (s: ThreadState) => (s.degraded ? null : refuse(409, `thread ${s.id} is not degraded`, CODES.threadNotDegraded));

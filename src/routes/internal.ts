@@ -3,6 +3,8 @@ import { CODES } from "../api/errors.js";
 import type { AppEnv } from "../app-env.js";
 import { hostOf, threadOf } from "../env.js";
 import { refusal } from "../http.js";
+import { HostReportBody } from "../api/operator.js";
+import { jsonBody } from "../validate.js";
 
 /**
  * Routes for the front only, behind the token it shares with the worker
@@ -33,4 +35,10 @@ internal.post("/internal/boot-sweep", async (c) => {
     }),
   );
   return c.json({ swept: results });
+});
+
+/** The front's measurement of the machine: the Host object decides the spawn pause from it. */
+internal.post("/internal/host-report", jsonBody(HostReportBody), async (c) => {
+  const { report, thresholds } = c.req.valid("json");
+  return c.json(await hostOf(c.env).hostReport(report, thresholds));
 });

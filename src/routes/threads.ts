@@ -1,3 +1,4 @@
+import { listBudgetRefusal } from "../list-budget.js";
 import { Hono } from "hono";
 import { z } from "zod";
 import { TAIL_MAX_WAIT_MS } from "../api/tail.js";
@@ -6,13 +7,14 @@ import { answer, answerText, refusal } from "../http.js";
 import { jsonBody, valid } from "../validate.js";
 import type { AppEnv } from "../app-env.js";
 import { createThread } from "../create-thread.js";
+import { drainRefusal, notWhileDraining } from "../drain-gate.js";
 import { catalogOf } from "../env.js";
 import { intParam, pageParams, resumeCursor, seqParam } from "../query.js";
 import { thread } from "./thread-stub.js";
 
 export const threads = new Hono<AppEnv>();
 
-threads.post("/spawn", jsonBody(SpawnSpec), async (c) => {
+threads.post("/spawn", notWhileDraining, jsonBody(SpawnSpec), async (c) => {
   const created = await createThread(c.env, c.var.config, c.req.valid("json"));
   return created instanceof Response ? created : c.json(created, 201);
 });
@@ -21,6 +23,10 @@ threads.get("/threads", valid("query", ListThreadsQuery), async (c) => {
   const q = c.req.valid("query");
   const limit = intParam(q.limit, "limit", LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
   if (limit instanceof Response) return limit;
+  if (!q.after) {
+    const spent = listBudgetRefusal(c.req.raw.headers, c.var.config.threadListBudget);
+    if (spent) return spent;
+  }
   const outcome = await catalogOf(c.env).list({
     limit,
     after: q.after || null,
@@ -57,7 +63,7 @@ threads.put("/threads/:id/seat-lease", jsonBody(z.object({ seatLease: z.string()
   answer(c, await thread(c, c.req.param("id")).setSeatLease(c.req.valid("json").seatLease)),
 );
 
-threads.post("/threads/:id/messages", jsonBody(PostMessage), async (c) => {
+threads.post("/threads/:id/messages", notWhileDraining, jsonBody(PostMessage), async (c) => {
   const key = c.req.header("idempotency-key");
   if (key !== undefined && (key.length === 0 || key.length > 200)) return refusal(400, "Idempotency-Key must be 1 to 200 characters");
   const outcome = await thread(c, c.req.param("id")).postMessage(c.req.valid("json"), key);
@@ -67,6 +73,9 @@ threads.post("/threads/:id/messages", jsonBody(PostMessage), async (c) => {
 threads.patch("/threads/:id/messages/:seq", jsonBody(PatchMessage), async (c) => {
   const seq = seqParam(c.req.param("seq"), "seq");
   if (seq instanceof Response) return seq;
+  // A release is a new message for the next turn: refused while the host drains, as a post is.
+  const refused = c.req.valid("json").hold === false ? await drainRefusal(c.env) : null;
+  if (refused) return refused;
   return answer(c, await thread(c, c.req.param("id")).editHeld(seq, c.req.valid("json")));
 });
 

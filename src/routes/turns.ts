@@ -4,6 +4,7 @@ import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, SendMessage } from "../api/turns.js";
 import type { AppEnv } from "../app-env.js";
 import { createThread } from "../create-thread.js";
+import { notWhileDraining } from "../drain-gate.js";
 import { answer, refusal } from "../http.js";
 import { jsonBody } from "../validate.js";
 import { thread } from "./thread-stub.js";
@@ -13,7 +14,7 @@ export const turns = new Hono<AppEnv>();
 
 const requestId = z.string().min(1).max(100);
 
-turns.post("/threads/:id/send", jsonBody(SendMessage), async (c) => {
+turns.post("/threads/:id/send", notWhileDraining, jsonBody(SendMessage), async (c) => {
   const { async: dontWait, ...message } = c.req.valid("json");
   const stub = thread(c, c.req.param("id"));
   if (dontWait) return answer(c, await stub.postMessage(message), 202);
@@ -60,7 +61,7 @@ function specAsSpawn(spec: ThreadSpec): SpawnSpec {
   return out as SpawnSpec;
 }
 
-turns.post("/threads/:id/fork", jsonBody(ForkBody), async (c) => {
+turns.post("/threads/:id/fork", notWhileDraining, jsonBody(ForkBody), async (c) => {
   const { atSeq, ...overrides } = c.req.valid("json");
   const parentId = c.req.param("id");
   const source = await thread(c, parentId).forkSource(atSeq);
@@ -80,12 +81,12 @@ turns.post("/threads/:id/fork", jsonBody(ForkBody), async (c) => {
 
 turns.get("/threads/:id/loop", async (c) => answer(c, await thread(c, c.req.param("id")).loopState()));
 
-turns.post("/threads/:id/loop", jsonBody(LoopStart), async (c) => {
+turns.post("/threads/:id/loop", notWhileDraining, jsonBody(LoopStart), async (c) => {
   const { prompt, maxTurns, until } = c.req.valid("json");
   return answer(c, await thread(c, c.req.param("id")).startLoop(prompt, maxTurns, until), 202);
 });
 
-turns.post("/threads/:id/loop/continue", jsonBody(LoopContinue), async (c) =>
+turns.post("/threads/:id/loop/continue", notWhileDraining, jsonBody(LoopContinue), async (c) =>
   answer(c, await thread(c, c.req.param("id")).continueLoop(c.req.valid("json").turns), 202),
 );
 

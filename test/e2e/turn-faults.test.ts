@@ -33,7 +33,8 @@ describe("a host restart mid-turn", () => {
     await first.kill9();
     fronts.splice(fronts.indexOf(first), 1);
 
-    const second = await start({ dataDir: first.dataDir, env: { SERVICE_AGENTS_PORT: port } });
+    // The wait below polls the first page of /threads: lift the listing budget for it.
+    const second = await start({ dataDir: first.dataDir, env: { SERVICE_AGENTS_PORT: port, SERVICE_THREAD_LIST_BUDGET: "100000" } });
     // The boot sweep wrote it: the catalog shows the thread idle without anyone reading it first.
     const listed = await waitFor(async () => {
       const t = (await call(second.url, "GET", "/threads")).body.threads.find((x: { id: string }) => x.id === threadId);

@@ -19,11 +19,14 @@ export interface Front {
   kill9(): Promise<void>;
 }
 
-/** Starts the real front (`npm start`'s command) on an ephemeral port, and waits for its start line. */
-export async function startFront(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<Front> {
+/**
+ * Starts the real front (`npm start`'s command) on an ephemeral port, and waits for its start line.
+ * `projectDir`: a checkout other than this one (the reload script's test runs one of its own).
+ */
+export async function startFront(options: { dataDir?: string; env?: Record<string, string>; projectDir?: string } = {}): Promise<Front> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "agent-runtime-e2e-"));
   const proc = spawn(process.execPath, ["--import", "tsx", "local-front/main.ts"], {
-    cwd: projectDir,
+    cwd: options.projectDir ?? projectDir,
     // Engine resume state beside the data, so a test never touches ~/.service/engine.
     env: { ...process.env, SERVICE_AGENTS_PORT: "0", SERVICE_AGENTS_DATA_DIR: dataDir, SERVICE_ENGINE_STATE_DIR: join(dataDir, "engine"), ...options.env },
     stdio: ["ignore", "pipe", "pipe"],

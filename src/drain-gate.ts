@@ -1,0 +1,63 @@
+import { createMiddleware } from "hono/factory";
+import { DRAIN_RETRY_AFTER_SECONDS, type DrainStatus } from "./api/drain.js";
+import { CODES } from "./api/errors.js";
+import type { AppEnv } from "./app-env.js";
+import { hostOf, type Env } from "./env.js";
+import { refusal } from "./http.js";
+
+/**
+ * How long this isolate trusts what it knows of the drain before asking the Host object
+ * again. Locally the router is one isolate and the drain routes update this cache as
+ * they answer, so the re-check only matters on Cloudflare, where another isolate may
+ * have armed or disarmed it (docs/decisions.md, "The drain").
+ */
+const RECHECK_MS = 1000;
+
+let known: { armed: boolean; at: number } | null = null;
+/** Bumped by every update, so a re-check that started before one cannot overwrite it. */
+let generation = 0;
+let asking: Promise<boolean> | null = null;
+
+/** What the Host object just answered about the drain. */
+export function noteDrain(status: DrainStatus): void {
+  generation++;
+  known = { armed: status.armed, at: Date.now() };
+}
+
+/** Whether the drain is armed: from this isolate's memory, or from the Host object once per RECHECK_MS. */
+function armed(env: Env): Promise<boolean> | boolean {
+  if (known && Date.now() - known.at < RECHECK_MS) return known.armed;
+  if (!asking) {
+    const started = generation;
+    asking = hostOf(env)
+      .drainStatus()
+      .then((status) => {
+        if (generation === started) noteDrain(status);
+        return status.armed;
+      })
+      .finally(() => (asking = null));
+  }
+  return asking;
+}
+
+/** The 503 `draining` refusal while the drain is armed, with the threads still mid-turn; null otherwise. */
+export async function drainRefusal(env: Env): Promise<Response | null> {
+  if (!(await armed(env))) return null;
+  const status = await hostOf(env).drainStatus();
+  noteDrain(status);
+  if (!status.armed) return null;
+  return refusal(
+    503,
+    "the host is draining: it takes no new work until the drain is disarmed",
+    CODES.draining,
+    { active: status.active, activeThreads: status.activeThreads, owner: status.owner, since: status.since, reason: status.reason },
+    { "retry-after": String(DRAIN_RETRY_AFTER_SECONDS) },
+  );
+}
+
+/** For the routes that start new work (spawns, messages, forks, loops): refused while the host drains. */
+export const notWhileDraining = createMiddleware<AppEnv>(async (c, next) => {
+  const refused = await drainRefusal(c.env);
+  if (refused) return refused;
+  await next();
+});

@@ -1,0 +1,38 @@
+import { Hono, type Context } from "hono";
+import type { Outcome } from "../../objects/lib/outcome.js";
+import { ArmDrain, ReleaseDrainClaim, type DrainStatus } from "../api/drain.js";
+import type { AppEnv } from "../app-env.js";
+import { noteDrain } from "../drain-gate.js";
+import { hostOf } from "../env.js";
+import { answer } from "../http.js";
+import { jsonBody, valid } from "../validate.js";
+
+/**
+ * SPEC "Operating the host": read, arm and disarm the drain. These routes take any
+ * caller on loopback, with no Host or Origin check (SPEC "Authentication" 2): an
+ * operator's script must be able to drain the host whatever it sends.
+ */
+export const drain = new Hono<AppEnv>();
+
+/** The Host object's answer, remembered by this isolate so the routes that start work need not ask. */
+function settled(c: Context<AppEnv>, outcome: Outcome<DrainStatus>): Response {
+  if (outcome.ok) noteDrain(outcome.value);
+  return answer(c, outcome);
+}
+
+drain.get("/drain", async (c) => {
+  const status = await hostOf(c.env).drainStatus();
+  noteDrain(status);
+  return c.json(status);
+});
+
+drain.post("/drain", jsonBody(ArmDrain), async (c) => {
+  const { owner, reason } = c.req.valid("json");
+  return settled(c, await hostOf(c.env).armDrain(owner ?? null, reason ?? null));
+});
+
+drain.delete("/drain", async (c) => settled(c, await hostOf(c.env).disarmDrain()));
+
+drain.delete("/drain/claim", valid("query", ReleaseDrainClaim), async (c) =>
+  settled(c, await hostOf(c.env).releaseDrain(c.req.valid("query").owner)),
+);

@@ -1,0 +1,141 @@
+import { Hono, type Context } from "hono";
+import { accountViews } from "../account-pool.js";
+import { CODES } from "../api/errors.js";
+import { ClearSpawnPause } from "../api/operator.js";
+import type { AppEnv } from "../app-env.js";
+import type { RuntimeConfig } from "../config.js";
+import { catalogOf, hostOf } from "../env.js";
+import { exhaustion } from "../exhaustion.js";
+import { refusal } from "../http.js";
+import { operatorOnly } from "../local-caller.js";
+import { prometheus, type MetricsDoc } from "../prometheus.js";
+import { routeTimings } from "../timings.js";
+import { jsonBody } from "../validate.js";
+
+/** SPEC "Operating the host": the keeper, load, limits, timings and metrics (docs/operating.md). */
+export const operator = new Hono<AppEnv>();
+
+const HISTORY_DEFAULT_MS = 60 * 60_000;
+
+operator.get("/keeper/spawn-pause", async (c) => c.json(await hostOf(c.env).spawnPause()));
+
+operator.post("/keeper/spawn-pause/clear", operatorOnly, jsonBody(ClearSpawnPause), async (c) => {
+  return c.json(await hostOf(c.env).clearSpawnPause(c.req.valid("json").reason));
+});
+
+operator.get("/host-load", async (c) => {
+  const r = await hostOf(c.env).lastHostReport();
+  if (!r) return refusal(503, "the front has not measured the machine yet", "host-load-unknown", undefined, { "retry-after": "5" });
+  return c.json({ at: r.at, load: { "1m": r.load[0], "5m": r.load[1], "15m": r.load[2] }, cpus: r.cpus, memory: r.memory, deviceSimulators: r.deviceSimulators });
+});
+
+operator.get("/live", async (c) => {
+  const { running } = await hostOf(c.env).spawnGate();
+  const [summaries, views] = await Promise.all([catalogOf(c.env).summaries(running), accountViews(c.env)]);
+  const sessions = summaries.map((s) => ({ threadId: s.id, workspace: s.workspace, engine: s.engine, model: s.model, stage: s.stage, since: s.updatedAt }));
+  return c.json({
+    threads: running,
+    sessions,
+    sessionCap: c.var.config.sessionCap,
+    exhaustion: views ? exhaustion(c.var.config, views) : null,
+    ...(views ? {} : { accountPool: "the account pool did not answer" }),
+  });
+});
+
+/** The build seat limit, as the hub reports it at `GET <hub>/limits`. */
+async function hubLimits(hub: string | undefined): Promise<Record<string, unknown>> {
+  if (!hub) return { url: null, buildSeatLimit: null, note: "no hub: SERVICE_HUB_URL is not set" };
+  try {
+    const res = await fetch(new URL("/limits", hub), { signal: AbortSignal.timeout(3000) });
+    if (!res.ok) return { url: hub, buildSeatLimit: null, error: `the hub answered ${res.status}` };
+    const body = (await res.json()) as { buildSeatLimit?: unknown; build?: { seats?: unknown } };
+    const limit = typeof body.buildSeatLimit === "number" ? body.buildSeatLimit : typeof body.build?.seats === "number" ? body.build.seats : null;
+    return { url: hub, buildSeatLimit: limit, ...(limit === null ? { error: "the hub's answer names no build seat limit" } : {}) };
+  } catch (err) {
+    return { url: hub, buildSeatLimit: null, error: `the hub did not answer: ${(err as Error).message}` };
+  }
+}
+
+operator.get("/limits", async (c) => {
+  const config = c.var.config;
+  const pause = await hostOf(c.env).spawnPause();
+  return c.json({
+    hub: await hubLimits(c.env.SERVICE_HUB_URL),
+    sessionCap: config.sessionCap,
+    sessionIdleEvictMs: config.sessionIdleMs,
+    threadListFirstPagesPerMinute: config.threadListBudget,
+    streamSubscribersPerThread: config.streamSubscribers,
+    threadPage: { default: 50, max: 200 },
+    tailPage: { default: 200, max: 1000 },
+    tailWaitMaxMs: 30_000,
+    blobThresholdBytes: config.blobThreshold,
+    maxBodyBytes: config.maxBody,
+    spawnPause: { pauseBelowBytes: pause.pauseBelowBytes, resumeAboveBytes: pause.resumeAboveBytes },
+    drainRetryAfterS: 30,
+  });
+});
+
+/** When this isolate began timing requests. */
+const timedSince = new Date().toISOString();
+
+operator.get("/timings", (c) => c.json({ since: timedSince, routes: routeTimings() }));
+
+async function metrics(c: Context<AppEnv>): Promise<MetricsDoc & { at: string }> {
+  const host = hostOf(c.env);
+  const [estate, gate, incidents, views] = await Promise.all([catalogOf(c.env).estate(), host.spawnGate(), host.incidents(0), accountViews(c.env)]);
+  const last = await host.lastHostReport();
+  return {
+    at: new Date().toISOString(),
+    threads: { live: estate.live, archived: estate.archived, byStage: estate.byStage },
+    turns: { running: gate.running.length, sessionCap: c.var.config.sessionCap },
+    spawnsPaused: gate.pause.paused,
+    disk: last ? { freeBytes: last.disk.freeBytes, totalBytes: last.disk.totalBytes } : null,
+    load: last ? (last.load as [number, number, number]) : null,
+    failures: incidents.reduce((n, i) => n + i.failures, 0),
+    accounts: views ? { total: views.length, coolingDown: views.filter((v) => v.health.coolingDownUntil).length } : null,
+    cost: estate.cost,
+    requests: routeTimings(),
+  };
+}
+
+operator.get("/metrics", async (c) => {
+  const m = await metrics(c);
+  const wantsText = c.req.query("format") === "prometheus" || /text\/plain|openmetrics/.test(c.req.header("accept") ?? "");
+  if (!wantsText) return c.json(m);
+  return c.body(prometheus(m), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
+});
+
+operator.get("/metrics/history", async (c) => {
+  const raw = c.req.query("since");
+  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) return refusal(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
+  const since = raw === undefined ? Date.now() - HISTORY_DEFAULT_MS : Number(raw);
+  const samples = await hostOf(c.env).hostSamples(since);
+  return c.json({
+    since,
+    intervalMs: null,
+    samples: samples.map((s) => ({ at: s.at, freeBytes: s.disk.freeBytes, load1m: s.load[0], memoryFreeBytes: s.memory.freeBytes, running: s.running })),
+  });
+});
+
+operator.get("/metrics/estate", async (c) => c.json(await catalogOf(c.env).estate()));
+
+operator.get("/metrics/keeper", async (c) => {
+  const host = hostOf(c.env);
+  const [pause, samples] = await Promise.all([host.spawnPause(), host.hostSamples(Date.now() - 24 * 60 * 60_000)]);
+  return c.json({ spawnPause: pause, freeBytes: samples.map((s) => ({ at: s.at, freeBytes: s.disk.freeBytes })) });
+});
+
+/**
+ * Review rooms and merge receipts are not built on this host, so no pull request has been
+ * merged through it: the count is 0 and the ratio has no value, while the spend it would
+ * divide is real.
+ */
+operator.get("/metrics/cost-per-merged-pr", async (c) => {
+  const estate = await catalogOf(c.env).estate();
+  return c.json({
+    mergedPrs: 0,
+    costUsd: estate.cost.usd,
+    costPerMergedPrUsd: null,
+    note: "review rooms and merge receipts are not built on this host yet: no pull request has been merged through it",
+  });
+});

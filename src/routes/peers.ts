@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import { CODES } from "../api/errors.js";
+import { ExternalPeerBody, type ExternalPeer } from "../api/operator.js";
+import type { AppEnv } from "../app-env.js";
+import { engineList } from "../engine-list.js";
+import { hostOf } from "../env.js";
+import { refusal } from "../http.js";
+import { operatorOnly } from "../local-caller.js";
+import { jsonBody } from "../validate.js";
+
+/** SPEC "Operating the host": peers (docs/operating.md, "Peers"). */
+export const peers = new Hono<AppEnv>();
+
+peers.get("/peers", async (c) => {
+  const external = JSON.parse(await hostOf(c.env).records("peer")) as ExternalPeer[];
+  const engines = await engineList(c.env);
+  return c.json({
+    peers: [
+      { name: "local", kind: "local", engines: engines ?? null, ...(engines ? {} : { error: "the engine host did not answer" }) },
+      ...external.map((p) => ({ ...p, kind: "external" })),
+    ],
+  });
+});
+
+peers.post("/peers/external", operatorOnly, jsonBody(ExternalPeerBody), async (c) => {
+  const body = c.req.valid("json");
+  if (body.name === "local") return refusal(409, "the name local is this host's own peer", CODES.peerExists);
+  const peer: ExternalPeer = { name: body.name, url: body.url ?? null, description: body.description ?? null, registeredAt: new Date().toISOString() };
+  if (!(await hostOf(c.env).addRecord("peer", peer.name, JSON.stringify(peer))))
+    return refusal(409, `an external peer named ${peer.name} is registered already; remove it first to change it`, CODES.peerExists);
+  return c.json(peer, 201);
+});
+
+peers.delete("/peers/external/:name", operatorOnly, async (c) => {
+  const name = c.req.param("name");
+  if (!(await hostOf(c.env).removeRecord("peer", name))) return refusal(404, `no external peer ${name}`, CODES.peerNotFound);
+  return c.json({ removed: name });
+});
