@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 interface LockFile {
   front: number;
@@ -32,6 +32,20 @@ async function waitGone(pid: number, ms: number): Promise<void> {
 
 export class DataDirBusy extends Error {}
 
+function readLock(path: string): LockFile | null {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as LockFile;
+  } catch {
+    return null;
+  }
+}
+
+/** The pid of a live front other than this process that holds `dataDir`'s lock, or null. */
+export function frontHolding(dataDir: string): number | null {
+  const lock = readLock(join(dataDir, "front.pid"));
+  return lock && lock.front !== process.pid && alive(lock.front) && commandOf(lock.front).includes("local-front") ? lock.front : null;
+}
+
 /**
  * One runtime per data directory. The lock file names the front and its workerd; a
  * front killed with SIGKILL leaves workerd running (it does not notice its parent
@@ -47,14 +61,9 @@ export class DataLock {
   }
 
   async acquire(): Promise<void> {
-    let previous: LockFile | null = null;
-    try {
-      previous = JSON.parse(readFileSync(this.path, "utf8")) as LockFile;
-    } catch {
-      previous = null;
-    }
-    if (previous && previous.front !== process.pid && alive(previous.front) && commandOf(previous.front).includes("local-front"))
-      throw new DataDirBusy(`another runtime (pid ${previous.front}) is serving this data directory`);
+    const holder = frontHolding(dirname(this.path));
+    if (holder) throw new DataDirBusy(`another runtime (pid ${holder}) is serving this data directory`);
+    const previous = readLock(this.path);
     if (previous?.workerd && alive(previous.workerd) && commandOf(previous.workerd).includes("workerd")) {
       process.kill(previous.workerd, "SIGKILL");
       await waitGone(previous.workerd, 5000);

@@ -1,0 +1,337 @@
+import Database from "better-sqlite3";
+import { existsSync, lstatSync, mkdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmod } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import {
+  companionOf,
+  copyHashed,
+  emptyOrAbsent,
+  FORMAT,
+  hashFile,
+  isDir,
+  isStore,
+  list,
+  modeOf,
+  octal,
+  Refusal,
+  within,
+  type Entry,
+  type Manifest,
+} from "./files.js";
+
+export interface BackupOptions {
+  dataDir: string;
+  engineStateDir: string;
+  target: string;
+  /** Also copy `scratch/` (threads' working directories); off by default. */
+  scratch: boolean;
+  build: string;
+  log: (line: string) => void;
+}
+
+/** Durable Object namespaces copied first: indexes before the threads they name. */
+const INDEX_NAMESPACES = [/-Catalog$/, /-Workspace$/, /-Host$/];
+const LAST_NAMESPACES = [/-Thread$/];
+
+function rank(namespace: string): number {
+  const i = INDEX_NAMESPACES.findIndex((re) => re.test(namespace));
+  if (i >= 0) return i;
+  return LAST_NAMESPACES.some((re) => re.test(namespace)) ? INDEX_NAMESPACES.length + 1 : INDEX_NAMESPACES.length;
+}
+
+function vanished(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException).code === "ENOENT";
+}
+
+/** A row of miniflare's R2 object index (`_mf_objects`): the key and the body file holding it. */
+interface ObjectRow {
+  key: string;
+  blob_id: string;
+  size: number;
+  checksums: string;
+  [column: string]: unknown;
+}
+
+/** Writes the backup directory: copies under `data/` and `engine/`, one manifest entry each. */
+class Copier {
+  readonly files: Entry[] = [];
+  private readonly dirs = new Set<string>();
+
+  constructor(
+    readonly target: string,
+    private readonly roots: Record<"data" | "engine", string>,
+  ) {}
+
+  /** The original of a backup path. */
+  source(rel: string): string {
+    const [root, ...rest] = rel.split("/");
+    return join(this.roots[root as "data" | "engine"], ...rest);
+  }
+
+  /** The backup path of an original under `root`. */
+  rel(root: "data" | "engine", path: string): string {
+    const inner = relative(this.roots[root], path);
+    return inner ? `${root}/${inner.split(sep).join("/")}` : root;
+  }
+
+  /** Records `rel` and every directory above it (with the originals' modes), creating them. */
+  dir(rel: string): void {
+    if (this.dirs.has(rel)) return;
+    const parent = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : null;
+    if (parent) this.dir(parent);
+    mkdirSync(join(this.target, rel), { mode: 0o700 });
+    this.dirs.add(rel);
+    this.files.push({ path: rel, kind: "dir", mode: octal(modeOf(this.source(rel))) });
+  }
+
+  private parentOf(rel: string): void {
+    this.dir(rel.slice(0, rel.lastIndexOf("/")));
+  }
+
+  /**
+   * A SQLite store through the online backup API: every page in one step, inside one read
+   * transaction, so the copy is the store as of one commit while workerd keeps writing
+   * (WAL mode: the reader never blocks it). Null if the store vanished first.
+   */
+  async store(rel: string): Promise<Entry | null> {
+    const src = this.source(rel);
+    if (!existsSync(src)) return null;
+    this.parentOf(rel);
+    const dst = join(this.target, rel);
+    const mode = modeOf(src);
+    const db = new Database(src, { readonly: true, fileMustExist: true, timeout: 10_000 });
+    try {
+      await db.backup(dst, { progress: () => 0x7fffffff });
+    } finally {
+      db.close();
+    }
+    const copy = new Database(dst);
+    try {
+      const check = copy.pragma("quick_check", { simple: true });
+      if (check !== "ok") throw new Error(`the copy of ${src} fails its check: ${String(check)}`);
+    } finally {
+      // The last connection to close folds the copy's WAL back in: one self-contained file.
+      copy.close();
+    }
+    await chmod(dst, mode);
+    const entry: Entry = { path: rel, kind: "store", mode: octal(mode) };
+    this.files.push(entry);
+    return entry;
+  }
+
+  /** A plain file (or a blob body); null if it vanished before it could be read. */
+  async file(rel: string, kind: "file" | "blob" = "file"): Promise<Entry | null> {
+    this.parentOf(rel);
+    const dst = join(this.target, rel);
+    try {
+      const src = this.source(rel);
+      const mode = modeOf(src);
+      const entry: Entry = { path: rel, kind, mode: octal(mode), ...(await copyHashed(src, dst, mode)) };
+      this.files.push(entry);
+      return entry;
+    } catch (err) {
+      if (!vanished(err)) throw err;
+      rmSync(dst, { force: true });
+      return null;
+    }
+  }
+
+  symlink(rel: string): void {
+    this.parentOf(rel);
+    this.files.push({ path: rel, kind: "symlink", mode: "0777", target: readlinkSync(this.source(rel)) });
+  }
+
+  /**
+   * Everything under `rel`: stores by the backup API (their -wal/-shm/-journal are left
+   * behind), other files copied, symlinks recorded. `skip` leaves out originals.
+   */
+  async tree(rel: string, skip: (path: string) => boolean = () => false): Promise<void> {
+    const src = this.source(rel);
+    if (!isDir(src)) return;
+    this.dir(rel);
+    const names = list(src);
+    const stores = new Set(names.filter((n) => isFile(join(src, n)) && isStore(join(src, n))));
+    for (const name of names) {
+      const path = join(src, name);
+      const companion = companionOf(name);
+      if (skip(path) || (companion !== null && stores.has(companion))) continue;
+      await this.entry(`${rel}/${name}`, stores.has(name), skip);
+    }
+  }
+
+  private async entry(rel: string, store: boolean, skip: (path: string) => boolean): Promise<void> {
+    let st;
+    try {
+      st = lstatSync(this.source(rel));
+    } catch (err) {
+      if (vanished(err)) return;
+      throw err;
+    }
+    if (st.isDirectory()) await this.tree(rel, skip);
+    else if (st.isSymbolicLink()) this.symlink(rel);
+    else if (st.isFile()) await (store ? this.store(rel) : this.file(rel));
+  }
+
+  /** The manifest, written last: a backup directory without one is incomplete. */
+  async finish(manifest: Omit<Manifest, "files" | "finishedAt">): Promise<Manifest> {
+    for (const entry of this.files) if (entry.kind === "store") Object.assign(entry, await hashFile(join(this.target, entry.path)));
+    const done: Manifest = { ...manifest, finishedAt: new Date().toISOString(), files: this.files };
+    const path = join(this.target, "manifest.json");
+    writeFileSync(`${path}.tmp`, JSON.stringify(done, null, 2) + "\n", { mode: 0o600 });
+    renameSync(`${path}.tmp`, path);
+    return done;
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function tableExists(db: Database.Database, name: string): boolean {
+  return Boolean(db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name));
+}
+
+/**
+ * The blob directory is miniflare's R2 bucket: an object index (a SQLite store under
+ * `blobs/miniflare-R2BucketObject/`, key `sha256/<hex>` to a body id) and the bodies
+ * (`blobs/<bucket>/blobs/<body id>`, written once). The index is copied first (after the
+ * Durable Object stores, so it names every blob their copies refer to), then exactly the
+ * bodies the index copy names. A body written again (a repeated large body) gets a new id
+ * and the old file is deleted: such a row is re-read from the live index and its copy updated.
+ */
+async function copyBlobs(copier: Copier, dataDir: string): Promise<number> {
+  const blobsDir = join(dataDir, "blobs");
+  if (!isDir(blobsDir)) return 0;
+  const bodyDirs = list(blobsDir)
+    .map((name) => join(blobsDir, name, "blobs"))
+    .filter(isDir);
+  const indexes: Entry[] = [];
+  const storesIn = async (dir: string): Promise<void> => {
+    for (const name of list(dir)) {
+      const path = join(dir, name);
+      if (isDir(path) && !bodyDirs.includes(path)) await storesIn(path);
+      else if (isFile(path) && isStore(path)) {
+        const entry = await copier.store(copier.rel("data", path));
+        if (entry) indexes.push(entry);
+      }
+    }
+  };
+  await storesIn(blobsDir);
+
+  const findBody = (id: string) => bodyDirs.map((d) => join(d, id)).find((p) => existsSync(p)) ?? null;
+  let bodies = 0;
+  let recognised = false;
+  for (const index of indexes) {
+    const copy = new Database(join(copier.target, index.path));
+    try {
+      if (!tableExists(copy, "_mf_objects")) continue;
+      recognised = true;
+      const rows = copy.prepare("SELECT * FROM _mf_objects WHERE blob_id IS NOT NULL").all() as ObjectRow[];
+      const parts = tableExists(copy, "_mf_multipart_parts") ? (copy.prepare("SELECT blob_id FROM _mf_multipart_parts").pluck().all() as string[]) : [];
+      for (const row of rows) {
+        await copyBody(copier, copy, copier.source(index.path), row, findBody);
+        bodies++;
+      }
+      for (const id of parts) {
+        const path = findBody(id);
+        if (!path || !(await copier.file(copier.rel("data", path), "blob"))) throw new Error(`a multipart body ${id} vanished during the backup`);
+        bodies++;
+      }
+    } finally {
+      copy.close();
+    }
+  }
+  // Whatever else lies in the blob directory; bodies too when no index was recognised.
+  await copier.tree("data/blobs", (path) => (recognised && bodyDirs.some((d) => within(path, d))) || indexes.some((i) => copier.source(i.path) === path));
+  return bodies;
+}
+
+async function copyBody(
+  copier: Copier,
+  copy: Database.Database,
+  liveIndex: string,
+  row: ObjectRow,
+  findBody: (id: string) => string | null,
+): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const path = findBody(row.blob_id);
+    const entry = path ? await copier.file(copier.rel("data", path), "blob") : null;
+    if (entry) {
+      const want = (JSON.parse(row.checksums) as { sha256?: string }).sha256;
+      if (entry.bytes !== row.size || (want && want !== entry.sha256)) throw new Error(`blob ${row.key}: the copied body does not match its index row`);
+      return;
+    }
+    const live = new Database(liveIndex, { readonly: true, fileMustExist: true, timeout: 10_000 });
+    let found: ObjectRow | undefined;
+    try {
+      found = live.prepare("SELECT * FROM _mf_objects WHERE key = ?").get(row.key) as ObjectRow | undefined;
+    } finally {
+      live.close();
+    }
+    const now = found;
+    if (!now?.blob_id || now.blob_id === row.blob_id) break;
+    const columns = Object.keys(now);
+    copy.prepare(`INSERT OR REPLACE INTO _mf_objects (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...columns.map((c) => now[c]));
+    row = now;
+  }
+  throw new Error(`blob ${row.key} vanished during the backup`);
+}
+
+export async function backup(o: BackupOptions): Promise<Manifest> {
+  if (!isDir(o.dataDir)) throw new Refusal(`data directory ${o.dataDir} does not exist`);
+  if (!emptyOrAbsent(o.target)) throw new Refusal(`${o.target} exists and is not an empty directory`);
+  for (const [what, dir] of [["data directory", o.dataDir], ["engine state directory", o.engineStateDir]] as const)
+    if (within(o.target, dir)) throw new Refusal(`${o.target} lies inside the ${what} ${dir}`);
+  const startedAt = new Date().toISOString();
+  mkdirSync(o.target, { recursive: true, mode: 0o700 });
+  // The copies hold secrets (accounts, tokens, the proxy's CA key): owner only.
+  await chmod(o.target, 0o700);
+  const copier = new Copier(o.target, { data: o.dataDir, engine: o.engineStateDir });
+  copier.dir("data");
+
+  // 1. Durable Object stores, namespace by namespace, each listed when its turn comes:
+  //    the catalog and other indexes first, threads last, so an index never names a
+  //    thread whose store the backup lacks.
+  const doDir = join(o.dataDir, "do");
+  const done = new Set<string>();
+  for (;;) {
+    const next = list(doDir)
+      .filter((n) => !done.has(n))
+      .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))[0];
+    if (next === undefined) break;
+    done.add(next);
+    await copier.tree(`data/do/${next}`);
+  }
+  // 2. The blob index, then the bodies it names.
+  const blobs = await copyBlobs(copier, o.dataDir);
+
+  // 3. The data directory's other files: workspaces.json, accounts.json,
+  //    accounts-tokens.json, proxy/ (CA and placeholder key). Not the lock, not scratch
+  //    unless asked, not the engine state directory when it lies inside.
+  const skip = new Set(["do", "blobs", "front.pid", ...(o.scratch ? [] : ["scratch"])].map((n) => join(o.dataDir, n)));
+  await copier.tree("data", (path) => skip.has(path) || path === o.engineStateDir);
+
+  // 4. Engine resume state, after the stores: every turn the logs name has its session.
+  const engineState = isDir(o.engineStateDir);
+  if (engineState) await copier.tree("engine", (path) => path === o.dataDir);
+
+  const manifest = await copier.finish({
+    format: FORMAT,
+    startedAt,
+    build: o.build,
+    source: { dataDir: o.dataDir, engineStateDir: o.engineStateDir },
+    engineState,
+    scratch: o.scratch,
+  });
+  const count = (kind: Entry["kind"]) => manifest.files.filter((f) => f.kind === kind).length;
+  const bytes = manifest.files.reduce((n, f) => n + (f.bytes ?? 0), 0);
+  o.log(
+    `backup: ${o.target}: ${count("store")} stores, ${blobs} blobs, ${count("file")} other files, ${(bytes / 1e6).toFixed(1)} MB` +
+      ` from ${o.dataDir}${engineState ? ` and ${o.engineStateDir}` : ` (no engine state at ${o.engineStateDir})`}`,
+  );
+  return manifest;
+}
