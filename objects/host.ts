@@ -112,8 +112,8 @@ export class Host extends DurableObject<Env> {
    * Records what opened and closed since the last look at the items (`AttentionItem[]` as
    * JSON: item details are any JSON, which RPC types cannot express); answers the newest seq.
    */
-  refreshAttention(itemsJson: string): number {
-    return this.attention.refresh(JSON.parse(itemsJson) as AttentionItem[]);
+  refreshAttention(itemsJson: string, lookedAt: number, unknown: string[]): number {
+    return this.attention.refresh(JSON.parse(itemsJson) as AttentionItem[], lookedAt, unknown);
   }
 
   /** `AttentionChange[]` as JSON text. */

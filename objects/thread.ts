@@ -430,8 +430,8 @@ export class Thread extends DurableObject<Env> {
   }
 
   /** Frees this thread's session for the live-session cap (see Turns.evict). */
-  evict(why: string): Promise<Outcome<TurnResult>> {
-    return this.lifecycle.evict(why);
+  evict(why: string, idleMs: number): Promise<Outcome<TurnResult>> {
+    return this.lifecycle.evict(why, idleMs);
   }
 
   resolveApproval(approvalId: string, decision: ApprovalDecision): Promise<Outcome<ApprovalResolved>> {

@@ -14,7 +14,7 @@ const DEGRADED_SHOWN = 200;
  * workspace's pending approvals and open questions, degraded threads (the catalog), the
  * spawn pause (the keeper) and exhausted accounts (the account pool).
  */
-export async function attentionItems(env: Env, config: RuntimeConfig): Promise<AttentionItem[]> {
+export async function attentionItems(env: Env, config: RuntimeConfig): Promise<{ items: AttentionItem[]; unknown: AttentionItem["kind"][] }> {
   const catalog = catalogOf(env);
   const [estate, degraded, pause, views] = await Promise.all([
     catalog.estate(),
@@ -91,5 +91,7 @@ export async function attentionItems(env: Env, config: RuntimeConfig): Promise<A
       action: "GET /accounts; add an account to the roster, or wait for the cool-down",
       detail: { accounts: e.accounts.map((a) => a.id), until: e.until },
     });
-  return items.sort((a, b) => (a.since ?? "").localeCompare(b.since ?? "") || a.id.localeCompare(b.id));
+  items.sort((a, b) => (a.since ?? "").localeCompare(b.since ?? "") || a.id.localeCompare(b.id));
+  // An account pool that did not answer says nothing about exhaustion, open or closed.
+  return { items, unknown: views ? [] : ["accounts-exhausted"] };
 }

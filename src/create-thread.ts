@@ -38,7 +38,7 @@ export async function createThread(
   const decision = resolveSpawn(shaped.input, config);
   if (!decision.ok) return refusal(decision.status, decision.error, decision.code, decision.details);
   const spec = decision.spec;
-  const refused = rosterRefusal(config, spec, shaped.ws) ?? (await engineUnavailable(env, spec)) ?? (await spawnGate(env, config));
+  const refused = rosterRefusal(config, spec, shaped.ws) ?? (await engineUnavailable(env, spec));
   if (refused) return refused;
   const threadId = newThreadId();
   let taken = false;
@@ -50,6 +50,9 @@ export async function createThread(
   }
   let created = false;
   try {
+    // Last, as it may evict an idle session: nothing after it refuses the spawn.
+    const gated = await spawnGate(env, config);
+    if (gated) return gated;
     // RPC types lose the union's narrowing: read it back as the Outcome it is.
     const outcome = (await threadOf(env, threadId).init(threadId, spec, forkOf)) as Outcome<unknown>;
     if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });

@@ -31,7 +31,7 @@ export async function spawnGate(env: Env, config: RuntimeConfig): Promise<Respon
     .sort((a, b) => b.idleMs - a.idleMs);
   for (const candidate of waiting.filter((w) => w.idleMs >= config.sessionIdleMs)) {
     const why = `this session waited ${Math.round(candidate.idleMs / 1000)} s on a person and was evicted to make room under the live-session cap (${config.sessionCap}); the thread is intact, send a message to go on`;
-    const evicted = (await threadOf(env, candidate.id).evict(why)) as { ok: boolean };
+    const evicted = (await threadOf(env, candidate.id).evict(why, config.sessionIdleMs)) as { ok: boolean };
     if (evicted.ok) return null;
   }
   const nextDue = waiting.map((w) => config.sessionIdleMs - w.idleMs).filter((ms) => ms > 0);

@@ -29,14 +29,16 @@ export interface BackupOptions {
   log: (line: string) => void;
 }
 
-/** Durable Object namespaces copied first: indexes before the threads they name. */
-const INDEX_NAMESPACES = [/-Catalog$/, /-Workspace$/, /-Host$/];
-const LAST_NAMESPACES = [/-Thread$/];
+/**
+ * The order namespaces are copied in: the indexes that name threads before the threads
+ * (every thread they name is then in the backup), and the Host's running-turn index after
+ * them (every turn a thread copy shows running is then in it, for the boot sweep to find).
+ */
+const ORDER = [/-Catalog$/, /-Workspace$/, null, /-Thread$/, /-Host$/];
 
 function rank(namespace: string): number {
-  const i = INDEX_NAMESPACES.findIndex((re) => re.test(namespace));
-  if (i >= 0) return i;
-  return LAST_NAMESPACES.some((re) => re.test(namespace)) ? INDEX_NAMESPACES.length + 1 : INDEX_NAMESPACES.length;
+  const i = ORDER.findIndex((re) => re !== null && re.test(namespace));
+  return i >= 0 ? i : ORDER.indexOf(null);
 }
 
 function vanished(err: unknown): boolean {

@@ -3,6 +3,7 @@ import type { AttentionChange, AttentionItem } from "../../src/api/operator.js";
 export const ATTENTION_SCHEMA = `
   CREATE TABLE IF NOT EXISTS attention_open (id TEXT PRIMARY KEY, item TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS attention_log (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, change TEXT NOT NULL, id TEXT NOT NULL, item TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS attention_looked (one INTEGER PRIMARY KEY CHECK (one = 1), at INTEGER NOT NULL);
 `;
 
 /** Changes kept for readers that resume; older cursors start from the oldest kept. */
@@ -19,12 +20,21 @@ export class AttentionBoard {
     sql.exec(ATTENTION_SCHEMA);
   }
 
-  /** Records the difference between the items open now and the last look; answers the newest seq. */
-  refresh(items: AttentionItem[]): number {
+  /**
+   * Records the difference between the items open now and the last look; answers the
+   * newest seq. `lookedAt` is when the look began: a look older than one already applied
+   * (two looks gathering at once) is dropped, so it cannot reopen what a newer one closed.
+   * Items of `unknown` kinds (a source that did not answer) are left as they were.
+   */
+  refresh(items: AttentionItem[], lookedAt: number, unknown: string[]): number {
+    const last = this.sql.exec<{ at: number }>("SELECT at FROM attention_looked WHERE one = 1").toArray()[0]?.at ?? 0;
+    if (lookedAt < last) return this.lastSeq();
+    this.sql.exec("INSERT OR REPLACE INTO attention_looked (one, at) VALUES (1, ?)", lookedAt);
     const before = new Map(
       this.sql
         .exec<{ id: string; item: string }>("SELECT id, item FROM attention_open")
         .toArray()
+        .filter((r) => !unknown.includes((JSON.parse(r.item) as AttentionItem).kind))
         .map((r) => [r.id, r.item]),
     );
     const at = new Date().toISOString();

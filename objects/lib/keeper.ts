@@ -14,11 +14,13 @@ interface KeeperState {
   reason: string | null;
   /** An operator cleared the pause; it stays off until free space has recovered once. */
   cleared: { at: string; reason: string } | null;
+  /** Free bytes at the last clear. */
+  clearedAtFree: number;
   last: HostReport | null;
   thresholds: KeeperThresholds | null;
 }
 
-const INITIAL: KeeperState = { paused: false, since: null, reason: null, cleared: null, last: null, thresholds: null };
+const INITIAL: KeeperState = { paused: false, since: null, reason: null, cleared: null, clearedAtFree: 0, last: null, thresholds: null };
 
 /**
  * The disk keeper's decision, inside the Host object: spawns pause when free space on
@@ -41,7 +43,10 @@ export class Keeper {
     if (free > thresholds.resumeAboveBytes) {
       s.cleared = null;
       if (s.paused) Object.assign(s, { paused: false, since: null, reason: null });
-    } else if (free < thresholds.pauseBelowBytes && !s.paused && !s.cleared) {
+    } else if (free < thresholds.pauseBelowBytes && !s.paused && (!s.cleared || free < s.clearedAtFree / 2)) {
+      // A clear holds until the volume recovers, unless it keeps filling: at half the space
+      // there was when the operator cleared, spawns pause again.
+      s.cleared = null;
       Object.assign(s, {
         paused: true,
         since: report.at,
@@ -58,7 +63,8 @@ export class Keeper {
 
   clear(reason: string): SpawnPause {
     const s = this.state();
-    if (s.paused) Object.assign(s, { paused: false, since: null, reason: null, cleared: { at: new Date().toISOString(), reason } });
+    if (s.paused)
+      Object.assign(s, { paused: false, since: null, reason: null, cleared: { at: new Date().toISOString(), reason }, clearedAtFree: s.last?.disk.freeBytes ?? 0 });
     this.save(s);
     return this.view();
   }

@@ -131,11 +131,15 @@ export class Turns {
    * free its session under the live-session cap. Cutting the report stream makes the
    * engine host stop the engine's process; the thread and its log stay as they are.
    */
-  async evict(why: string): Promise<Outcome<TurnResult>> {
+  async evict(why: string, idleMs: number): Promise<Outcome<TurnResult>> {
     if (!this.state) return missing();
     if (this.starting) await this.start;
     const live = this.live;
     if (!this.state.turn || !live) return refuse(409, "no turn is running on this thread", CODES.noTurnRunning);
+    // Decided here, not on the catalog's word: the person may have answered a moment ago.
+    const waits = this.thread.turns.openWaits(live.id);
+    const since = Math.max(...waits.map((w) => Date.parse(this.thread.log.get(w.seq)?.ts ?? "") || Date.now()));
+    if (waits.length === 0 || Date.now() - since < idleMs) return refuse(409, "the turn is not idle: it does not wait on a person, or not long enough", CODES.turnNotIdle);
     live.runner.cancel({ class: "closed", error: why });
     const end = await live.done;
     return ok({ turnId: live.id, outcome: end.outcome, failure: end.failure ?? null, reply: live.lastReply });
@@ -161,11 +165,17 @@ export class Turns {
     return ok({ spec: this.state.spec, transcript: JSON.stringify(this.thread.turns.transcript(atSeq + 1)) });
   }
 
-  /** Boot sweep: makes sure this thread is activated, which records a lost turn. */
+  /**
+   * Boot sweep: activates this thread, which records a lost turn, and starts the turn of
+   * messages that were accepted but had not started when the host went down.
+   */
   async reconcile(): Promise<{ running: boolean }> {
     const s = this.state;
-    if (s && !s.turn) await hostOf(this.thread.env).turnEnded(s.id);
-    return { running: s?.turn != null };
+    if (s && !s.turn) {
+      if (this.thread.turns.queued() > 0 && !s.degraded && !s.archivedAt) this.kick();
+      else await hostOf(this.thread.env).turnEnded(s.id);
+    }
+    return { running: s?.turn != null || this.starting };
   }
 
   /** From the alarm: a running turn sets the next one, to keep the object alive. */
@@ -478,10 +488,15 @@ export class Turns {
   }
 
   private async afterTurnEnded(turnId: string, failure: TurnFailure | null, cancelled: PreparedCancellation[]): Promise<void> {
-    const id = this.state!.id;
+    const s = this.state!;
+    const id = s.id;
     const host = hostOf(this.thread.env);
+    // With messages queued the next turn starts at once: the thread stays in the running
+    // index between the two, so a drain never sees it idle in the gap, and a crash in the
+    // gap leaves it for the boot sweep to start.
+    const next = this.thread.turns.queued() > 0 && !s.degraded && !s.archivedAt;
     await Promise.all([
-      host.turnEnded(id),
+      next ? null : host.turnEnded(id),
       failure ? host.recordFailure(id, failure.class, failure.error) : null,
       ...cancelled.map((c) => this.waits.afterWaitClosed(c.wait.kind, c.wait.id, "cancelled")),
       this.thread.syncCatalogNow(),

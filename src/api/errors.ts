@@ -54,6 +54,7 @@ export const CODES = {
   sessionCap: "session-cap",
   threadListRateLimited: "thread-list-rate-limited",
   attentionNotFound: "attention-not-found",
+  turnNotIdle: "turn-not-idle",
   peerExists: "peer-exists",
   peerNotFound: "peer-not-found",
   previewNotFound: "preview-not-found",

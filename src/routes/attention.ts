@@ -18,8 +18,9 @@ const FOLLOW_POLL_MS = 1000;
 
 /** The items open now, after recording what changed since the last look. */
 async function look(c: Context<AppEnv>) {
-  const items = await attentionItems(c.env, c.var.config);
-  const seq = await hostOf(c.env).refreshAttention(JSON.stringify(items));
+  const lookedAt = Date.now();
+  const { items, unknown } = await attentionItems(c.env, c.var.config);
+  const seq = await hostOf(c.env).refreshAttention(JSON.stringify(items), lookedAt, unknown);
   return { items, seq };
 }
 
@@ -60,7 +61,8 @@ attention.get("/attention/follow", async (c) => {
       let quietSince = Date.now();
       try {
         while (!signal.aborted) {
-          await look(c);
+          // A source that fails this second is asked again the next; only a departed reader ends the stream.
+          await look(c).catch((err: unknown) => console.error(`attention follow: ${(err as Error).message}`));
           for (;;) {
             const changes = await changesAfter(c, after as number, CHANGES_MAX);
             for (const change of changes) controller.enqueue(encoder.encode(`id: ${change.seq}\ndata: ${JSON.stringify(change)}\n\n`));

@@ -28,7 +28,16 @@ export async function startFront(options: { dataDir?: string; env?: Record<strin
   const proc = spawn(process.execPath, ["--import", "tsx", "local-front/main.ts"], {
     cwd: options.projectDir ?? projectDir,
     // Engine resume state beside the data, so a test never touches ~/.service/engine.
-    env: { ...process.env, SERVICE_AGENTS_PORT: "0", SERVICE_AGENTS_DATA_DIR: dataDir, SERVICE_ENGINE_STATE_DIR: join(dataDir, "engine"), ...options.env },
+    // The disk keeper off unless a test turns it on: a test machine's free space is not the test's business.
+    env: {
+      ...process.env,
+      SERVICE_AGENTS_PORT: "0",
+      SERVICE_AGENTS_DATA_DIR: dataDir,
+      SERVICE_ENGINE_STATE_DIR: join(dataDir, "engine"),
+      SERVICE_KEEPER_PAUSE_GB: "0",
+      SERVICE_KEEPER_RESUME_GB: "0",
+      ...options.env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

@@ -33,10 +33,13 @@ describe("the disk keeper (inside the Host object)", () => {
     const cleared = await host.clearSpawnPause("made room by hand");
     expect(cleared).toMatchObject({ paused: false, cleared: { reason: "made room by hand" } });
     expect(await paused(4)).toBe(false);
+    // A volume that keeps filling after the clear (under half of the 5 GB it had) pauses again.
+    expect(await paused(2)).toBe(true);
+    await host.clearSpawnPause("made more room");
     // Recovery ends the clear; the next drop pauses again.
     expect(await paused(40)).toBe(false);
     expect((await host.spawnPause()).cleared).toBeNull();
     expect(await paused(3)).toBe(true);
-    expect((await host.hostSamples(0)).length).toBe(9);
+    expect((await host.hostSamples(0)).length).toBe(10);
   });
 });
