@@ -85,19 +85,24 @@ async function followScenario(front: Front, followers: number, rate: number, pat
   const started = performance.now();
   let posted = 0;
   const posts: Promise<void>[] = [];
+  const failures: Error[] = [];
   for (let i = 0; i < total; i++) {
     const due = started + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const t = performance.timeOrigin + performance.now();
     posts.push(
-      front.client.post(threadId, { text: String(t), hold: true }).then(() => {
-        posted++;
-        latencies.push(performance.timeOrigin + performance.now() - t);
-      }),
+      front.client.post(threadId, { text: String(t), hold: true }).then(
+        () => {
+          posted++;
+          latencies.push(performance.timeOrigin + performance.now() - t);
+        },
+        (err: unknown) => void failures.push(err as Error),
+      ),
     );
   }
   await Promise.all(posts);
+  if (failures.length) throw new Error(`${failures.length} of ${total} appends failed; the first: ${failures[0]!.message}`);
   // Deliveries count if they arrive within a second after the last post.
   await new Promise((r) => setTimeout(r, 1000));
   child.send({ report: true });
@@ -256,6 +261,10 @@ async function main(): Promise<void> {
       log("spawn");
       await spawnLatency(front);
     }
+  } catch (err) {
+    // What the runtime said about it is the first thing to look at.
+    log(`failed; the front's last output:\n${front.output().slice(-4000)}`);
+    throw err;
   } finally {
     await front.stop();
     removeDir(front.dataDir);

@@ -14,7 +14,7 @@ import { FollowHub } from "./lib/follow-hub.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
-import { archivedRefusal, degradedRefusal, missing } from "./lib/refusals.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "./lib/refusals.js";
 import { loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./lib/thread-state.js";
 import type { Accepted } from "./lib/thread-access.js";
 import { TURN_SCHEMA, TurnStore } from "./lib/turn-store.js";
@@ -414,6 +414,8 @@ export class Thread extends DurableObject<Env> {
 
   /** Posts a message and waits for the turn that answers it (`POST /threads/:id/send`). */
   async send(message: PostMessage): Promise<Outcome<SendResult>> {
+    const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
+    if (recordOnly) return recordOnly;
     const accepted = await this.postMessage(message);
     if (!accepted.ok) return accepted;
     const { seq, ts } = accepted.value;
@@ -464,7 +466,9 @@ export class Thread extends DurableObject<Env> {
     return this.lifecycle.loops.loopState();
   }
 
-  startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
+  async startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
+    const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
+    if (recordOnly) return recordOnly;
     return this.lifecycle.loops.startLoop(prompt, maxTurns, until);
   }
 

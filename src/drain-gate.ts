@@ -16,7 +16,6 @@ const RECHECK_MS = 1000;
 let known: { armed: boolean; at: number } | null = null;
 /** Bumped by every update, so a re-check that started before one cannot overwrite it. */
 let generation = 0;
-let asking: Promise<boolean> | null = null;
 
 /** What the Host object just answered about the drain. */
 export function noteDrain(status: DrainStatus): void {
@@ -24,20 +23,18 @@ export function noteDrain(status: DrainStatus): void {
   known = { armed: status.armed, at: Date.now() };
 }
 
-/** Whether the drain is armed: from this isolate's memory, or from the Host object once per RECHECK_MS. */
-function armed(env: Env): Promise<boolean> | boolean {
+/**
+ * Whether the drain is armed: from this isolate's memory, or from the Host object once the
+ * memory is RECHECK_MS old. Each request that finds it old asks for itself: a promise
+ * begun by one request must not be awaited by another (workerd cancels such a request as
+ * hung once the first one ends), so in-flight asks are not shared.
+ */
+async function armed(env: Env): Promise<boolean> {
   if (known && Date.now() - known.at < RECHECK_MS) return known.armed;
-  if (!asking) {
-    const started = generation;
-    asking = hostOf(env)
-      .drainStatus()
-      .then((status) => {
-        if (generation === started) noteDrain(status);
-        return status.armed;
-      })
-      .finally(() => (asking = null));
-  }
-  return asking;
+  const started = generation;
+  const status = await hostOf(env).drainStatus();
+  if (generation === started) noteDrain(status);
+  return status.armed;
 }
 
 /** The 503 `draining` refusal while the drain is armed, with the threads still mid-turn; null otherwise. */

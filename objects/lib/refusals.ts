@@ -19,3 +19,11 @@ export function degradedRefusal(s: ThreadState): Outcome<never> {
     { key: d.key, index: d.index, tag: d.tag },
   );
 }
+
+/** Thread types that record work done elsewhere: messages land in the log, and no turn runs here. */
+export const RECORD_ONLY_TYPES: readonly string[] = ["external", "completions"];
+
+export function recordOnlyRefusal(s: ThreadState): Outcome<never> | null {
+  if (!RECORD_ONLY_TYPES.includes(s.spec.type)) return null;
+  return refuse(409, `thread ${s.id} is a ${s.spec.type} thread: it records work done elsewhere, and no turn runs on it`, CODES.recordOnlyThread);
+}

@@ -8,7 +8,7 @@ import { hostOf } from "../../src/env.js";
 import { callEngine } from "./engines.js";
 import { Loops } from "./loops.js";
 import { ok, refuse, type Outcome } from "./outcome.js";
-import { archivedRefusal, degradedRefusal, missing } from "./refusals.js";
+import { archivedRefusal, degradedRefusal, missing, RECORD_ONLY_TYPES } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
 import { activeModel, type ThreadState } from "./thread-state.js";
 import { recordTurnEvent } from "./turn-events.js";
@@ -186,7 +186,7 @@ export class Turns {
   /** Starts the next turn if none runs and messages wait. Never throws: failures are recorded. */
   kick(): void {
     const s = this.state;
-    if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt) return;
+    if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt || RECORD_ONLY_TYPES.includes(s.spec.type)) return;
     if (this.thread.turns.queued() === 0) return;
     this.starting = true;
     this.start = this.startTurn()

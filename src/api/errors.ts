@@ -55,6 +55,7 @@ export const CODES = {
   threadListRateLimited: "thread-list-rate-limited",
   attentionNotFound: "attention-not-found",
   turnNotIdle: "turn-not-idle",
+  recordOnlyThread: "record-only-thread",
   peerExists: "peer-exists",
   peerNotFound: "peer-not-found",
   previewNotFound: "preview-not-found",

@@ -1,14 +1,14 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { connect, type AddressInfo, type Socket } from "node:net";
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProxyAgent, fetch as undiciFetch } from "undici";
 import { Placeholders } from "../../local-front/proxy/placeholder.js";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
-import { freePort, removeDir, startFront, type Front } from "../support/front.js";
+import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim } from "../support/http.js";
 
 /** Real-looking secrets: none may reach a session, a log or a route. */
@@ -268,10 +268,13 @@ describe("spawns naming accounts", () => {
 
 describe("when the proxy cannot reach the provider", () => {
   let down: Front;
+  // A port held for the test that hangs up on every connection: the provider cannot be
+  // reached, the login is fine, and no other test can take the port meanwhile.
+  const hangUp = createNetServer((socket) => socket.destroy());
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-proxy-down-"));
-    // A loopback port nobody listens on: the provider is unreachable, the login is fine.
-    const closed = await freePort();
+    await new Promise<void>((r) => hangUp.listen(0, "127.0.0.1", r));
+    const closed = (hangUp.address() as AddressInfo).port;
     writeFileSync(
       join(dataDir, "accounts.json"),
       JSON.stringify({
@@ -286,13 +289,14 @@ describe("when the proxy cannot reach the provider", () => {
   afterAll(async () => {
     await down?.stop();
     removeDir(down.dataDir);
+    hangUp.close();
   });
 
   it("the turn's failure and the account's health say so, apart from a refused login", async () => {
     const { threadId } = (await call(down.url, "POST", "/spawn", { model: "sim-1", account: "oa-down" })).body;
     const r = await call(down.url, "POST", `/threads/${threadId}/send`, { text: "hello" });
     expect(r.body.outcome).toBe("failed");
-    expect(r.body.failure.error).toMatch(/^credential proxy could not reach 127\.0\.0\.1:\d+: connect ECONNREFUSED/);
+    expect(r.body.failure.error).toMatch(/^credential proxy could not reach 127\.0\.0\.1:\d+: /);
     const health = (await call(down.url, "GET", "/accounts")).body.accounts.find((a: any) => a.id === "oa-down").health;
     expect(health.lastFailureClass).toBe("proxy-unreachable");
   });

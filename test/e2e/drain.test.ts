@@ -107,3 +107,27 @@ describe("the drain through the real front", () => {
     expect((await call(base(), "POST", "/spawn", {})).status).toBe(201);
   });
 });
+
+describe("the router's drain check under concurrency", () => {
+  it("answers every message while many requests cross its re-checks of the Host object at once", async () => {
+    const ids = await Promise.all(Array.from({ length: 8 }, () => spawn()));
+    const statuses = new Map<number, number>();
+    const until = Date.now() + 3500;
+    let n = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (Date.now() < until) {
+          const r = await fetch(`${base()}/threads/${ids[n++ % ids.length]}/messages`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ text: "x", hold: true }),
+          });
+          await r.arrayBuffer();
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        }
+      }),
+    );
+    // Sharing one in-flight re-check among requests made workerd cancel some as hung (500).
+    expect([...statuses.keys()]).toEqual([202]);
+  });
+});

@@ -106,6 +106,14 @@ describe("peers and previews", () => {
     expect(added.status).toBe(201);
     expect((await call(front.url, "POST", "/peers/external", { name: "ci" })).body.code).toBe("peer-exists");
     expect((await call(front.url, "GET", "/peers")).body.peers.map((p: any) => p.name)).toEqual(["local", "ci"]);
+    // What such a peer does: keeps a thread here that records its work, which no local engine answers.
+    const { threadId } = (await call(front.url, "POST", "/spawn", { type: "external", title: "CI run 812" })).body;
+    expect((await call(front.url, "POST", `/threads/${threadId}/messages`, { text: "build passed", from: "ci" })).status).toBe(202);
+    const refused = await call(front.url, "POST", `/threads/${threadId}/send`, { text: "anyone there?" });
+    expect([refused.status, refused.body.code]).toEqual([409, "record-only-thread"]);
+    await new Promise((r) => setTimeout(r, 300));
+    const kinds = ((await call(front.url, "GET", `/threads/${threadId}/tail`)).body.events as any[]).map((e) => e.kind);
+    expect(kinds).toEqual(["spawn", "message"]);
     expect((await call(front.url, "DELETE", "/peers/external/ci")).status).toBe(200);
     expect((await call(front.url, "DELETE", "/peers/external/ci")).body.code).toBe("peer-not-found");
   });
