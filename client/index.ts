@@ -1,4 +1,9 @@
+import type { AccessToken, AccountView } from "../src/api/accounts.js";
+import type { ArmDrain, DrainStatus } from "../src/api/drain.js";
+import type { EngineEntry } from "../src/api/engines.js";
 import type { ErrorBody } from "../src/api/errors.js";
+import type { AttentionChange, AttentionItem, SpawnPause } from "../src/api/operator.js";
+import type { FeedForwardPage, FeedReversePage } from "../src/api/workspace-feed.js";
 import type { ThreadEvent } from "../src/api/events.js";
 import type { ForwardPage, ReversePage } from "../src/api/tail.js";
 import type { MessageAccepted, PostMessage, SpawnResult, SpawnSpec, ThreadListPage, ThreadRow } from "../src/api/threads.js";
@@ -183,6 +188,52 @@ export class RuntimeClient {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
     return this.call("GET", `/threads/${id}/tail?${qs}`);
+  }
+
+  /** A page of a workspace's feed: forward from `after`, backward from `before`, or the newest entries. */
+  workspaceTail(workspace: string, query: { after: number | string; limit?: number }): Promise<FeedForwardPage>;
+  workspaceTail(workspace: string, query?: { before?: number | string | "latest"; limit?: number }): Promise<FeedReversePage>;
+  workspaceTail(workspace: string, query: Record<string, string | number | undefined> = {}): Promise<FeedForwardPage | FeedReversePage> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/tail?${qs}`);
+  }
+
+  accounts(): Promise<{ accounts: AccountView[]; simulator: boolean; engines: EngineEntry[] }> {
+    return this.call("GET", "/accounts");
+  }
+
+  accessToken(account: string): Promise<AccessToken> {
+    return this.call("POST", `/accounts/${encodeURIComponent(account)}/access-token`);
+  }
+
+  drain(): Promise<DrainStatus> {
+    return this.call("GET", "/drain");
+  }
+
+  armDrain(body: ArmDrain = {}): Promise<DrainStatus> {
+    return this.call("POST", "/drain", body);
+  }
+
+  /** Disarms the drain; with `owner`, releases that owner's claim. */
+  disarmDrain(owner?: string): Promise<DrainStatus> {
+    return this.call("DELETE", owner === undefined ? "/drain" : `/drain/claim?owner=${encodeURIComponent(owner)}`);
+  }
+
+  spawnPause(): Promise<SpawnPause> {
+    return this.call("GET", "/keeper/spawn-pause");
+  }
+
+  clearSpawnPause(reason: string): Promise<SpawnPause> {
+    return this.call("POST", "/keeper/spawn-pause/clear", { reason });
+  }
+
+  attention(): Promise<{ items: AttentionItem[]; seq: number }> {
+    return this.call("GET", "/attention");
+  }
+
+  attentionChanges(after: number | string = 0): Promise<{ changes: AttentionChange[]; nextAfter: string; hasMore: boolean }> {
+    return this.call("GET", `/attention/changes?after=${after}`);
   }
 
   archive(id: string, reason?: string): Promise<MessageAccepted & { archived: true }> {
