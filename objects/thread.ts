@@ -14,7 +14,7 @@ import { FollowHub } from "./lib/follow-hub.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
-import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "./lib/refusals.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns } from "./lib/refusals.js";
 import { loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./lib/thread-state.js";
 import type { Accepted } from "./lib/thread-access.js";
 import { TURN_SCHEMA, TurnStore } from "./lib/turn-store.js";
@@ -182,7 +182,7 @@ export class Thread extends DurableObject<Env> {
       }
       const event = this.append(prepared.value);
       if (message.hold) this.sql.exec("INSERT INTO held (seq, text) VALUES (?, ?)", event.seq, message.text);
-      else this.turns.queue(event.seq, message.text, message.from);
+      else if (runsTurns(this.state!)) this.turns.queue(event.seq, message.text, message.from);
       if (idempotencyKey)
         this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, event.seq, event.ts);
       return ok({ seq: event.seq, ts: event.ts });
@@ -210,7 +210,7 @@ export class Thread extends DurableObject<Env> {
       if (release) {
         last = this.append(release.value);
         const text = this.sql.exec<{ text: string }>("SELECT text FROM held WHERE seq = ?", seq).one().text;
-        this.turns.queue(seq, text);
+        if (runsTurns(this.state!)) this.turns.queue(seq, text);
         this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
       }
       return ok({ seq: last!.seq, ts: last!.ts });
@@ -370,11 +370,11 @@ export class Thread extends DurableObject<Env> {
     return ok(await this.log.body(row));
   }
 
-  private follow(after: number): Outcome<ReadableStream<Uint8Array>> {
+  private follow(after: number, signal: AbortSignal): Outcome<ReadableStream<Uint8Array>> {
     if (!this.state) return missing();
     const beyond = this.beyondEnd(after);
     if (beyond) return beyond;
-    return ok(this.followers.open(after));
+    return ok(this.followers.open(after, { signal }));
   }
 
   private stream(): Outcome<ReadableStream<Uint8Array>> {
@@ -395,7 +395,7 @@ export class Thread extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const outcome =
-      url.pathname === "/follow" ? this.follow(Number(url.searchParams.get("after"))) : url.pathname === "/stream" ? this.stream() : null;
+      url.pathname === "/follow" ? this.follow(Number(url.searchParams.get("after")), request.signal) : url.pathname === "/stream" ? this.stream() : null;
     if (!outcome) return Response.json({ error: `no object route ${url.pathname}` }, { status: 404 });
     if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
     return new Response(outcome.value, { headers: SSE_HEADERS });
@@ -585,19 +585,22 @@ export class Thread extends DurableObject<Env> {
 
   /**
    * The summary goes to the catalog (the host's list) and to the workspace (its feed) at
-   * once. News the workspace did not take is kept for the retry; news it took is not
-   * sent again, whatever the catalog answered.
+   * once. Only the catalog is waited for: the workspace is shared by all its threads, and
+   * a turn's end must not queue behind its commits. News the workspace did not take is
+   * kept, and the safety alarm retries it; news it took is not sent again.
    */
   private async syncCatalog(): Promise<void> {
     if (!this.state) return;
     const summary = summarize(this.state, this.log.durableSeq, this.updatedAt);
     const news = this.news.splice(0);
-    const [listed, fed] = await Promise.allSettled([
-      catalogOf(this.env).upsert(summary),
-      workspaceOf(this.env, this.state.spec.workspace).threadChanged(summary, news),
-    ]);
-    if (fed.status === "rejected") this.news.unshift(...news);
-    if (listed.status === "rejected") throw listed.reason;
-    if (fed.status === "rejected") throw fed.reason;
+    const fed = workspaceOf(this.env, this.state.spec.workspace)
+      .threadChanged(summary, news)
+      .catch(async (err: unknown) => {
+        this.news.unshift(...news);
+        console.error(`thread ${summary.id}: the workspace feed missed a change, retrying: ${(err as Error).message}`);
+        await this.ctx.storage.setAlarm(Date.now() + this.config.catalogSyncMs);
+      });
+    this.ctx.waitUntil(fed);
+    await catalogOf(this.env).upsert(summary);
   }
 }

@@ -23,12 +23,11 @@ function completionsSpec(config: RuntimeConfig, workspace: string): ThreadSpec {
 }
 
 /**
- * Writes one `completion` event to the workspace's completions thread. The Workspace
- * object names the thread (once, atomically); the thread is created by whichever call
- * first finds it missing, and a second creator's 409 just means the first won.
+ * Writes one `completion` event to the workspace's completions thread `id` (named by
+ * `completionsThreadId`). The thread is created by whichever call first finds it
+ * missing, and a second creator's 409 just means the first won.
  */
-export async function recordCompletion(env: Env, config: RuntimeConfig, workspace: string, body: CompletionEventBody): Promise<void> {
-  const id = await workspaceOf(env, workspace).completionsThread(newThreadId());
+export async function recordCompletion(env: Env, config: RuntimeConfig, workspace: string, id: string, body: CompletionEventBody): Promise<void> {
   const thread = threadOf(env, id);
   let written = (await thread.record("completion", body)) as Outcome<unknown>;
   if (!written.ok && written.status === 404) {

@@ -23,25 +23,41 @@ export function noteDrain(status: DrainStatus): void {
   known = { armed: status.armed, at: Date.now() };
 }
 
-/**
- * Whether the drain is armed: from this isolate's memory, or from the Host object once the
- * memory is RECHECK_MS old. Each request that finds it old asks for itself: a promise
- * begun by one request must not be awaited by another (workerd cancels such a request as
- * hung once the first one ends), so in-flight asks are not shared.
- */
-async function armed(env: Env): Promise<boolean> {
-  if (known && Date.now() - known.at < RECHECK_MS) return known.armed;
+/** A re-read of the Host object is under way (a flag, never a shared promise). */
+let refreshing = false;
+
+async function refresh(env: Env): Promise<DrainStatus> {
   const started = generation;
   const status = await hostOf(env).drainStatus();
   if (generation === started) noteDrain(status);
-  return status.armed;
+  return status;
+}
+
+/**
+ * Whether the drain is armed, from this isolate's memory. Memory older than RECHECK_MS is
+ * still answered, while one re-read of the Host object runs in the background: requests
+ * on the append path never wait for it. Only a cold isolate, which knows nothing yet,
+ * asks and waits, each request for itself: a promise begun by one request must not be
+ * awaited by another (workerd cancels such a request as hung once the first one ends).
+ */
+async function armed(env: Env, waitUntil: (p: Promise<unknown>) => void): Promise<boolean> {
+  if (!known) return (await refresh(env)).armed;
+  if (Date.now() - known.at >= RECHECK_MS && !refreshing) {
+    refreshing = true;
+    waitUntil(
+      refresh(env)
+        .catch((err: unknown) => console.error(`drain re-check: ${(err as Error).message}`))
+        .finally(() => (refreshing = false)),
+    );
+  }
+  return known.armed;
 }
 
 /** The 503 `draining` refusal while the drain is armed, with the threads still mid-turn; null otherwise. */
-export async function drainRefusal(env: Env): Promise<Response | null> {
-  if (!(await armed(env))) return null;
-  const status = await hostOf(env).drainStatus();
-  noteDrain(status);
+export async function drainRefusal(env: Env, waitUntil: (p: Promise<unknown>) => void): Promise<Response | null> {
+  if (!(await armed(env, waitUntil))) return null;
+  // Armed: the refusal names the threads mid-turn, which only the Host object knows now.
+  const status = await refresh(env);
   if (!status.armed) return null;
   return refusal(
     503,
@@ -54,7 +70,7 @@ export async function drainRefusal(env: Env): Promise<Response | null> {
 
 /** For the routes that start new work (spawns, messages, forks, loops): refused while the host drains. */
 export const notWhileDraining = createMiddleware<AppEnv>(async (c, next) => {
-  const refused = await drainRefusal(c.env);
+  const refused = await drainRefusal(c.env, (p) => c.executionCtx.waitUntil(p));
   if (refused) return refused;
   await next();
 });

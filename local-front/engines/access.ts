@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Provider } from "../../src/api/accounts.js";
 import type { TurnFailure, TurnRequest } from "../../src/api/engine.js";
+import { PROXY_VARIABLES } from "../../src/api/threads.js";
 import { providerOf } from "../../src/spawn-rules.js";
 import type { AccountPool } from "../accounts/pool.js";
 import type { Placeholders } from "../proxy/placeholder.js";
@@ -66,7 +67,7 @@ function readPem(path: string | undefined): string | null {
 
 /** A spawn's `proxyEnv`, as `pi`'s in-process route. */
 function routeOf(env: Record<string, string>): SessionRoute | null {
-  const url = env.HTTPS_PROXY ?? env.https_proxy ?? env.HTTP_PROXY ?? env.http_proxy;
+  const url = PROXY_VARIABLES.map((name) => env[name]).find(Boolean);
   if (!url) return null;
   return { proxyUrl: url, ca: readPem(env.NODE_EXTRA_CA_CERTS ?? env.SSL_CERT_FILE ?? env.CODEX_CA_CERTIFICATE) };
 }

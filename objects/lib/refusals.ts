@@ -23,7 +23,12 @@ export function degradedRefusal(s: ThreadState): Outcome<never> {
 /** Thread types that record work done elsewhere: messages land in the log, and no turn runs here. */
 export const RECORD_ONLY_TYPES: readonly string[] = ["external", "completions"];
 
+/** Whether messages on this thread wait for a turn; a record-only thread's messages are only logged. */
+export function runsTurns(s: ThreadState): boolean {
+  return !RECORD_ONLY_TYPES.includes(s.spec.type);
+}
+
 export function recordOnlyRefusal(s: ThreadState): Outcome<never> | null {
-  if (!RECORD_ONLY_TYPES.includes(s.spec.type)) return null;
+  if (runsTurns(s)) return null;
   return refuse(409, `thread ${s.id} is a ${s.spec.type} thread: it records work done elsewhere, and no turn runs on it`, CODES.recordOnlyThread);
 }

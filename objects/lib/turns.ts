@@ -8,7 +8,7 @@ import { hostOf } from "../../src/env.js";
 import { callEngine } from "./engines.js";
 import { Loops } from "./loops.js";
 import { ok, refuse, type Outcome } from "./outcome.js";
-import { archivedRefusal, degradedRefusal, missing, RECORD_ONLY_TYPES } from "./refusals.js";
+import { archivedRefusal, degradedRefusal, missing, runsTurns } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
 import { activeModel, type ThreadState } from "./thread-state.js";
 import { recordTurnEvent } from "./turn-events.js";
@@ -186,7 +186,7 @@ export class Turns {
   /** Starts the next turn if none runs and messages wait. Never throws: failures are recorded. */
   kick(): void {
     const s = this.state;
-    if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt || RECORD_ONLY_TYPES.includes(s.spec.type)) return;
+    if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt || !runsTurns(s)) return;
     if (this.thread.turns.queued() === 0) return;
     this.starting = true;
     this.start = this.startTurn()
@@ -209,7 +209,8 @@ export class Turns {
     try {
       await this.launch(s);
     } catch (err) {
-      await hostOf(env).turnEnded(s.id).catch(() => {});
+      // The messages are still queued and will be retried: the thread stays in the index.
+      if (this.thread.turns.queued() === 0) await hostOf(env).turnEnded(s.id).catch(() => {});
       throw err;
     }
   }

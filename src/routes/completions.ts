@@ -108,9 +108,10 @@ completions.post("/v1/chat/completions", async (c) => {
   if (body instanceof Response) return body;
   const config = c.var.config;
   const started = Date.now();
-  const call: CompletionCall = { accounts: accountsFor(config, who.workspace), threadId: await completionsThreadId(c.env, who.workspace), request: body };
+  const threadId = await completionsThreadId(c.env, who.workspace);
+  const call: CompletionCall = { accounts: accountsFor(config, who.workspace), threadId, request: body };
   const record = (outcome: CompletionEventBody["outcome"], code: string | null, account: string | null, usage: CompletionUsage | null, attempts: CompletionAttempt[]) =>
-    recordCompletion(c.env, config, who.workspace, {
+    recordCompletion(c.env, config, who.workspace, threadId, {
       model: body.model,
       account,
       outcome,

@@ -1,7 +1,10 @@
 import { Hono, type Context } from "hono";
 import { accountViews } from "../account-pool.js";
 import { CODES } from "../api/errors.js";
+import { DRAIN_RETRY_AFTER_SECONDS } from "../api/drain.js";
 import { ClearSpawnPause } from "../api/operator.js";
+import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from "../api/threads.js";
 import type { AppEnv } from "../app-env.js";
 import type { RuntimeConfig } from "../config.js";
 import { catalogOf, hostOf } from "../env.js";
@@ -65,13 +68,13 @@ operator.get("/limits", async (c) => {
     sessionIdleEvictMs: config.sessionIdleMs,
     threadListFirstPagesPerMinute: config.threadListBudget,
     streamSubscribersPerThread: config.streamSubscribers,
-    threadPage: { default: 50, max: 200 },
-    tailPage: { default: 200, max: 1000 },
-    tailWaitMaxMs: 30_000,
+    threadPage: { default: LIST_DEFAULT_LIMIT, max: LIST_MAX_LIMIT },
+    tailPage: { default: TAIL_DEFAULT_LIMIT, max: TAIL_MAX_LIMIT },
+    tailWaitMaxMs: TAIL_MAX_WAIT_MS,
     blobThresholdBytes: config.blobThreshold,
     maxBodyBytes: config.maxBody,
     spawnPause: { pauseBelowBytes: pause.pauseBelowBytes, resumeAboveBytes: pause.resumeAboveBytes },
-    drainRetryAfterS: 30,
+    drainRetryAfterS: DRAIN_RETRY_AFTER_SECONDS,
   });
 });
 

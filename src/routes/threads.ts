@@ -74,7 +74,7 @@ threads.patch("/threads/:id/messages/:seq", jsonBody(PatchMessage), async (c) =>
   const seq = seqParam(c.req.param("seq"), "seq");
   if (seq instanceof Response) return seq;
   // A release is a new message for the next turn: refused while the host drains, as a post is.
-  const refused = c.req.valid("json").hold === false ? await drainRefusal(c.env) : null;
+  const refused = c.req.valid("json").hold === false ? await drainRefusal(c.env, (p) => c.executionCtx.waitUntil(p)) : null;
   if (refused) return refused;
   return answer(c, await thread(c, c.req.param("id")).editHeld(seq, c.req.valid("json")));
 });
