@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import type { z } from "zod";
+import { isLoopback } from "../src/loopback.js";
 import { AccountsFile, type AccountConfig, type PublicAccount } from "../src/api/accounts.js";
 import { WorkspacesFile } from "../src/api/workspaces.js";
 import { homedir } from "node:os";
@@ -54,9 +55,6 @@ const WORKER_VARS = [
   "SERVICE_HUB_URL",
 ];
 
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
 
 export class ConfigError extends Error {}
 

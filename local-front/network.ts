@@ -48,12 +48,12 @@ function simulatorCredentials(accounts: AccountConfig[]): CredentialSet {
 /** The proxy sessions are told about: ours, an external one (SERVICE_PROXY_URL), or none. */
 function sessionProxy(config: FrontConfig, proxy: CredentialProxy | null, ca: ProxyCa | null): SessionProxy | null {
   if (!config.proxy.on) return null;
-  if (proxy && ca) return { url: proxy.url, caPath: ca.certPath, bundlePath: ca.bundlePath };
+  if (proxy && ca) return { url: proxy.url, caPath: ca.certPath, caPem: ca.certPem, bundlePath: ca.bundlePath };
   const external = config.proxy.externalUrl!;
-  if (!config.proxy.caGiven) return { url: external, caPath: null, bundlePath: null };
+  if (!config.proxy.caGiven) return { url: external, caPath: null, caPem: null, bundlePath: null };
   if (!existsSync(config.proxy.caPath)) throw new ConfigError(`SERVICE_PROXY_CA names ${config.proxy.caPath}, which does not exist`);
   const certPem = readFileSync(config.proxy.caPath, "utf8");
-  return { url: external, caPath: config.proxy.caPath, bundlePath: writeTrustBundle(certPem, join(config.dataDir, "proxy", "external")) };
+  return { url: external, caPath: config.proxy.caPath, caPem: certPem, bundlePath: writeTrustBundle(certPem, join(config.dataDir, "proxy", "external")) };
 }
 
 export async function startNetwork(config: FrontConfig): Promise<Network> {
@@ -75,7 +75,6 @@ export async function startNetwork(config: FrontConfig): Promise<Network> {
       pool,
       placeholders,
       proxy: toSessions,
-      proxyCa: toSessions?.caPath ? readFileSync(toSessions.caPath, "utf8") : null,
       simulatorUrl: simulator?.url ?? null,
       catalog: new ModelCatalog(providers, Boolean(simulator || upstreamSimulator)),
     },

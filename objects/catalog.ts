@@ -100,6 +100,14 @@ export class Catalog extends DurableObject<Env> {
     };
   }
 
+  /** The workspaces live threads belong to (names only: labels on a host without a workspaces file). */
+  workspaceNames(): string[] {
+    return this.sql
+      .exec<{ workspace: string }>("SELECT DISTINCT workspace FROM threads WHERE archived = 0 AND workspace IS NOT NULL")
+      .toArray()
+      .map((r) => r.workspace);
+  }
+
   /** Live threads at a stage (`degraded`, say), oldest activity first. */
   atStage(stage: string, limit: number): ThreadSummary[] {
     return this.sql

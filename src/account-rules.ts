@@ -24,15 +24,26 @@ export function accountRefusal(config: RuntimeConfig, account: string | null, en
 }
 
 /**
+ * The accounts a workspace's calls may run on: its roster, in order, or, for a workspace
+ * without one (or no workspace), any account no other workspace claims.
+ */
+export function accountScope(config: RuntimeConfig, workspace: string | null): AccountChoice {
+  const ws = workspace ? config.workspaces?.get(workspace) : undefined;
+  if (ws && ws.accounts.length > 0) return { only: ws.accounts, exclude: [] };
+  return { only: null, exclude: [...(config.workspaces?.values() ?? [])].filter((w) => w !== ws).flatMap((w) => w.accounts) };
+}
+
+/** The accounts of a scope, in the order they are tried (roster order, else the host's). */
+export function scopedAccounts(config: RuntimeConfig, scope: AccountChoice): string[] {
+  return (scope.only ?? [...config.accounts.keys()]).filter((id) => !scope.exclude.includes(id));
+}
+
+/**
  * The account a turn runs on, as far as the worker decides it: the thread's own when it
  * serves the turn's provider (a failover to another engine may need another provider);
- * otherwise the engine host picks among the workspace's roster, or, outside a roster,
- * among the accounts no other workspace claims.
+ * otherwise the engine host picks within the thread's account scope.
  */
 export function turnAccount(config: RuntimeConfig, spec: ThreadSpec, engine: ThreadSpec["engine"], model: string): { account: string | null; accountChoice: AccountChoice } {
   const own = spec.account && config.accounts.get(spec.account)?.provider === providerOf(engine, model) ? spec.account : null;
-  const ws = spec.workspace ? config.workspaces?.get(spec.workspace) : undefined;
-  if (ws && ws.accounts.length > 0) return { account: own, accountChoice: { only: ws.accounts, exclude: [] } };
-  const claimed = [...(config.workspaces?.values() ?? [])].filter((w) => w !== ws).flatMap((w) => w.accounts);
-  return { account: own, accountChoice: { only: null, exclude: claimed } };
+  return { account: own, accountChoice: accountScope(config, spec.workspace) };
 }

@@ -16,14 +16,14 @@ const DEGRADED_SHOWN = 200;
  */
 export async function attentionItems(env: Env, config: RuntimeConfig): Promise<{ items: AttentionItem[]; unknown: AttentionItem["kind"][] }> {
   const catalog = catalogOf(env);
-  const [estate, degraded, pause, views] = await Promise.all([
-    catalog.estate(),
+  const [inUse, degraded, pause, views] = await Promise.all([
+    catalog.workspaceNames(),
     catalog.atStage("degraded", DEGRADED_SHOWN),
     hostOf(env).spawnPause(),
     accountViews(env),
   ]);
   // Workspaces with live threads (labels, on a host without a workspaces file), the configured ones, and `default`.
-  const names = new Set([...(config.workspaces?.keys() ?? []), ...Object.keys(estate.byWorkspace).filter((w) => w !== "(none)"), DEFAULT_WORKSPACE]);
+  const names = new Set([...(config.workspaces?.keys() ?? []), ...inUse, DEFAULT_WORKSPACE]);
   const waits = await Promise.all(
     [...names].map(async (name) => {
       const ws = workspaceOf(env, name);

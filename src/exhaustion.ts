@@ -1,4 +1,5 @@
 import type { AccountView, Provider } from "./api/accounts.js";
+import { accountScope, scopedAccounts } from "./account-rules.js";
 import type { RuntimeConfig } from "./config.js";
 
 export interface ExhaustionEpisode {
@@ -16,11 +17,8 @@ export interface ExhaustionEpisode {
  */
 export function exhaustion(config: RuntimeConfig, views: AccountView[]): ExhaustionEpisode[] {
   const byId = new Map(views.map((v) => [v.id, v]));
-  const claimed = new Set([...(config.workspaces?.values() ?? [])].flatMap((w) => w.accounts));
-  const pools = [
-    ...[...(config.workspaces?.values() ?? [])].filter((w) => w.accounts.length > 0).map((w) => ({ workspace: w.name as string | null, ids: w.accounts })),
-    { workspace: null, ids: views.map((v) => v.id).filter((id) => !claimed.has(id)) },
-  ];
+  const rostered = [...(config.workspaces?.values() ?? [])].filter((w) => w.accounts.length > 0).map((w) => w.name as string | null);
+  const pools = [...rostered, null].map((workspace) => ({ workspace, ids: scopedAccounts(config, accountScope(config, workspace)) }));
   return pools.flatMap(({ workspace, ids }) => {
     const members = ids.map((id) => byId.get(id)).filter((v): v is AccountView => v !== undefined);
     const providers = [...new Set(members.map((m) => m.identity.provider))];

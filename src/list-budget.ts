@@ -1,12 +1,12 @@
 import { CODES } from "./api/errors.js";
 import { refusal } from "./http.js";
+import { MinuteBudget } from "./sliding-window.js";
 
-const WINDOW_MS = 60_000;
 /** Clients remembered at most; the quietest are forgotten first. */
 const MAX_CLIENTS = 10_000;
 
-/** When each client's recent first pages were asked for, oldest first. */
-const spent = new Map<string, number[]>();
+/** Each client's budget, the most recently used last. */
+const spent = new Map<string, MinuteBudget>();
 
 /**
  * The client a listing budget belongs to: the peer address and `x-service-client` (or
@@ -26,21 +26,18 @@ function clientOf(headers: Headers): string {
  */
 export function listBudgetRefusal(headers: Headers, budget: number, now = Date.now()): Response | null {
   const client = clientOf(headers);
-  const times = (spent.get(client) ?? []).filter((t) => t > now - WINDOW_MS);
-  if (times.length >= budget) {
-    spent.set(client, times);
-    const retryAfterS = Math.max(1, Math.ceil((times[0]! + WINDOW_MS - now) / 1000));
+  const window = spent.get(client) ?? new MinuteBudget(budget);
+  spent.delete(client);
+  spent.set(client, window);
+  if (spent.size > MAX_CLIENTS) spent.delete(spent.keys().next().value!);
+  const retryAfterS = window.take(now);
+  if (retryAfterS !== null)
     return refusal(
       429,
-      `this client asked for ${times.length} first pages of /threads in the last minute (budget ${budget}); follow /workspaces/:name/changes instead of polling`,
+      `this client spent its budget of ${budget} first pages of /threads a minute; follow /workspaces/:name/changes instead of polling`,
       CODES.threadListRateLimited,
       { budget, client },
       { "retry-after": String(retryAfterS) },
     );
-  }
-  times.push(now);
-  spent.delete(client);
-  spent.set(client, times);
-  if (spent.size > MAX_CLIENTS) spent.delete(spent.keys().next().value!);
   return null;
 }

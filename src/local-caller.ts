@@ -2,11 +2,12 @@ import { createMiddleware } from "hono/factory";
 import { CODES } from "./api/errors.js";
 import type { AppEnv } from "./app-env.js";
 import { refusal } from "./http.js";
+import { isLoopback } from "./loopback.js";
 
-/** A host name (with optional port) or an origin that names this machine's loopback. */
+/** A `Host` value or an origin's host (`name:port`, `[v6]:port`) that names this machine's loopback. */
 function isLoopbackHost(hostPort: string): boolean {
-  const host = hostPort.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1").toLowerCase();
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  const host = hostPort.startsWith("[") ? hostPort.slice(0, hostPort.indexOf("]") + 1) : hostPort.replace(/:\d+$/, "");
+  return isLoopback(host);
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   type Provider,
   type PublicAccount,
 } from "../../src/api/accounts.js";
+import { MinuteBudget } from "../../src/sliding-window.js";
 import type { Upstream } from "../proxy/upstream.js";
 import { Health } from "./health.js";
 import { OAuthSession } from "./oauth.js";
@@ -31,8 +32,8 @@ interface Pooled {
   oauth: OAuthSession | null;
   /** The provider's id for the account, learned from its responses. */
   seenId: string | null;
-  /** When access tokens were issued in the last minute. */
-  issued: number[];
+  /** Access-token attempts in the last minute. */
+  attempts: MinuteBudget;
 }
 
 /** Response headers in which providers name the organization behind a key. */
@@ -58,7 +59,7 @@ export class AccountPool {
         health: new Health(),
         oauth: config.oauth ? new OAuthSession({ ...config, oauth: config.oauth }, store, upstream) : null,
         seenId: null,
-        issued: [],
+        attempts: new MinuteBudget(accessTokensPerMinute),
       });
   }
 
@@ -179,18 +180,15 @@ export class AccountPool {
   async issueAccessToken(id: string): Promise<Issued> {
     const account = this.accounts.get(id);
     if (!account) return { status: 404, body: { error: `no account ${id}`, code: "account-not-found" } };
-    const now = Date.now();
-    account.issued = account.issued.filter((t) => t > now - 60_000);
-    if (account.issued.length >= this.accessTokensPerMinute) {
-      const retryAfterS = Math.max(1, Math.ceil((account.issued[0]! + 60_000 - now) / 1000));
+    // Every attempt counts, so a refused or unreachable login is not hammered through this route.
+    const retryAfterS = account.attempts.take();
+    if (retryAfterS !== null) {
       return {
         status: 429,
-        body: { error: `account ${id} has issued ${this.accessTokensPerMinute} access tokens in the last minute`, code: "access-token-rate-limited" },
+        body: { error: `account ${id} was asked for ${this.accessTokensPerMinute} access tokens in the last minute`, code: "access-token-rate-limited" },
         retryAfterS,
       };
     }
-    // Every attempt counts, so a refused or unreachable login is not hammered through this route.
-    account.issued.push(now);
     if (!account.oauth)
       return {
         status: 409,

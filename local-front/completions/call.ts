@@ -10,8 +10,6 @@ export interface CompletionDeps {
   pool: AccountPool;
   placeholders: Placeholders;
   proxy: SessionProxy | null;
-  /** PEM of the proxy's CA, for the route through it. */
-  proxyCa: string | null;
   simulatorUrl: string | null;
   catalog: ModelCatalog;
 }
@@ -107,7 +105,7 @@ export async function runCompletion(deps: CompletionDeps, call: CompletionCall, 
       const base = deps.pool.baseUrl(id);
       const url = model.provider === "openai" ? `${base}/chat/completions` : `${base}/v1/chat/completions`;
       if (deps.proxy) {
-        targets.push({ account: id, url, key: deps.placeholders.make({ account: id, threadId: call.threadId }), route: { proxyUrl: deps.proxy.url, ca: deps.proxyCa } });
+        targets.push({ account: id, url, key: deps.placeholders.make({ account: id, threadId: call.threadId }), route: { proxyUrl: deps.proxy.url, ca: deps.proxy.caPem } });
         continue;
       }
       const cred = await deps.pool.credential(id);

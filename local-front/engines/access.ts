@@ -12,6 +12,8 @@ export interface SessionProxy {
   url: string;
   /** The CA certificate sessions must trust (PEM file), when the proxy intercepts TLS. */
   caPath: string | null;
+  /** That certificate's PEM, read once, for `pi`'s in-process route. */
+  caPem: string | null;
   /** The CA and the system's roots in one file, for tools that read a single bundle. */
   bundlePath: string | null;
 }
@@ -90,7 +92,7 @@ export async function sessionAccess(deps: NetworkDeps, req: TurnRequest): Promis
     : deps.proxy
       ? {
           env: { ...proxyVars(deps.proxy.url), ...trustVars(deps.proxy) },
-          route: { proxyUrl: deps.proxy.url, ca: readPem(deps.proxy.caPath ?? undefined) },
+          route: { proxyUrl: deps.proxy.url, ca: deps.proxy.caPem },
         }
       : { env: {}, route: null };
 

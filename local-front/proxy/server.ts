@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type In
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { createSecureContext, TLSSocket } from "node:tls";
 import type { AccountPool, Credential } from "../accounts/pool.js";
-import { isLoopback } from "../config.js";
+import { isLoopback } from "../../src/loopback.js";
 import type { ProxyCa } from "./ca.js";
 import type { Placeholders } from "./placeholder.js";
 import type { Upstream } from "./upstream.js";

@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import { accountPool } from "../account-pool.js";
+import { accountScope, scopedAccounts } from "../account-rules.js";
 import {
   ChatCompletionRequest,
   COMPLETIONS_CODES as CODES,
@@ -37,14 +38,6 @@ const ERROR_TYPES: Record<number, string> = {
 function oaiError(status: number, code: string, message: string, retryAfterS?: number): Response {
   const body: CompletionsError = { error: { message, type: ERROR_TYPES[status] ?? "api_error", code, param: null } };
   return Response.json(body, { status, headers: retryAfterS ? { "retry-after": String(retryAfterS) } : {} });
-}
-
-/** Accounts a workspace's calls may use, in order: its roster, or outside any roster the accounts no workspace claims. */
-function accountsFor(config: RuntimeConfig, workspace: string): string[] {
-  const ws = config.workspaces?.get(workspace);
-  if (ws && ws.accounts.length > 0) return ws.accounts;
-  const claimed = new Set([...(config.workspaces?.values() ?? [])].flatMap((w) => w.accounts));
-  return [...config.accounts.keys()].filter((id) => !claimed.has(id));
 }
 
 interface Caller {
@@ -109,7 +102,7 @@ completions.post("/v1/chat/completions", async (c) => {
   const config = c.var.config;
   const started = Date.now();
   const threadId = await completionsThreadId(c.env, who.workspace);
-  const call: CompletionCall = { accounts: accountsFor(config, who.workspace), threadId, request: body };
+  const call: CompletionCall = { accounts: scopedAccounts(config, accountScope(config, who.workspace)), threadId, request: body };
   const record = (outcome: CompletionEventBody["outcome"], code: string | null, account: string | null, usage: CompletionUsage | null, attempts: CompletionAttempt[]) =>
     recordCompletion(c.env, config, who.workspace, threadId, {
       model: body.model,
