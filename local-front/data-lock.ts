@@ -4,7 +4,8 @@ import { dirname, join } from "node:path";
 
 interface LockFile {
   front: number;
-  workerd: number | null;
+  /** One pid per workerd process; a single number in lock files written before there were two. */
+  workerd: number[] | number | null;
 }
 
 /** Running, as opposed to gone or a zombie nobody reaped (an orphan's parent may never reap it). */
@@ -64,17 +65,18 @@ export class DataLock {
     const holder = frontHolding(dirname(this.path));
     if (holder) throw new DataDirBusy(`another runtime (pid ${holder}) is serving this data directory`);
     const previous = readLock(this.path);
-    if (previous?.workerd && alive(previous.workerd) && commandOf(previous.workerd).includes("workerd")) {
-      process.kill(previous.workerd, "SIGKILL");
-      await waitGone(previous.workerd, 5000);
+    for (const pid of [previous?.workerd ?? []].flat()) {
+      if (!alive(pid) || !commandOf(pid).includes("workerd")) continue;
+      process.kill(pid, "SIGKILL");
+      await waitGone(pid, 5000);
     }
     this.write({ front: process.pid, workerd: null });
   }
 
-  /** Records workerd and starts a watchdog that kills it if this front dies without cleaning up. */
-  attach(workerd: number): void {
+  /** Records the workerd processes and starts a watchdog that kills them if this front dies without cleaning up. */
+  attach(workerd: number[]): void {
     this.write({ front: process.pid, workerd });
-    const child = spawn("sh", ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${workerd} 2>/dev/null`], {
+    const child = spawn("sh", ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${workerd.join(" ")} 2>/dev/null`], {
       detached: true,
       stdio: "ignore",
     });
@@ -98,8 +100,9 @@ export class DataLock {
   }
 }
 
-/** The workerd process Miniflare started for us: our child named workerd. */
-export function findWorkerdChild(): number | null {
+/** The workerd processes Miniflare started for us: our children named workerd. */
+export function findWorkerdChildren(): number[] {
+  const found: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -107,10 +110,10 @@ export function findWorkerdChild(): number | null {
       const close = stat.lastIndexOf(")");
       const name = stat.slice(stat.indexOf("(") + 1, close);
       const ppid = Number(stat.slice(close + 2).split(" ")[1]);
-      if (ppid === process.pid && name === "workerd") return Number(entry);
+      if (ppid === process.pid && name === "workerd") found.push(Number(entry));
     } catch {
       /* process ended while we looked */
     }
   }
-  return null;
+  return found;
 }

@@ -225,7 +225,8 @@ export class FollowRelays {
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
-    private readonly upstream: Upstream,
+    /** The workerd process that holds a thread. */
+    private readonly upstreamOf: (threadId: string) => Upstream,
     private readonly heartbeatMs: number,
   ) {
     this.timer = setInterval(() => {
@@ -240,7 +241,7 @@ export class FollowRelays {
     const follower: Follower = { socket, cursor: follow.after, lastWrite: Date.now() };
     const running = this.relays.get(follow.threadId);
     if (running) return running.tryJoin(follower);
-    const relay = new Relay(this.upstream, follow.threadId, follow.after, (r) => {
+    const relay = new Relay(this.upstreamOf(follow.threadId), follow.threadId, follow.after, (r) => {
       if (this.relays.get(r.threadId) === r) this.relays.delete(r.threadId);
     });
     this.relays.set(follow.threadId, relay);

@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, readFrontConfig } from "./config.js";
-import { DataDirBusy, DataLock, findWorkerdChild } from "./data-lock.js";
+import { DataDirBusy, DataLock, findWorkerdChildren } from "./data-lock.js";
 import { FollowRelays } from "./follow-relay.js";
 import { startPipe } from "./pipe.js";
 import { randomBytes } from "node:crypto";
@@ -12,6 +12,8 @@ import { startEngineHost } from "./engines/host.js";
 import { startHostReports } from "./host-report.js";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./runtime.js";
+import { readShardLayout } from "./shard-layout.js";
+import { shardOfRequest, shardOfThread } from "../src/shards.js";
 
 const projectDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -19,6 +21,7 @@ async function main(): Promise<void> {
   const config = readFrontConfig(process.env, projectDir);
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
+  const layout = readShardLayout(config.dataDir);
   const network = await startNetwork(config);
   const enginesToken = randomBytes(24).toString("hex");
   const engines = await startEngineHost(
@@ -41,22 +44,22 @@ async function main(): Promise<void> {
     internalToken,
     enginesToken,
     accountsToken,
-  });
-  const workerd = findWorkerdChild();
-  if (workerd) lock.attach(workerd);
+  }, layout);
+  const home = runtime.shards[0]!.direct;
+  lock.attach(findWorkerdChildren());
   // Measured before the first caller gets in, so a full disk pauses the very first spawn.
   const hostReports = startHostReports(config.dataDir, config.keeper, async (body) => {
-    await postInternal(runtime.direct, internalToken, "/internal/host-report", body);
+    await postInternal(home, internalToken, "/internal/host-report", body);
   });
   await hostReports.now();
-  const upstream = { host: runtime.direct.hostname, port: Number(runtime.direct.port) };
-  const relays = config.followRelay ? new FollowRelays(upstream, config.heartbeatMs) : null;
-  const pipe = await startPipe({ host: config.host, port: config.port }, upstream, relays);
+  const upstreams = runtime.shards.map((s) => ({ host: s.direct.hostname, port: Number(s.direct.port) }));
+  const relays = config.followRelay ? new FollowRelays((id) => upstreams[shardOfThread(id, layout)]!, config.heartbeatMs) : null;
+  const pipe = await startPipe({ host: config.host, port: config.port }, (_method, target) => upstreams[shardOfRequest(target, layout)]!, relays);
   const address = pipe.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shown = config.host.includes(":") ? `[${config.host}]` : config.host;
-  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} ${network.describe}`);
-  await sweepLostTurns(runtime.direct, internalToken);
+  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe}`);
+  await sweepLostTurns(home, internalToken);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -67,7 +70,7 @@ async function main(): Promise<void> {
     await pipe.close();
     await engines.close();
     await accounts.close();
-    await runtime.mf.dispose();
+    await runtime.dispose();
     await network.close();
     lock.release();
     process.exit(0);

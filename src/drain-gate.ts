@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { DRAIN_RETRY_AFTER_SECONDS, type DrainStatus } from "./api/drain.js";
 import { CODES } from "./api/errors.js";
 import type { AppEnv } from "./app-env.js";
-import { hostOf, type Env } from "./env.js";
+import { hostOf, shardPeer, type Env } from "./env.js";
 import { refusal } from "./http.js";
 
 /**
@@ -21,6 +21,18 @@ let generation = 0;
 export function noteDrain(status: DrainStatus): void {
   generation++;
   known = { armed: status.armed, at: Date.now() };
+}
+
+/**
+ * What the drain routes just learnt, noted here and passed to the other workerd process
+ * of the local host before they answer, so that neither takes new work once the drain
+ * is armed. Should the peer not answer, its own re-check catches up within RECHECK_MS.
+ */
+export async function settleDrain(env: Env, status: DrainStatus): Promise<void> {
+  noteDrain(status);
+  const shard = shardPeer(env);
+  if (!shard) return;
+  await shard.peer.noteDrain(shard.token, status).catch((err: unknown) => console.error(`drain: the other shard was not told: ${(err as Error).message}`));
 }
 
 /** A re-read of the Host object is under way (a flag, never a shared promise). */

@@ -5,6 +5,7 @@ export { Catalog } from "../objects/catalog.js";
 export { Host } from "../objects/host.js";
 export { Thread } from "../objects/thread.js";
 export { Workspace } from "../objects/workspace.js";
+export { ShardPeer } from "./shard-peer.js";
 
 export default {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),

@@ -6,7 +6,7 @@ import type { AppEnv } from "./app-env.js";
 /** Durations kept per route: enough for a stable p99, bounded memory. */
 const SAMPLES = 1024;
 
-interface RouteStats {
+export interface RouteStats {
   count: number;
   errors: number;
   maxMs: number;
@@ -45,8 +45,25 @@ function quantile(sorted: number[], q: number): number {
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-export function routeTimings(): RouteTiming[] {
-  return [...stats.entries()]
+/** This isolate's raw figures, for another router to merge into its own (src/shard-peer.ts). */
+export function routeStats(): [string, RouteStats][] {
+  return [...stats.entries()];
+}
+
+/** Per-route figures: this isolate's, merged with those of the other shards' routers. */
+export function routeTimings(others: [string, RouteStats][] = []): RouteTiming[] {
+  const merged = new Map<string, RouteStats>();
+  for (const [route, s] of [...stats.entries(), ...others]) {
+    const m = merged.get(route);
+    if (!m) merged.set(route, { ...s, recent: [...s.recent] });
+    else {
+      m.count += s.count;
+      m.errors += s.errors;
+      m.maxMs = Math.max(m.maxMs, s.maxMs);
+      m.recent.push(...s.recent);
+    }
+  }
+  return [...merged.entries()]
     .map(([route, s]) => {
       const sorted = [...s.recent].sort((a, b) => a - b);
       return {

@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { existsSync, lstatSync, mkdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { shardDirs } from "../shard-layout.js";
 import {
   companionOf,
   copyHashed,
@@ -205,8 +206,8 @@ function tableExists(db: Database.Database, name: string): boolean {
  * bodies the index copy names. A body written again (a repeated large body) gets a new id
  * and the old file is deleted: such a row is re-read from the live index and its copy updated.
  */
-async function copyBlobs(copier: Copier, dataDir: string): Promise<number> {
-  const blobsDir = join(dataDir, "blobs");
+async function copyBlobs(copier: Copier, dataDir: string, name: string): Promise<number> {
+  const blobsDir = join(dataDir, name);
   if (!isDir(blobsDir)) return 0;
   const bodyDirs = list(blobsDir)
     .map((name) => join(blobsDir, name, "blobs"))
@@ -248,7 +249,7 @@ async function copyBlobs(copier: Copier, dataDir: string): Promise<number> {
     }
   }
   // Whatever else lies in the blob directory; bodies too when no index was recognised.
-  await copier.tree("data/blobs", (path) => (recognised && bodyDirs.some((d) => within(path, d))) || indexes.some((i) => copier.source(i.path) === path));
+  await copier.tree(`data/${name}`, (path) => (recognised && bodyDirs.some((d) => within(path, d))) || indexes.some((i) => copier.source(i.path) === path));
   return bodies;
 }
 
@@ -283,6 +284,16 @@ async function copyBody(
   throw new Error(`blob ${row.key} vanished during the backup`);
 }
 
+/** The shards' store directories present in the data directory (local-front/shard-layout.ts), shard 0 first. */
+function shardStoreDirs(dataDir: string): { objects: string; blobs: string }[] {
+  const found: { objects: string; blobs: string }[] = [];
+  for (let n = 0; ; n++) {
+    const dirs = shardDirs(n);
+    if (n > 0 && !isDir(join(dataDir, dirs.objects)) && !isDir(join(dataDir, dirs.blobs))) return found;
+    found.push(dirs);
+  }
+}
+
 export async function backup(o: BackupOptions): Promise<Manifest> {
   if (!isDir(o.dataDir)) throw new Refusal(`data directory ${o.dataDir} does not exist`);
   if (!emptyOrAbsent(o.target)) throw new Refusal(`${o.target} exists and is not an empty directory`);
@@ -298,23 +309,30 @@ export async function backup(o: BackupOptions): Promise<Manifest> {
   // 1. Durable Object stores, namespace by namespace, each listed when its turn comes:
   //    the catalog and other indexes first, threads last, so an index never names a
   //    thread whose store the backup lacks.
-  const doDir = join(o.dataDir, "do");
-  const done = new Set<string>();
-  for (;;) {
-    const next = list(doDir)
-      .filter((n) => !done.has(n))
-      .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))[0];
-    if (next === undefined) break;
-    done.add(next);
-    await copier.tree(`data/do/${next}`);
+  //    Shard 0 (`do/`, which holds the indexes) before the other shards' (`do-1/`).
+  const shards = shardStoreDirs(o.dataDir);
+  for (const { objects } of shards) {
+    const doDir = join(o.dataDir, objects);
+    const done = new Set<string>();
+    for (;;) {
+      const next = list(doDir)
+        .filter((n) => !done.has(n))
+        .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))[0];
+      if (next === undefined) break;
+      done.add(next);
+      await copier.tree(`data/${objects}/${next}`);
+    }
   }
-  // 2. The blob index, then the bodies it names.
-  const blobs = await copyBlobs(copier, o.dataDir);
+  // 2. Each shard's blob index, then the bodies it names.
+  let blobs = 0;
+  for (const shard of shards) blobs += await copyBlobs(copier, o.dataDir, shard.blobs);
 
   // 3. The data directory's other files: workspaces.json, accounts.json,
   //    accounts-tokens.json, proxy/ (CA and placeholder key). Not the lock, not scratch
   //    unless asked, not the engine state directory when it lies inside.
-  const skip = new Set(["do", "blobs", "front.pid", ...(o.scratch ? [] : ["scratch"])].map((n) => join(o.dataDir, n)));
+  const skip = new Set(
+    [...shards.flatMap((d) => [d.objects, d.blobs]), "front.pid", ...(o.scratch ? [] : ["scratch"])].map((n) => join(o.dataDir, n)),
+  );
   await copier.tree("data", (path) => skip.has(path) || path === o.engineStateDir);
 
   // 4. Engine resume state, after the stores: every turn the logs name has its session.

@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import type { Outcome } from "../../objects/lib/outcome.js";
 import { ArmDrain, ReleaseDrainClaim, type DrainStatus } from "../api/drain.js";
 import type { AppEnv } from "../app-env.js";
-import { noteDrain } from "../drain-gate.js";
+import { settleDrain } from "../drain-gate.js";
 import { hostOf } from "../env.js";
 import { answer } from "../http.js";
 import { jsonBody, valid } from "../validate.js";
@@ -15,14 +15,14 @@ import { jsonBody, valid } from "../validate.js";
 export const drain = new Hono<AppEnv>();
 
 /** The Host object's answer, remembered by this isolate so the routes that start work need not ask. */
-function settled(c: Context<AppEnv>, outcome: Outcome<DrainStatus>): Response {
-  if (outcome.ok) noteDrain(outcome.value);
+async function settled(c: Context<AppEnv>, outcome: Outcome<DrainStatus>): Promise<Response> {
+  if (outcome.ok) await settleDrain(c.env, outcome.value);
   return answer(c, outcome);
 }
 
 drain.get("/drain", async (c) => {
   const status = await hostOf(c.env).drainStatus();
-  noteDrain(status);
+  await settleDrain(c.env, status);
   return c.json(status);
 });
 

@@ -7,12 +7,12 @@ import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tai
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from "../api/threads.js";
 import type { AppEnv } from "../app-env.js";
 import type { RuntimeConfig } from "../config.js";
-import { catalogOf, hostOf } from "../env.js";
+import { catalogOf, hostOf, shardPeer, type Env } from "../env.js";
 import { exhaustion } from "../exhaustion.js";
 import { refusal } from "../http.js";
 import { operatorOnly } from "../local-caller.js";
 import { prometheus, type MetricsDoc } from "../prometheus.js";
-import { routeTimings } from "../timings.js";
+import { routeTimings, type RouteStats } from "../timings.js";
 import { jsonBody } from "../validate.js";
 
 /** SPEC "Operating the host": the keeper, load, limits, timings and metrics (docs/operating.md). */
@@ -81,7 +81,13 @@ operator.get("/limits", async (c) => {
 /** When this isolate began timing requests. */
 const timedSince = new Date().toISOString();
 
-operator.get("/timings", (c) => c.json({ since: timedSince, routes: routeTimings() }));
+/** Timings of both workerd processes when the host runs two (docs/decisions.md, "Two workerd processes"). */
+async function allTimings(env: Env) {
+  const shard = shardPeer(env);
+  return routeTimings(shard ? ((await shard.peer.routeStats(shard.token)) as [string, RouteStats][]) : []);
+}
+
+operator.get("/timings", async (c) => c.json({ since: timedSince, routes: await allTimings(c.env) }));
 
 async function metrics(c: Context<AppEnv>): Promise<MetricsDoc & { at: string }> {
   const host = hostOf(c.env);
@@ -97,7 +103,7 @@ async function metrics(c: Context<AppEnv>): Promise<MetricsDoc & { at: string }>
     failures: incidents.reduce((n, i) => n + i.failures, 0),
     accounts: views ? { total: views.length, coolingDown: views.filter((v) => v.health.coolingDownUntil).length } : null,
     cost: estate.cost,
-    requests: routeTimings(),
+    requests: await allTimings(c.env),
   };
 }
 

@@ -51,9 +51,15 @@ async function spawn(base: string, spec: Record<string, unknown> = {}): Promise<
 /** Each thread store in the backup: its id and its log as the copy holds it. */
 function backedUpLogs(dir: string): Map<string, { seq: number; kind: string; ts: string; blob: string | null }[]> {
   const logs = new Map<string, { seq: number; kind: string; ts: string; blob: string | null }[]>();
-  const ns = join(dir, "data", "do", "agent-runtime-Thread");
-  for (const name of readdirSync(ns).filter((n) => n !== "metadata.sqlite" && n.endsWith(".sqlite"))) {
-    const db = new Database(join(ns, name), { readonly: true });
+  // Every shard's stores: `do/` and `do-1/` (docs/decisions.md, "Two workerd processes").
+  const stores = readdirSync(join(dir, "data"))
+    .filter((d) => /^do(-\d+)?$/.test(d))
+    .flatMap((d) => {
+      const ns = join(dir, "data", d, "agent-runtime-Thread");
+      return existsSync(ns) ? readdirSync(ns).filter((n) => n !== "metadata.sqlite" && n.endsWith(".sqlite")).map((n) => join(ns, n)) : [];
+    });
+  for (const path of stores) {
+    const db = new Database(path, { readonly: true });
     try {
       const state = JSON.parse((db.prepare("SELECT state FROM thread").pluck().get() as string) ?? "null") as { id: string };
       logs.set(state.id, db.prepare("SELECT seq, kind, ts, blob FROM events ORDER BY seq").all() as never);

@@ -259,9 +259,10 @@ describe("the completions thread", () => {
     const id = list.body.threads[0].id;
     const res = await fetch(`${front.url}/threads/${id}/follow?after=0`);
     const reader = res.body!.getReader();
-    const { value } = await reader.read();
+    let text = "";
+    while (!/^id: 1\n.*?\n\n/ms.test(text)) text += new TextDecoder().decode((await reader.read()).value);
     await reader.cancel();
-    expect(new TextDecoder().decode(value)).toContain("id: 1");
+    expect(text).toMatch(/^id: 1\ndata: \{"seq":1,/m);
   });
 });
 

@@ -1,0 +1,45 @@
+import { WorkerEntrypoint } from "cloudflare:workers";
+import type { DrainStatus } from "./api/drain.js";
+import { noteDrain } from "./drain-gate.js";
+import type { Env } from "./env.js";
+import { routeStats, type RouteStats } from "./timings.js";
+
+/** The object namespaces a shard may reach on the other one. */
+export type ShardNamespace = "THREAD" | "CATALOG" | "HOST" | "WORKSPACE";
+const NAMESPACES = new Set<string>(["THREAD", "CATALOG", "HOST", "WORKSPACE"]);
+
+/**
+ * What one workerd process of the local host offers the other (docs/decisions.md, "Two
+ * workerd processes"): calls on its objects, and its router's memory. Served on a
+ * loopback socket of its own; every call carries the boot's internal token, so another
+ * local process cannot use it to reach objects past the routes' checks. Cloudflare never
+ * serves it: there one namespace spans every machine.
+ */
+export class ShardPeer extends WorkerEntrypoint<Env> {
+  private check(token: string): void {
+    const want = this.env.SERVICE_INTERNAL_TOKEN ?? "";
+    if (!want || token !== want) throw new Error("shard peer: wrong or missing token");
+  }
+
+  /** `method(...args)` on the object `name` of namespace `ns` in this process. */
+  async call(token: string, ns: ShardNamespace, name: string, method: string, args: unknown[]): Promise<unknown> {
+    this.check(token);
+    if (!NAMESPACES.has(ns)) throw new Error(`shard peer: no namespace ${ns}`);
+    const namespace = this.env[ns] as DurableObjectNamespace;
+    const stub = namespace.get(namespace.idFromName(name)) as unknown as Record<string, (...a: unknown[]) => unknown>;
+    // An RPC stub answers every property, and `stub[method].apply` would itself be a remote call: call it directly.
+    return await stub[method]!(...args);
+  }
+
+  /** The drain as the other process's routes just armed or disarmed it. */
+  noteDrain(token: string, status: DrainStatus): void {
+    this.check(token);
+    noteDrain(status);
+  }
+
+  /** This process's request timings, for `/timings` and `/metrics` on the other. */
+  routeStats(token: string): [string, RouteStats][] {
+    this.check(token);
+    return routeStats();
+  }
+}
