@@ -309,19 +309,18 @@ export async function backup(o: BackupOptions): Promise<Manifest> {
   // 1. Durable Object stores, namespace by namespace, each listed when its turn comes:
   //    the catalog and other indexes first, threads last, so an index never names a
   //    thread whose store the backup lacks.
-  //    Shard 0 (`do/`, which holds the indexes) before the other shards' (`do-1/`).
+  //    The order holds across shards: every shard's threads (`do/`, `do-1/`) come after
+  //    the indexes and before the host, which live on shard 0.
   const shards = shardStoreDirs(o.dataDir);
-  for (const { objects } of shards) {
-    const doDir = join(o.dataDir, objects);
-    const done = new Set<string>();
-    for (;;) {
-      const next = list(doDir)
-        .filter((n) => !done.has(n))
-        .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))[0];
-      if (next === undefined) break;
-      done.add(next);
-      await copier.tree(`data/${objects}/${next}`);
-    }
+  const done = new Set<string>();
+  for (;;) {
+    const next = shards
+      .flatMap(({ objects }, n) => list(join(o.dataDir, objects)).map((name) => ({ path: `${objects}/${name}`, name, n })))
+      .filter((c) => !done.has(c.path))
+      .sort((a, b) => rank(a.name) - rank(b.name) || a.n - b.n || a.name.localeCompare(b.name))[0];
+    if (next === undefined) break;
+    done.add(next.path);
+    await copier.tree(`data/${next.path}`);
   }
   // 2. Each shard's blob index, then the bodies it names.
   let blobs = 0;
