@@ -16,9 +16,12 @@ export interface Head {
 }
 
 /** The head at the start of `buf`: null while incomplete, "bad" when it cannot be a head. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 export function readHead(buf: Buffer): Head | null | "bad" {
   const end = buf.indexOf("\r\n\r\n");
-  if (end < 0) return buf.length > MAX_HEAD ? "bad" : null;
+  // Lines ended by a bare LF are legal to some parsers and not to others: not ours to decide.
+  if (end < 0) return buf.length > MAX_HEAD || buf.indexOf("\n\n") >= 0 ? "bad" : null;
   if (end > MAX_HEAD) return "bad";
   const lines = buf.toString("latin1", 0, end).split("\r\n");
   const startLine = lines[0]!.split(" ");
@@ -27,8 +30,8 @@ export function readHead(buf: Buffer): Head | null | "bad" {
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
     const colon = line.indexOf(":");
-    if (colon <= 0) return "bad";
-    const name = line.slice(0, colon).trim().toLowerCase();
+    if (colon <= 0 || !TOKEN.test(line.slice(0, colon))) return "bad";
+    const name = line.slice(0, colon).toLowerCase();
     const value = line.slice(colon + 1).trim();
     // Two lengths, or a length beside chunking, are how requests are smuggled: not ours to decide.
     if ((name === "content-length" || name === "transfer-encoding") && headers.has(name)) return "bad";

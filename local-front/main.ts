@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, readFrontConfig } from "./config.js";
-import { DataDirBusy, DataLock, findWorkerdChildren } from "./data-lock.js";
+import { alive, DataDirBusy, DataLock, findWorkerdChildren } from "./data-lock.js";
 import { FollowRelays } from "./follow-relay.js";
 import { startPipe } from "./pipe.js";
 import { randomBytes } from "node:crypto";
@@ -46,7 +46,8 @@ async function main(): Promise<void> {
     accountsToken,
   }, layout);
   const home = runtime.shards[0]!.direct;
-  lock.attach(findWorkerdChildren());
+  const workerd = findWorkerdChildren();
+  lock.attach(workerd);
   // Measured before the first caller gets in, so a full disk pauses the very first spawn.
   const hostReports = startHostReports(config.dataDir, config.keeper, async (body) => {
     await postInternal(home, internalToken, "/internal/host-report", body);
@@ -77,6 +78,22 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+
+  // Miniflare neither restarts a workerd that dies nor says so. Half a host would answer
+  // /health while every call to the other half failed; the whole host stops instead, so
+  // that whatever supervises it starts it again (the boot sweep then settles lost turns).
+  const watch = setInterval(() => {
+    const dead = workerd.find((pid) => !alive(pid));
+    if (dead === undefined || stopping) return;
+    stopping = true;
+    clearInterval(watch);
+    console.error(`agent-runtime: a workerd process (pid ${dead}) exited; stopping the host`);
+    for (const pid of workerd) if (alive(pid)) process.kill(pid, "SIGKILL");
+    hostReports.stop();
+    lock.release();
+    process.exit(1);
+  }, 1000);
+  watch.unref();
 }
 
 /** A call to one of the worker's internal routes (src/routes/internal.ts). */

@@ -1,4 +1,5 @@
 import { connect, type Socket } from "node:net";
+import { CODES } from "../src/api/errors.js";
 import { BodyCounter, readHead, requestFraming, responseFraming, type Head } from "./http-framing.js";
 
 export interface Upstream {
@@ -14,16 +15,26 @@ export type Takeover = (client: Socket, head: Head, bytes: Buffer) => boolean;
 
 /**
  * workerd closes a keep-alive connection after 5 s idle without saying so; a request
- * written into that moment is lost. A backend connection idle this long is not reused.
+ * written into that moment is lost. A backend connection idle this long is not reused
+ * (and a request lost anyway is sent again: see `retry`).
  */
-const BACKEND_IDLE_MS = 4000;
+const BACKEND_IDLE_MS = 3000;
 /** Bytes of pipelined requests held while an earlier response is still coming. */
 const MAX_HELD = 1 << 20;
+/** A request up to this size is kept until its answer starts, to be sent again if a reused connection drops it. */
+const RETRY_MAX = 64 * 1024;
+/** A client connection with no request under way closes after this long without a byte. */
+const CLIENT_IDLE_MS = 30_000;
+/** How long a client may take to close after the front ended the connection. */
+const LINGER_MS = 5_000;
 
 interface Backend {
   key: string;
+  up: Upstream;
   socket: Socket;
   idleSince: number;
+  /** Responses this connection has carried. */
+  served: number;
 }
 
 interface InFlight {
@@ -31,11 +42,37 @@ interface InFlight {
   method: string;
   /** The request body still to forward; null once it all went. */
   request: BodyCounter | null;
+  /** Copies of what was sent, while small and unanswered; null otherwise. */
+  sent: Buffer[] | null;
+  sentBytes: number;
+  /** On a connection that had answered before: workerd may have closed it, unread, as the request went. */
+  reused: boolean;
+  retried: boolean;
+  /** Some of the response has arrived. */
+  answered: boolean;
   /** Response head bytes seen so far, until the head is whole. */
   head: Buffer;
   response: BodyCounter | null;
   closeAfter: boolean;
 }
+
+/** Whether a Connection header lists `token`. */
+function lists(value: string | undefined, token: string): boolean {
+  return value !== undefined && value.split(",").some((t) => t.trim().toLowerCase() === token);
+}
+
+/** After this message the connection closes: it says so, or it is HTTP/1.0 without keep-alive. */
+function closes(head: Head, version: string | undefined): boolean {
+  const connection = head.headers.get("connection");
+  return lists(connection, "close") || (version === "HTTP/1.0" && !lists(connection, "keep-alive"));
+}
+
+const BAD_GATEWAY = Buffer.from(
+  (() => {
+    const body = JSON.stringify({ error: "the workerd process that holds this request's thread did not answer", code: CODES.upstreamUnavailable });
+    return `HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+  })(),
+);
 
 /**
  * One client connection: each request goes whole to the workerd process `pick` names,
@@ -59,6 +96,9 @@ export class RoutedConnection {
     client.on("data", this.onClientData);
     client.on("error", () => this.destroy());
     client.on("close", () => this.destroy());
+    client.setTimeout(CLIENT_IDLE_MS, () => {
+      if (!this.detached && !this.current) this.destroy();
+    });
   }
 
   private readonly onClientData = (chunk: Buffer) => {
@@ -73,7 +113,7 @@ export class RoutedConnection {
         if (!this.held.length) return;
         const n = cur.request.feed(this.held);
         if (n < 0) return this.destroy();
-        this.send(cur.backend, this.held.subarray(0, n));
+        this.send(cur, this.held.subarray(0, n));
         this.held = this.held.subarray(n);
         if (!cur.request.done) return;
         cur.request = null;
@@ -93,28 +133,42 @@ export class RoutedConnection {
       if (this.takeover && framing.kind === "none" && this.held.length === head.length) {
         const bytes = this.held;
         this.detach();
+        this.client.setTimeout(0);
         if (this.takeover(this.client, head, bytes)) return this.detachAll();
+        this.client.setTimeout(CLIENT_IDLE_MS);
         this.reattach();
       }
       const backend = this.backend(this.pick(method, target));
-      this.current = {
+      const next: InFlight = {
         backend,
         method,
         request: framing.kind === "none" ? null : new BodyCounter(framing),
+        sent: [],
+        sentBytes: 0,
+        reused: backend.served > 0,
+        retried: false,
+        answered: false,
         head: Buffer.alloc(0),
         response: null,
-        closeAfter: head.headers.get("connection")?.toLowerCase() === "close",
+        closeAfter: closes(head, head.startLine[2]),
       };
-      this.send(backend, this.held.subarray(0, head.length));
+      this.current = next;
+      this.send(next, this.held.subarray(0, head.length));
       this.held = this.held.subarray(head.length);
     }
   }
 
-  private send(backend: Backend, bytes: Buffer): void {
+  private send(cur: InFlight, bytes: Buffer): void {
     if (!bytes.length) return;
-    if (!backend.socket.write(bytes)) {
+    if (cur.sent) {
+      cur.sentBytes += bytes.length;
+      if (cur.sentBytes > RETRY_MAX) cur.sent = null;
+      else cur.sent.push(Buffer.from(bytes));
+    }
+    const socket = cur.backend.socket;
+    if (!socket.write(bytes)) {
       this.client.pause();
-      backend.socket.once("drain", () => this.client.resume());
+      socket.once("drain", () => this.client.resume());
     }
   }
 
@@ -124,7 +178,7 @@ export class RoutedConnection {
     if (known && !known.socket.destroyed && Date.now() - known.idleSince < BACKEND_IDLE_MS) return known;
     known?.socket.destroy();
     const socket = connect({ host: up.host, port: up.port, noDelay: true });
-    const backend: Backend = { key, socket, idleSince: Date.now() };
+    const backend: Backend = { key, up, socket, idleSince: Date.now(), served: 0 };
     this.backends.set(key, backend);
     socket.on("data", (chunk: Buffer) => this.onBackendData(backend, chunk));
     socket.on("error", () => this.onBackendGone(backend));
@@ -136,6 +190,8 @@ export class RoutedConnection {
     const cur = this.current;
     // workerd only ever answers what it was asked; anything else is a broken connection.
     if (!cur || cur.backend !== backend) return this.destroy();
+    cur.answered = true;
+    cur.sent = null;
     if (!this.client.write(chunk)) {
       backend.socket.pause();
       this.client.once("drain", () => backend.socket.resume());
@@ -158,7 +214,7 @@ export class RoutedConnection {
         if (status >= 100 && status < 200) continue;
         const framing = responseFraming(head, cur.method);
         if (framing === "bad") return this.destroy();
-        if (head.headers.get("connection")?.toLowerCase() === "close") cur.closeAfter = true;
+        if (closes(head, head.startLine[0])) cur.closeAfter = true;
         cur.response = new BodyCounter(framing);
         if (cur.response.done) return this.finish(cur, bytes);
         continue;
@@ -177,10 +233,8 @@ export class RoutedConnection {
     // Answered before its body was all sent (a 413, say): the rest of the body cannot be told from a next request.
     if (cur.request) cur.closeAfter = true;
     cur.backend.idleSince = Date.now();
-    if (cur.closeAfter) {
-      this.client.end();
-      return this.detachAll();
-    }
+    cur.backend.served++;
+    if (cur.closeAfter) return this.end();
     this.client.resume();
     this.pump();
   }
@@ -189,12 +243,39 @@ export class RoutedConnection {
     if (this.backends.get(backend.key) === backend) this.backends.delete(backend.key);
     const cur = this.current;
     if (!cur || cur.backend !== backend || this.detached) return;
+    if (!cur.answered && this.retry(cur)) return;
     this.current = null;
-    // A body delimited by the close ends here; anything else was cut off.
-    if (cur.response?.untilClose) {
-      this.client.end();
-      this.detachAll();
-    } else this.destroy();
+    // A body delimited by the close ends here; nothing at all is a 502; anything else was cut off.
+    if (cur.response?.untilClose) this.end();
+    else if (!cur.answered) this.end(BAD_GATEWAY);
+    else this.destroy();
+  }
+
+  /**
+   * A reused connection that closed before any answer most likely closed idle as the
+   * request went out, unread; workerd never began it. Sent again once, whole, on a
+   * fresh connection. A request too large to have been kept, or still arriving, is not.
+   */
+  private retry(cur: InFlight): boolean {
+    if (!cur.reused || cur.retried || !cur.sent || cur.request) return false;
+    const sent = cur.sent;
+    cur.backend.socket.destroy();
+    cur.backend = this.backend(cur.backend.up);
+    cur.retried = true;
+    cur.reused = false;
+    cur.sent = [];
+    cur.sentBytes = 0;
+    for (const bytes of sent) this.send(cur, bytes);
+    return true;
+  }
+
+  /** Ends the client's connection after what was written (plus `last`), and lets it close. */
+  private end(last?: Buffer): void {
+    this.detachAll();
+    if (last) this.client.end(last);
+    else this.client.end();
+    this.client.resume();
+    setTimeout(() => this.client.destroy(), LINGER_MS).unref();
   }
 
   /** From here on, the connection is bytes to and from one process. */
@@ -215,6 +296,7 @@ export class RoutedConnection {
 
   private tunnel(backend: Socket): void {
     this.detach();
+    this.client.setTimeout(0);
     this.current = null;
     const close = () => {
       this.client.destroy();

@@ -26,6 +26,10 @@ export function readShardLayout(dataDir: string, now = Date.now()): ShardLayout 
     if (layout.count !== SHARDS) throw new ConfigError(`${path} spreads threads over ${layout.count} processes; this build runs ${SHARDS}`);
     return layout as ShardLayout;
   }
+  // Without its layout, a directory that already spread threads cannot tell which are where.
+  for (let n = 1; n < SHARDS; n++)
+    if (existsSync(join(dataDir, shardDirs(n).objects)))
+      throw new ConfigError(`${path} is missing, but ${join(dataDir, shardDirs(n).objects)} holds threads of shard ${n}: restore shards.json (a backup has it) before starting`);
   const layout: ShardLayout = { count: SHARDS, since: existsSync(join(dataDir, "do")) ? now : 0 };
   writeFileSync(`${path}.tmp`, JSON.stringify(layout) + "\n");
   renameSync(`${path}.tmp`, path);

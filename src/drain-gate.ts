@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { DRAIN_RETRY_AFTER_SECONDS, type DrainStatus } from "./api/drain.js";
 import { CODES } from "./api/errors.js";
 import type { AppEnv } from "./app-env.js";
-import { hostOf, shardPeer, type Env } from "./env.js";
+import { hostOf, orNull, PEER_PATIENCE_MS, shardPeer, type Env } from "./env.js";
 import { refusal } from "./http.js";
 
 /**
@@ -32,7 +32,7 @@ export async function settleDrain(env: Env, status: DrainStatus): Promise<void> 
   noteDrain(status);
   const shard = shardPeer(env);
   if (!shard) return;
-  await shard.peer.noteDrain(shard.token, status).catch((err: unknown) => console.error(`drain: the other shard was not told: ${(err as Error).message}`));
+  await orNull(shard.peer.noteDrain(shard.token, status), PEER_PATIENCE_MS, "drain: telling the other router");
 }
 
 /** A re-read of the Host object is under way (a flag, never a shared promise). */

@@ -42,7 +42,26 @@ export function shardPeer(env: Env): { peer: PeerCalls; token: string } | null {
   return { peer: env.SHARD_PEER as unknown as PeerCalls, token: env.SERVICE_INTERNAL_TOKEN ?? "" };
 }
 
-function layoutOf(env: Env): ShardLayout {
+/** How long a router waits on the other process for something it can do without (the drain push, timings). */
+export const PEER_PATIENCE_MS = 2000;
+
+/** `p`, or null once `ms` pass first; a failure is logged and also null. */
+export async function orNull<T>(p: Promise<T>, ms: number, what: string): Promise<T | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    const value = await Promise.race([p, late]);
+    if (value === null) console.error(`${what}: the other workerd process did not answer within ${ms} ms`);
+    return value;
+  } catch (err) {
+    console.error(`${what}: ${(err as Error).message}`);
+    return null;
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+export function layoutOf(env: Env): ShardLayout {
   return { count: Number(env.SERVICE_SHARD_COUNT ?? 1), since: Number(env.SERVICE_SHARD_SINCE ?? 0) };
 }
 

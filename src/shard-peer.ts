@@ -1,7 +1,8 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import type { DrainStatus } from "./api/drain.js";
 import { noteDrain } from "./drain-gate.js";
-import type { Env } from "./env.js";
+import { layoutOf, type Env } from "./env.js";
+import { shardOfThread } from "./shards.js";
 import { routeStats, type RouteStats } from "./timings.js";
 
 /** The object namespaces a shard may reach on the other one. */
@@ -25,6 +26,10 @@ export class ShardPeer extends WorkerEntrypoint<Env> {
   async call(token: string, ns: ShardNamespace, name: string, method: string, args: unknown[]): Promise<unknown> {
     this.check(token);
     if (!NAMESPACES.has(ns)) throw new Error(`shard peer: no namespace ${ns}`);
+    // A caller that disagrees about where an object lives would create a stray store here.
+    const here = Number(this.env.SERVICE_SHARD ?? 0);
+    const owner = ns === "THREAD" ? shardOfThread(name, layoutOf(this.env)) : 0;
+    if (owner !== here) throw new Error(`shard peer: ${ns} ${name} lives on shard ${owner}, not on shard ${here}`);
     const namespace = this.env[ns] as DurableObjectNamespace;
     const stub = namespace.get(namespace.idFromName(name)) as unknown as Record<string, (...a: unknown[]) => unknown>;
     // An RPC stub answers every property, and `stub[method].apply` would itself be a remote call: call it directly.

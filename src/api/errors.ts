@@ -59,4 +59,6 @@ export const CODES = {
   peerExists: "peer-exists",
   peerNotFound: "peer-not-found",
   previewNotFound: "preview-not-found",
+  /** From the front: the workerd process that holds the request's thread closed the connection without answering. */
+  upstreamUnavailable: "upstream-unavailable",
 } as const;

@@ -7,7 +7,7 @@ import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tai
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from "../api/threads.js";
 import type { AppEnv } from "../app-env.js";
 import type { RuntimeConfig } from "../config.js";
-import { catalogOf, hostOf, shardPeer, type Env } from "../env.js";
+import { catalogOf, hostOf, orNull, PEER_PATIENCE_MS, shardPeer, type Env } from "../env.js";
 import { exhaustion } from "../exhaustion.js";
 import { refusal } from "../http.js";
 import { operatorOnly } from "../local-caller.js";
@@ -81,10 +81,14 @@ operator.get("/limits", async (c) => {
 /** When this isolate began timing requests. */
 const timedSince = new Date().toISOString();
 
-/** Timings of both workerd processes when the host runs two (docs/decisions.md, "Two workerd processes"). */
+/**
+ * Timings of both workerd processes when the host runs two (docs/decisions.md, "Two
+ * workerd processes"); this one's alone if the other does not answer in time.
+ */
 async function allTimings(env: Env) {
   const shard = shardPeer(env);
-  return routeTimings(shard ? ((await shard.peer.routeStats(shard.token)) as [string, RouteStats][]) : []);
+  const others = shard ? await orNull(shard.peer.routeStats(shard.token) as Promise<[string, RouteStats][]>, PEER_PATIENCE_MS, "timings") : null;
+  return routeTimings(others ?? []);
 }
 
 operator.get("/timings", async (c) => c.json({ since: timedSince, routes: await allTimings(c.env) }));

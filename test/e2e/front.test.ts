@@ -9,11 +9,12 @@ afterAll(async () => {
   for (const f of fronts) removeDir(f.dataDir);
 });
 
-function workerdChildren(pid: number): string {
+/** The workerd processes a front started: one per shard. */
+function workerdChildren(pid: number): number[] {
   try {
-    return execFileSync("pgrep", ["-P", String(pid), "workerd"]).toString().trim();
+    return execFileSync("pgrep", ["-P", String(pid), "workerd"]).toString().trim().split("\n").map(Number);
   } catch {
-    return "";
+    return [];
   }
 }
 
@@ -32,9 +33,10 @@ describe("the front", () => {
     expect(line).toContain(`data=${front.dataDir}`);
     expect(line).toMatch(/build=\S+/);
     const workerd = workerdChildren(front.proc.pid!);
-    expect(workerd).not.toBe("");
+    expect(workerd).toHaveLength(2);
+    expect(workerd.every(alive)).toBe(true);
     expect(await front.stop()).toBe(0);
-    expect(alive(Number(workerd))).toBe(false);
+    expect(workerd.some(alive)).toBe(false);
     removeDir(front.dataDir);
   });
 
@@ -48,11 +50,23 @@ describe("the front", () => {
   it("does not leave workerd running after a kill -9, and restarts on the same data", async () => {
     const front = await startFront();
     const { threadId } = await front.client.spawn();
-    const workerd = Number(workerdChildren(front.proc.pid!));
+    const workerd = workerdChildren(front.proc.pid!);
+    expect(workerd).toHaveLength(2);
     await front.kill9();
     const again = await startFront({ dataDir: front.dataDir });
     fronts.push(again);
-    expect(alive(workerd)).toBe(false);
+    expect(workerd.some(alive)).toBe(false);
     expect((await again.client.thread(threadId)).id).toBe(threadId);
+  });
+
+  it("stops, saying why, when one of its workerd processes dies, and takes the other with it", async () => {
+    const front = await startFront();
+    const [survivor, other] = workerdChildren(front.proc.pid!);
+    process.kill(other!, "SIGKILL");
+    const code = await new Promise<number | null>((r) => front.proc.once("exit", (c) => r(c)));
+    expect(code).toBe(1);
+    expect(front.output()).toMatch(new RegExp(`a workerd process \\(pid ${other}\\) exited; stopping the host`));
+    expect(alive(survivor!)).toBe(false);
+    removeDir(front.dataDir);
   });
 });

@@ -14,6 +14,8 @@ describe("the front's HTTP framing", () => {
   it("refuses what it cannot frame safely", () => {
     expect(readHead(b("garbage\r\n\r\n"))).toBe("bad");
     expect(readHead(b("GET / HTTP/1.1\r\nno colon here\r\n\r\n"))).toBe("bad");
+    expect(readHead(b("GET / HTTP/1.1\r\nContent-Length : 5\r\n\r\n"))).toBe("bad");
+    expect(readHead(b("GET / HTTP/1.1\nHost: x\n\n"))).toBe("bad");
     expect(readHead(b("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"))).toBe("bad");
     expect(readHead(Buffer.alloc(70 * 1024, 65))).toBe("bad");
     const both = readHead(b("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"));

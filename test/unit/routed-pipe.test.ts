@@ -5,6 +5,7 @@ import { RoutedConnection, type Upstream } from "../../local-front/routed-pipe.j
 
 /** Two real HTTP servers stand in for the two workerd processes; each names itself in its answers. */
 let backends: HttpServer[] = [];
+let raw: Server[] = [];
 let front: Server;
 let port = 0;
 
@@ -37,13 +38,31 @@ beforeAll(async () => {
   backends = [backend("zero"), backend("one")];
   const ups: Upstream[] = [];
   for (const b of backends) ups.push({ host: "127.0.0.1", port: await listen(b) });
-  front = createServer((c) => new RoutedConnection(c, (_m, target) => ups[target.startsWith("/one") ? 1 : 0]!, null));
+  // "flaky" answers the first request on a connection and drops the connection, unread, when a second comes:
+  // what workerd does when its 5 s idle close meets a request. "dead" drops every connection at once.
+  let flakyConnections = 0;
+  const answer = (n: number) => {
+    const body = JSON.stringify({ backend: "flaky", url: `/flaky#${n}`, bytes: 0, last: "" });
+    return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+  };
+  raw = [
+    createServer((s) => {
+      const n = ++flakyConnections;
+      let requests = 0;
+      s.on("data", () => (++requests === 1 ? s.write(answer(n)) : s.destroy()));
+    }),
+    createServer((s) => s.destroy()),
+  ];
+  for (const r of raw) ups.push({ host: "127.0.0.1", port: await listen(r) });
+  const pick = (target: string) => ["/zero", "/one", "/flaky", "/dead"].findIndex((p) => target.startsWith(p));
+  front = createServer((c) => new RoutedConnection(c, (_m, target) => ups[Math.max(0, pick(target))]!, null));
   port = await listen(front);
 });
 
 afterAll(() => {
   front.close();
   for (const b of backends) b.close();
+  for (const r of raw) r.close();
 });
 
 /** Writes raw bytes on one connection and collects what comes back until it closes or `until` holds. */
@@ -112,6 +131,22 @@ describe("the front's routed pipe", () => {
     expect(early).toMatch(/^HTTP\/1.1 413/);
     const closing = await exchange(`GET /zero/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, () => false);
     expect(bodies(closing)).toHaveLength(1);
+  });
+
+  it("sends a request again, once, when a reused connection drops it unanswered; answers 502 when a process is gone", async () => {
+    const text = await exchange(get("/flaky") + get("/flaky") + get("/zero/z"), (t) => bodies(t).length === 3);
+    expect(bodies(text).map((b) => b.url)).toEqual([expect.stringMatching(/^\/flaky#\d+$/), expect.stringMatching(/^\/flaky#\d+$/), "/zero/z"]);
+    expect(bodies(text)[0]!.url).not.toBe(bodies(text)[1]!.url);
+    const dead = await exchange(get("/dead"), () => false);
+    expect(dead).toMatch(/^HTTP\/1.1 502 /);
+    expect(dead).toContain('"code":"upstream-unavailable"');
+  });
+
+  it("closes after an HTTP/1.0 request without keep-alive, and after a Connection list naming close", async () => {
+    const old = await exchange(`GET /zero/a HTTP/1.0\r\nHost: x\r\n\r\n`, () => false);
+    expect(bodies(old)).toHaveLength(1);
+    const listed = await exchange(`GET /zero/a HTTP/1.1\r\nHost: x\r\nConnection: te, close\r\n\r\n`, () => false);
+    expect(bodies(listed)).toHaveLength(1);
   });
 
   it("hands what it cannot frame to home as plain bytes, which answers it", async () => {

@@ -49,4 +49,11 @@ describe("which workerd process holds a thread", () => {
     expect(readShardLayout(used, 9000)).toEqual({ count: 2, since: 5000 });
     expect(JSON.parse(readFileSync(join(used, "shards.json"), "utf8"))).toEqual({ count: 2, since: 5000 });
   });
+
+  it("refuses a directory whose threads were spread once but whose layout is gone", () => {
+    const lost = mkdtempSync(join(tmpdir(), "layout-"));
+    mkdirSync(join(lost, "do"));
+    mkdirSync(join(lost, "do-1"));
+    expect(() => readShardLayout(lost)).toThrow(/shards.json is missing, but .*do-1 holds threads of shard 1/);
+  });
 });
