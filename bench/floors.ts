@@ -41,9 +41,31 @@ export async function startDurableObjectFloor(): Promise<{ url: string; close():
   return { url: url.origin, close: () => mf.dispose() };
 }
 
+/**
+ * The same floor split as the runtime is: two workerd processes, `/t<n>` on process
+ * n % 2, behind the runtime's routed pipe in a process of its own. What two processes
+ * give the floor itself, to read the runtime's 64-thread figure against.
+ */
+export async function startSplitDurableObjectFloor(): Promise<{ url: string; close(): Promise<void> }> {
+  const floors = [await startDurableObjectFloor(), await startDurableObjectFloor()];
+  const front = await startChild("split-floor-front.ts", floors.map((f) => f.url));
+  return {
+    url: front.url,
+    close: async () => {
+      await front.close();
+      for (const f of floors) await f.close();
+    },
+  };
+}
+
 /** The naive durable baseline: Node's http server and better-sqlite3, WAL, synchronous=FULL. */
-export async function startSqliteFloor(): Promise<{ url: string; close(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "sqlite-floor-server.ts")], {
+export function startSqliteFloor(): Promise<{ url: string; close(): Promise<void> }> {
+  return startChild("sqlite-floor-server.ts", []);
+}
+
+/** A bench server in a child process that prints `listening <url>`. */
+async function startChild(script: string, args: string[]): Promise<{ url: string; close(): Promise<void> }> {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, script), ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise<string>((resolve) => {

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, removeDir, startFront, PROJECT_DIR, type Front } from "../test/support/front.js";
-import { startDurableObjectFloor, startSqliteFloor } from "./floors.js";
+import { startDurableObjectFloor, startSplitDurableObjectFloor, startSqliteFloor } from "./floors.js";
 import { streamSimple, type Api, type Model } from "@mariozechner/pi-ai";
 import { percentile, postLoad, sequential, type LoadResult } from "./load.js";
 
@@ -67,11 +67,24 @@ async function appends(front: Front): Promise<void> {
   const floors = await paired({ url: doFloor.url, paths: oneFloor }, { url: sqliteFloor.url, paths: oneFloor });
   await doFloor.close();
   await sqliteFloor.close();
+  log(`appends: 64 threads against the floor split over two workerd processes`);
+  const splitFloor = await startSplitDurableObjectFloor();
+  await postLoad(splitFloor.url, manyFloor, BODY, 1);
+  const split = await paired({ url: front.url, paths: many }, { url: splitFloor.url, paths: manyFloor });
+  await splitFloor.close();
   const rate = (r: LoadResult) => `${fmt(r.perSecond)}/s, p99 ${fmt(r.p99ms)} ms`;
   row("appends through the front, 1 thread (c=16)", rate(single.a), `DO insert floor, 1 object: ${rate(single.b)}`, fmt(single.ratio, 2), ">= 0.9");
   row("appends through the front, 64 threads (c=16)", rate(spread.a), `DO insert floor, 64 objects: ${rate(spread.b)}`, fmt(spread.ratio, 2), ">= 0.9");
+  row(
+    "appends through the front, 64 threads, against the floor split as the runtime is",
+    rate(split.a),
+    `DO insert floor, 64 objects over two workerd processes behind the routed pipe: ${rate(split.b)}`,
+    fmt(split.ratio, 2),
+    "",
+  );
   row("DO insert floor, 1 object (direct socket)", rate(floors.a), `Node + better-sqlite3, WAL, synchronous=FULL: ${rate(floors.b)}`, fmt(floors.ratio, 2), "");
-  if (single.errors + spread.errors > 0) row("failed appends during the runs above", single.errors + spread.errors, "", "", "0");
+  const failed = single.errors + spread.errors + split.errors;
+  if (failed > 0) row("failed appends during the runs above", failed, "", "", "0");
 }
 
 async function followScenario(front: Front, followers: number, rate: number, path: string): Promise<void> {

@@ -79,6 +79,8 @@ describe("a turn through the real front, the simulator and pi", () => {
   it("queues messages that arrive during a turn and answers them in order in the next turn", async () => {
     const id = await spawn();
     await call(base, "POST", `/threads/${id}/messages`, { text: sim({ chunks: 3, delayMs: 150 }, "first") });
+    // Until its turn-started event, a turn may still take messages that come in: these must come mid-turn.
+    await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.running);
     const b = await call(base, "POST", `/threads/${id}/messages`, { text: "second" });
     const c = await call(base, "POST", `/threads/${id}/messages`, { text: "third" });
     expect((await call(base, "GET", `/threads/${id}/turn`)).body.queued).toBe(2);
