@@ -210,7 +210,11 @@ export class RoutedConnection {
         bytes = cur.head.subarray(head.length);
         cur.head = Buffer.alloc(0);
         const status = Number(head.startLine[1]);
-        if (status === 101) return this.becomeTunnel(cur.backend);
+        // An event stream lasts as long as its reader: the connection is its, so it becomes
+        // a plain pipe rather than have every frame scanned (a thousand followers, a hundred
+        // frames a second each). Should the stream end, what the client sends next on that
+        // connection goes to this process, which answers any route.
+        if (status === 101 || (status === 200 && head.headers.get("content-type")?.startsWith("text/event-stream"))) return this.becomeTunnel(cur.backend);
         if (status >= 100 && status < 200) continue;
         const framing = responseFraming(head, cur.method);
         if (framing === "bad") return this.destroy();

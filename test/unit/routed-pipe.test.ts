@@ -117,13 +117,15 @@ describe("the front's routed pipe", () => {
     expect(bodies(both).map((b) => [b.backend, b.bytes])).toEqual([["one", 8], ["zero", 0]]);
   });
 
-  it("passes a stream through as it is written, not when it ends", async () => {
+  it("passes a stream through as it is written, not when it ends, and leaves the connection to it", async () => {
     const started = Date.now();
     const first = await exchange(get("/one/stream"), (t) => t.includes("data: first"));
     expect(Date.now() - started).toBeLessThan(250);
     expect(first).toContain("text/event-stream");
+    // The connection became the stream's: what follows on it goes to the same process, after the stream.
     const whole = await exchange(get("/one/stream") + get("/zero/next"), (t) => bodies(t).length === 1);
-    expect(whole.indexOf("data: last")).toBeLessThan(whole.indexOf('"backend":"zero"'));
+    expect(bodies(whole)[0]).toMatchObject({ backend: "one", url: "/zero/next" });
+    expect(whole.indexOf("data: last")).toBeLessThan(whole.indexOf('"url":"/zero/next"'));
   });
 
   it("closes after an answer that came before the request body, and after Connection: close", async () => {
