@@ -3,6 +3,7 @@ import type { Estate } from "../src/api/operator.js";
 import type { ListThreadsFilter, ThreadListPage, ThreadSummary } from "../src/api/threads.js";
 import type { Env } from "../src/env.js";
 import { decodeListCursor, encodeListCursor } from "../src/cursors.js";
+import { CommitQueue } from "./lib/commit-queue.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
 
 const SCHEMA = `
@@ -36,16 +37,23 @@ const SEAT_ROLES = ["reviewer", "fixer"];
 export class Catalog extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private nextN: number;
+  /** Every busy thread pushes here once a second, and threads that stop together push together: they share commits. */
+  private readonly commits: CommitQueue;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
+    this.commits = new CommitQueue(ctx.storage);
     this.sql.exec(SCHEMA);
     this.nextN = (this.sql.exec<{ n: number | null }>("SELECT max(n) AS n FROM threads").one().n ?? 0) + 1;
   }
 
   /** Records a summary; an older one (lower lastSeq) arriving late never overwrites a newer. */
-  upsert(s: ThreadSummary): void {
+  upsert(s: ThreadSummary): Promise<void> {
+    return this.commits.write(() => this.record(s));
+  }
+
+  private record(s: ThreadSummary): void {
     const written = this.sql.exec<{ n: number }>(
       `INSERT INTO threads (id, n, created_at, updated_at, last_seq, workspace, parent, role, type, archived, seat_lease, summary)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

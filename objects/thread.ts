@@ -52,6 +52,8 @@ export class Thread extends DurableObject<Env> {
   private activityTimer: ReturnType<typeof setTimeout> | null = null;
   /** When the safety alarm was last set (memory only: one per minute at most). */
   private safetyAlarmSetAt = 0;
+  /** The summary the catalog and the workspace both took last, as JSON (memory only: a new instance pushes). */
+  private pushed: string | null = null;
   private readonly waiters = new Set<() => void>();
   private readonly commits: CommitQueue;
   /** Events of the batch being committed: readers see them once the batch is durable. */
@@ -485,7 +487,7 @@ export class Thread extends DurableObject<Env> {
   /** The safety net (and retry) for catalog pushes; a throw makes the runtime retry it. */
   override async alarm(): Promise<void> {
     await this.lifecycle.keepAlive();
-    await this.syncCatalog();
+    await this.syncCatalog(true);
   }
 
   // ---- internals ----
@@ -589,18 +591,25 @@ export class Thread extends DurableObject<Env> {
    * a turn's end must not queue behind its commits. News the workspace did not take is
    * kept, and the safety alarm retries it; news it took is not sent again.
    */
-  private async syncCatalog(): Promise<void> {
+  private async syncCatalog(onlyIfNewer = false): Promise<void> {
     if (!this.state) return;
     const summary = summarize(this.state, this.log.durableSeq, this.updatedAt);
+    const shown = JSON.stringify(summary);
+    // The safety alarm of a thread whose last push landed has nothing to do: threads busy
+    // together set their alarms together, and would otherwise all push at once.
+    if (onlyIfNewer && shown === this.pushed && this.news.length === 0) return;
     const news = this.news.splice(0);
     const fed = workspaceOf(this.env, this.state.spec.workspace)
       .threadChanged(summary, news)
+      .then(() => true)
       .catch(async (err: unknown) => {
         this.news.unshift(...news);
         console.error(`thread ${summary.id}: the workspace feed missed a change, retrying: ${(err as Error).message}`);
         await this.ctx.storage.setAlarm(Date.now() + this.config.catalogSyncMs);
+        return false;
       });
     this.ctx.waitUntil(fed);
     await catalogOf(this.env).upsert(summary);
+    this.ctx.waitUntil(fed.then((took) => void (took && (this.pushed = shown))));
   }
 }

@@ -68,8 +68,8 @@ describe("a turn through the real front, the simulator and pi", () => {
     const id = await spawn();
     const a = await call(base, "POST", `/threads/${id}/messages`, { text: sim({ delayMs: 300 }, "slow") });
     expect(a.status).toBe(202);
-    const turn = (await call(base, "GET", `/threads/${id}/turn`)).body;
-    expect(turn.running).toBe(true);
+    // The answer came before the model's (300 ms away): the turn runs on after it.
+    await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.running);
     const b = await call(base, "POST", `/threads/${id}/send`, { text: "later", async: true });
     expect(b.status).toBe(202);
     expect(b.body.seq).toBeGreaterThan(a.body.seq);
