@@ -1,4 +1,5 @@
-const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+/** Crockford's base32, the alphabet of every id. */
+export const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
 /**
  * Thread ids: `thr_` then 26 characters, a millisecond time and 80 random bits in

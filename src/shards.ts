@@ -1,6 +1,4 @@
-import { isThreadId } from "./ids.js";
-
-const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+import { ALPHABET, isThreadId } from "./ids.js";
 
 /**
  * How a host's threads are spread over its workerd processes (docs/decisions.md,
