@@ -1,10 +1,10 @@
 import { Log, LogLevel, Miniflare } from "miniflare";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import type { ShardLayout } from "../src/shards.js";
 import type { FrontConfig } from "./config.js";
+import { freePort } from "./free-port.js";
 import { shardDirs } from "./shard-layout.js";
 import { bundleWorker } from "./worker-bundle.js";
 
@@ -39,18 +39,6 @@ export interface Boot {
   enginesToken: string;
   /** Shared secret the worker sends to the account pool. */
   accountsToken: string;
-}
-
-/** A free loopback port: each shard must know the other's peer socket before either starts. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

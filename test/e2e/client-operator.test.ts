@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RuntimeError } from "../../client/index.js";
-import { removeDir, startFront, type Front } from "../support/front.js";
+import { useFront } from "../support/use-front.js";
 
-let front: Front;
-beforeAll(async () => {
-  front = await startFront();
-});
-afterAll(async () => {
-  await front?.stop();
-  removeDir(front.dataDir);
-});
+const front = useFront();
 
 describe("the client library's operator and workspace calls", () => {
   it("drains and undrains, and a refused post is a rejected error with the code", async () => {
-    const { client } = front;
+    const { client } = front();
     const { threadId } = await client.spawn({ title: "client" });
     expect((await client.armDrain({ owner: "client-test" })).armed).toBe(true);
     const refused = await client.post(threadId, { text: "no" }).catch((e: unknown) => e);
@@ -25,7 +18,7 @@ describe("the client library's operator and workspace calls", () => {
   });
 
   it("reads the workspace feed, the accounts, the spawn pause and the attention items", async () => {
-    const { client } = front;
+    const { client } = front();
     const newest = await client.workspaceTail("default", { limit: 5 });
     expect(newest.events.some((e) => e.kind === "thread-spawned")).toBe(true);
     const forward = await client.workspaceTail("default", { after: 0, limit: 1 });

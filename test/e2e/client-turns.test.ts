@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RuntimeError } from "../../client/index.js";
-import { removeDir, startFront, type Front } from "../support/front.js";
+import { useFront } from "../support/use-front.js";
 import { sim, waitFor } from "../support/http.js";
 
-let front: Front;
-beforeAll(async () => {
-  front = await startFront();
-});
-afterAll(async () => {
-  await front?.stop();
-  removeDir(front.dataDir);
-});
+const front = useFront();
 
 describe("the client library drives a turn", () => {
   it("sends, approves by callId, answers a question, forks, loops, and reports refusals as rejected", async () => {
-    const c = front.client;
+    const c = front().client;
     const { threadId } = await c.spawn({ permissions: "ask" });
     const sent = await c.send(threadId, { text: "hi" });
     expect(sent.reply?.text).toBe("echo: hi");

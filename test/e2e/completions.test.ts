@@ -58,10 +58,16 @@ async function refusal(p: Promise<unknown>): Promise<{ status: number; code: str
   throw new Error("the call succeeded");
 }
 
-beforeAll(async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-completions-"));
+/** A data directory holding this file's accounts and workspaces. */
+function configuredDataDir(prefix: string): string {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
   writeFileSync(join(dataDir, "accounts.json"), JSON.stringify(ACCOUNTS));
   writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify(WORKSPACES));
+  return dataDir;
+}
+
+beforeAll(async () => {
+  const dataDir = configuredDataDir("agent-runtime-completions-");
   // SERVICE_CATALOG_SYNC_MS: the completions thread shows in the list at once.
   front = await startFront({ dataDir, env: { SERVICE_PROVIDER_UPSTREAM: "simulator", SERVICE_CATALOG_SYNC_MS: "20" } });
 });
@@ -269,9 +275,7 @@ describe("the completions thread", () => {
 describe("SERVICE_COMPLETIONS_DEFAULT_WORKSPACE", () => {
   let second: Front;
   beforeAll(async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-completions-default-"));
-    writeFileSync(join(dataDir, "accounts.json"), JSON.stringify(ACCOUNTS));
-    writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify(WORKSPACES));
+    const dataDir = configuredDataDir("agent-runtime-completions-default-");
     second = await startFront({ dataDir, env: { SERVICE_PROVIDER_UPSTREAM: "simulator", SERVICE_COMPLETIONS_DEFAULT_WORKSPACE: "claude-only" } });
   });
   afterAll(async () => {

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { RuntimeClient } from "../../client/index.js";
@@ -77,11 +76,5 @@ export function removeDir(dir: string): void {
 
 export const PROJECT_DIR = projectDir;
 
-/** A loopback port that was free a moment ago, for a front that must keep its port across a restart. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
+/** For a front that must keep its port across a restart. */
+export { freePort } from "../../local-front/free-port.js";
