@@ -4,6 +4,7 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, startFront, type Front } from "../support/front.js";
+import { useFront } from "../support/use-front.js";
 import { call, events, sim } from "../support/http.js";
 
 /** Refusals that move a call to the next account; each gets a workspace of two accounts. */
@@ -273,22 +274,17 @@ describe("the completions thread", () => {
 });
 
 describe("SERVICE_COMPLETIONS_DEFAULT_WORKSPACE", () => {
-  let second: Front;
-  beforeAll(async () => {
-    const dataDir = configuredDataDir("agent-runtime-completions-default-");
-    second = await startFront({ dataDir, env: { SERVICE_PROVIDER_UPSTREAM: "simulator", SERVICE_COMPLETIONS_DEFAULT_WORKSPACE: "claude-only" } });
-  });
-  afterAll(async () => {
-    await second?.stop();
-    removeDir(second.dataDir);
+  const second = useFront({
+    dataDir: configuredDataDir("agent-runtime-completions-default-"),
+    env: { SERVICE_PROVIDER_UPSTREAM: "simulator", SERVICE_COMPLETIONS_DEFAULT_WORKSPACE: "claude-only" },
   });
 
   it("charges calls without x-service-workspace to the default workspace", async () => {
-    const openai = new OpenAI({ apiKey: "unused", baseURL: `${second.url}/v1`, maxRetries: 0 });
+    const openai = new OpenAI({ apiKey: "unused", baseURL: `${second().url}/v1`, maxRetries: 0 });
     const r = await openai.chat.completions.create({ model: "claude-sim", messages: [{ role: "user", content: "by default" }] });
     expect(r.choices[0]!.message.content).toBe("echo: by default");
-    const list = await call(second.url, "GET", "/threads?type=completions&workspace=claude-only");
-    const recorded = (await events(second.url, list.body.threads[0].id)).filter((e) => e.kind === "completion");
+    const list = await call(second().url, "GET", "/threads?type=completions&workspace=claude-only");
+    const recorded = (await events(second().url, list.body.threads[0].id)).filter((e) => e.kind === "completion");
     expect(recorded[0]!.body).toMatchObject({ account: "c-claude", outcome: "completed" });
   });
 });
