@@ -19,6 +19,8 @@ export default defineConfig({
                 SERVICE_STREAM_BUFFER: "4",
                 SERVICE_CATALOG_SYNC_MS: "100",
                 SERVICE_INTERRUPT_GRACE_MS: "500",
+                // The tests address the worker as https://runtime/.
+                SERVICE_ALLOWED_HOSTS: "runtime",
               },
               // The account pool lives in the front; the per-object tests run without one.
               serviceBindings: { ENGINES: scriptedEngine, ACCOUNTS: () => Response.json({ error: "no account pool in the workers tests" }, { status: 404 }) },
@@ -32,6 +34,7 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/unit/**/*.test.ts", "test/simulator/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          globalSetup: ["./test/support/debian-packages.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

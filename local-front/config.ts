@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import type { z } from "zod";
+import { CallerPolicyError, readCallerPolicy, type CallerPolicy } from "../src/caller-policy.js";
 import { isLoopback } from "../src/loopback.js";
 import { AccountsFile, type AccountConfig, type PublicAccount } from "../src/api/accounts.js";
 import { WorkspacesFile } from "../src/api/workspaces.js";
@@ -35,6 +36,8 @@ export interface FrontConfig {
   accessTokensPerMinute: number;
   /** The disk keeper: SERVICE_KEEPER_INTERVAL_MS, SERVICE_KEEPER_PAUSE_GB, SERVICE_KEEPER_RESUME_GB. */
   keeper: { intervalMs: number; pauseBelowBytes: number; resumeAboveBytes: number };
+  /** SERVICE_ALLOWED_HOSTS and SERVICE_ALLOWED_ORIGINS, checked here so that a bad value stops the start, not every request. */
+  callers: CallerPolicy;
 }
 
 /** Variables the worker reads; set in the front's environment, they override wrangler.toml. */
@@ -53,6 +56,8 @@ const WORKER_VARS = [
   "SERVICE_SESSION_IDLE_MS",
   "SERVICE_THREAD_LIST_BUDGET",
   "SERVICE_HUB_URL",
+  "SERVICE_ALLOWED_HOSTS",
+  "SERVICE_ALLOWED_ORIGINS",
 ];
 
 
@@ -177,6 +182,13 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     resumeAboveBytes: decimal(env, "SERVICE_KEEPER_RESUME_GB", 30) * 1e9,
   };
   if (keeper.resumeAboveBytes < keeper.pauseBelowBytes) throw new ConfigError("SERVICE_KEEPER_RESUME_GB must not be under SERVICE_KEEPER_PAUSE_GB");
+  let callers: CallerPolicy;
+  try {
+    callers = readCallerPolicy(env.SERVICE_ALLOWED_HOSTS, env.SERVICE_ALLOWED_ORIGINS);
+  } catch (err) {
+    if (err instanceof CallerPolicyError) throw new ConfigError(err.message);
+    throw err;
+  }
   const sim = env.SERVICE_SIMULATOR || "auto";
   if (!["auto", "on", "off"].includes(sim)) throw new ConfigError(`SERVICE_SIMULATOR must be auto, on or off, not ${JSON.stringify(sim)}`);
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
@@ -205,5 +217,6 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     providerUpstream: upstream,
     accessTokensPerMinute: Number(rawRate),
     keeper,
+    callers,
   };
 }

@@ -1,6 +1,7 @@
 import { request, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { HEARTBEAT_COMMENT, RETRY_HINT, SSE_HEADERS } from "../src/api/sse.js";
+import { judgeCaller, type CallerPolicy } from "../src/caller-policy.js";
 import { parseSeqCursor } from "../src/cursors.js";
 import { isThreadId } from "../src/ids.js";
 import type { Upstream } from "./pipe.js";
@@ -15,11 +16,14 @@ const FOLLOW_PATH = /^\/threads\/([^/?]+)\/follow(?:\?(.*))?$/;
 export interface FollowRequest {
   threadId: string;
   after: number;
+  /** The request's `Host`, judged by the caller policy before the relay serves it. */
+  host: string | null;
 }
 
 /**
  * A `GET /threads/:id/follow` the relay may serve: a plain GET with no body and a valid
- * cursor. Anything else (including a bad cursor, which the worker refuses with 400)
+ * cursor, from no browser page (no `Origin`: a page's stream needs CORS answers, which the
+ * worker gives). Anything else (including a bad cursor, which the worker refuses with 400)
  * goes through the pipe.
  */
 export function parseFollowRequest(head: string): FollowRequest | null {
@@ -29,17 +33,19 @@ export function parseFollowRequest(head: string): FollowRequest | null {
   const m = FOLLOW_PATH.exec(parts[1]!);
   if (!m || !isThreadId(m[1]!)) return null;
   let lastEventId: string | undefined;
+  let host: string | null = null;
   for (const line of headerLines) {
     const colon = line.indexOf(":");
     const name = line.slice(0, colon).trim().toLowerCase();
     const value = line.slice(colon + 1).trim();
     if (name === "content-length" && value !== "0") return null;
-    if (name === "transfer-encoding" || name === "upgrade") return null;
+    if (name === "transfer-encoding" || name === "upgrade" || name === "origin") return null;
     if (name === "last-event-id") lastEventId = value;
+    if (name === "host") host = value;
   }
   const after = parseSeqCursor(lastEventId ?? new URLSearchParams(m[2] ?? "").get("after") ?? "0");
   if (after === null) return null;
-  return { threadId: m[1]!, after };
+  return { threadId: m[1]!, after, host };
 }
 
 interface Follower {
@@ -228,6 +234,8 @@ export class FollowRelays {
     /** The workerd process that holds a thread. */
     private readonly upstreamOf: (threadId: string) => Upstream,
     private readonly heartbeatMs: number,
+    /** The worker's caller rules (src/caller-policy.ts): a request they refuse goes on to the worker, which answers 403. */
+    private readonly callers: CallerPolicy,
   ) {
     this.timer = setInterval(() => {
       const idleSince = Date.now() - this.heartbeatMs;
@@ -238,6 +246,8 @@ export class FollowRelays {
 
   /** Takes the connection and answers it; false when the caller should pipe it to workerd. */
   serve(socket: Socket, follow: FollowRequest): boolean {
+    const headers = new Headers(follow.host === null ? {} : { host: follow.host });
+    if (!judgeCaller("GET", headers, this.callers).ok) return false;
     const follower: Follower = { socket, cursor: follow.after, lastWrite: Date.now() };
     const running = this.relays.get(follow.threadId);
     if (running) return running.tryJoin(follower);

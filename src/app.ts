@@ -1,7 +1,10 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./app-env.js";
+import { allowedMethods } from "./allowed-methods.js";
+import { CODES } from "./api/errors.js";
 import { bodyLimit } from "./body-limit.js";
+import { callerGate } from "./caller-gate.js";
 import { readConfig, type RuntimeConfig } from "./config.js";
 import { refusal } from "./http.js";
 import { timings } from "./timings.js";
@@ -28,6 +31,7 @@ app.use(async (c, next) => {
   await next();
 });
 
+app.use(callerGate);
 app.use(bodyLimit);
 app.use(timings);
 
@@ -44,7 +48,17 @@ app.route("/", attention);
 app.route("/", peers);
 app.route("/", previews);
 
-app.notFound((c) => refusal(404, `no route for ${c.req.method} ${new URL(c.req.url).pathname}`, undefined, { build: c.var.config.build }));
+let methodsOf: ((path: string) => string[]) | null = null;
+
+app.notFound((c) => {
+  const path = new URL(c.req.url).pathname;
+  const build = c.var.config.build;
+  methodsOf ??= allowedMethods(app.routes);
+  const allow = methodsOf(path);
+  if (allow.length === 0) return refusal(404, `no route for ${c.req.method} ${path}`, undefined, { build });
+  if (c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: { allow: allow.join(", ") } });
+  return refusal(405, `${c.req.method} is not served on ${path}; it serves ${allow.join(", ")}`, CODES.methodNotAllowed, { build, allow }, { allow: allow.join(", ") });
+});
 
 app.onError((err, c) => {
   if (err instanceof HTTPException) return err.res ?? refusal(err.status, err.message || "bad request");

@@ -1,5 +1,6 @@
 import type { PublicAccount } from "./api/accounts.js";
 import { WorkspacesFile, type WorkspaceConfig } from "./api/workspaces.js";
+import { readCallerPolicy, type CallerPolicy } from "./caller-policy.js";
 
 /** Limits and settings from the worker's vars (wrangler.toml [vars]; the front may override them). */
 export interface RuntimeConfig {
@@ -29,6 +30,8 @@ export interface RuntimeConfig {
   sessionIdleMs: number;
   /** First pages of `GET /threads` one client may ask for per minute. */
   threadListBudget: number;
+  /** Which `Host` names and browser origins may call (SERVICE_ALLOWED_HOSTS, SERVICE_ALLOWED_ORIGINS). */
+  callers: CallerPolicy;
 }
 
 export interface ConfigVars {
@@ -56,6 +59,10 @@ export interface ConfigVars {
   SERVICE_THREAD_LIST_BUDGET?: string;
   /** The review hub, whose `/limits` names the build seat limit. */
   SERVICE_HUB_URL?: string;
+  /** Host names beyond loopback that name this runtime (comma-separated `name` or `name:port`). */
+  SERVICE_ALLOWED_HOSTS?: string;
+  /** Browser origins beyond the runtime's own and the application server's (comma-separated). */
+  SERVICE_ALLOWED_ORIGINS?: string;
 }
 
 function positive(raw: string | undefined, fallback: number): number {
@@ -84,5 +91,6 @@ export function readConfig(vars: ConfigVars): RuntimeConfig {
     sessionCap: positive(vars.SERVICE_SESSION_CAP, 16),
     sessionIdleMs: positive(vars.SERVICE_SESSION_IDLE_MS, 30 * 60_000),
     threadListBudget: positive(vars.SERVICE_THREAD_LIST_BUDGET, 120),
+    callers: readCallerPolicy(vars.SERVICE_ALLOWED_HOSTS, vars.SERVICE_ALLOWED_ORIGINS),
   };
 }

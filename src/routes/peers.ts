@@ -5,7 +5,6 @@ import type { AppEnv } from "../app-env.js";
 import { engineList } from "../engine-list.js";
 import { hostOf } from "../env.js";
 import { refusal } from "../http.js";
-import { operatorOnly } from "../local-caller.js";
 import { jsonBody } from "../validate.js";
 
 /** SPEC "Operating the host": peers (docs/operating.md, "Peers"). */
@@ -22,7 +21,7 @@ peers.get("/peers", async (c) => {
   });
 });
 
-peers.post("/peers/external", operatorOnly, jsonBody(ExternalPeerBody), async (c) => {
+peers.post("/peers/external", jsonBody(ExternalPeerBody), async (c) => {
   const body = c.req.valid("json");
   if (body.name === "local") return refusal(409, "the name local is this host's own peer", CODES.peerExists);
   const peer: ExternalPeer = { name: body.name, url: body.url ?? null, description: body.description ?? null, registeredAt: new Date().toISOString() };
@@ -31,7 +30,7 @@ peers.post("/peers/external", operatorOnly, jsonBody(ExternalPeerBody), async (c
   return c.json(peer, 201);
 });
 
-peers.delete("/peers/external/:name", operatorOnly, async (c) => {
+peers.delete("/peers/external/:name", async (c) => {
   const name = c.req.param("name");
   if (!(await hostOf(c.env).removeRecord("peer", name))) return refusal(404, `no external peer ${name}`, CODES.peerNotFound);
   return c.json({ removed: name });

@@ -5,7 +5,6 @@ import type { AppEnv } from "../app-env.js";
 import { hostOf, threadOf } from "../env.js";
 import { refusal } from "../http.js";
 import { newId } from "../ids.js";
-import { operatorOnly } from "../local-caller.js";
 import { jsonBody } from "../validate.js";
 
 /** SPEC "Operating the host": local server previews (docs/operating.md, "Previews"). */
@@ -29,7 +28,7 @@ async function withStatus(p: StoredPreview): Promise<Preview> {
   return { ...p, status, checkedAt: new Date().toISOString() };
 }
 
-previews.post("/previews", operatorOnly, jsonBody(PreviewBody), async (c) => {
+previews.post("/previews", jsonBody(PreviewBody), async (c) => {
   const body = c.req.valid("json");
   const thread = (await threadOf(c.env, body.threadId).get()) as { ok: boolean };
   if (!thread.ok) return refusal(404, `no thread ${body.threadId}`, CODES.threadNotFound);
@@ -58,7 +57,7 @@ previews.get("/previews/:id", async (c) => {
 });
 
 /** Forgets the preview. The server itself belongs to the thread that started it, which stops it. */
-previews.delete("/previews/:id", operatorOnly, async (c) => {
+previews.delete("/previews/:id", async (c) => {
   const id = c.req.param("id");
   if (!(await hostOf(c.env).removeRecord("preview", id))) return refusal(404, `no preview ${id}`, CODES.previewNotFound);
   return c.json({ removed: id });

@@ -6,9 +6,9 @@ const head = (line: string, ...headers: string[]) => [line, "Host: 127.0.0.1", .
 
 describe("which requests the front's follow relay takes", () => {
   it("takes a follow GET, with its cursor from Last-Event-ID, then after, then 0", () => {
-    expect(parseFollowRequest(head(`GET /threads/${ID}/follow HTTP/1.1`))).toEqual({ threadId: ID, after: 0 });
-    expect(parseFollowRequest(head(`GET /threads/${ID}/follow?after=12 HTTP/1.1`))).toEqual({ threadId: ID, after: 12 });
-    expect(parseFollowRequest(head(`GET /threads/${ID}/follow?after=12 HTTP/1.1`, "Last-Event-ID: 40"))).toEqual({ threadId: ID, after: 40 });
+    expect(parseFollowRequest(head(`GET /threads/${ID}/follow HTTP/1.1`))).toEqual({ threadId: ID, after: 0, host: "127.0.0.1" });
+    expect(parseFollowRequest(head(`GET /threads/${ID}/follow?after=12 HTTP/1.1`))).toEqual({ threadId: ID, after: 12, host: "127.0.0.1" });
+    expect(parseFollowRequest(head(`GET /threads/${ID}/follow?after=12 HTTP/1.1`, "Last-Event-ID: 40"))).toEqual({ threadId: ID, after: 40, host: "127.0.0.1" });
   });
 
   it("leaves everything else to the worker", () => {
@@ -19,6 +19,7 @@ describe("which requests the front's follow relay takes", () => {
       head(`GET /threads/${ID}/follow HTTP/1.1`, "Last-Event-ID: x"),
       head(`GET /threads/${ID}/follow HTTP/1.1`, "Content-Length: 5"),
       head(`GET /threads/${ID}/follow HTTP/1.1`, "Upgrade: websocket"),
+      head(`GET /threads/${ID}/follow HTTP/1.1`, "Origin: http://127.0.0.1:5189"),
       head(`GET /threads/nope/follow HTTP/1.1`),
       head("GET /health HTTP/1.1"),
     ])
