@@ -20,6 +20,7 @@ function label(value: string): string {
 /** Prometheus text exposition format 0.0.4. */
 export function prometheus(m: MetricsDoc): string {
   const lines: string[] = [];
+  // Counters are named with _total, as the exposition format's conventions ask.
   const metric = (name: string, type: "gauge" | "counter", help: string, samples: [string, number][]) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`);
@@ -40,9 +41,9 @@ export function prometheus(m: MetricsDoc): string {
       ['{state="total"}', m.accounts.total],
       ['{state="cooling"}', m.accounts.coolingDown],
     ]);
-  metric("agent_runtime_cost_usd", "counter", "Model spend recorded on threads.", [["", m.cost.usd]]);
-  metric("agent_runtime_requests", "counter", "Requests served since the worker started, by route.", m.requests.map((r) => [`{route="${label(r.route)}"}`, r.count]));
-  metric("agent_runtime_request_errors", "counter", "Requests answered 5xx, by route.", m.requests.map((r) => [`{route="${label(r.route)}"}`, r.errors]));
+  metric("agent_runtime_cost_usd_total", "counter", "Model spend recorded on threads.", [["", m.cost.usd]]);
+  metric("agent_runtime_requests_total", "counter", "Requests served since the worker started, by route.", m.requests.map((r) => [`{route="${label(r.route)}"}`, r.count]));
+  metric("agent_runtime_request_errors_total", "counter", "Requests answered 5xx, by route.", m.requests.map((r) => [`{route="${label(r.route)}"}`, r.errors]));
   metric(
     "agent_runtime_request_seconds",
     "gauge",

@@ -183,7 +183,10 @@ describe("watching the host", () => {
     const body = await text.text();
     expect(body).toMatch(/^# HELP agent_runtime_threads /m);
     expect(body).toMatch(/^agent_runtime_threads\{state="live"\} \d+$/m);
-    expect(body).toMatch(/^agent_runtime_requests\{route="POST \/spawn"\} \d+$/m);
+    expect(body).toMatch(/^agent_runtime_requests_total\{route="POST \/spawn"\} \d+$/m);
+    const counters = [...body.matchAll(/^# TYPE (\S+) counter$/gm)].map((m) => m[1]);
+    expect(counters).toEqual(["agent_runtime_cost_usd_total", "agent_runtime_requests_total", "agent_runtime_request_errors_total"]);
+    for (const name of counters) expect(body).toMatch(new RegExp(`^${name}(\\{[^}]*\\})? \\S+$`, "m"));
   });
 
   it("GET /metrics/history, /estate, /keeper and /cost-per-merged-pr", async () => {
