@@ -1,22 +1,35 @@
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { alive, identify, killIfSame, type ProcessIdentity } from "./sandbox/identity.js";
+import { STARTED_BY, StartedProcesses } from "./sandbox/started.js";
+
+export { alive };
 
 interface LockFile {
   front: number;
-  /** One pid per workerd process; a single number in lock files written before there were two. */
-  workerd: number[] | number | null;
+  /**
+   * Each workerd process, with its start time so that a pid the system gave to another
+   * process since is never killed; a bare pid (or one number) in lock files of earlier builds.
+   */
+  workerd: (ProcessIdentity | number)[] | number | null;
+  /** The watchdog's pid, so that tests and operators can find it. */
+  watchdog?: number | null;
 }
 
-/** Running, as opposed to gone or a zombie nobody reaped (an orphan's parent may never reap it). */
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
+/**
+ * The watchdog: waits while the front (known by pid and start time, so a zombie or a
+ * reused pid counts as dead) runs, then kills each workerd that is still the one started,
+ * and every process carrying this boot's tag (what the engines started, see started.ts).
+ * POSIX sh, with nothing of the front's environment.
+ */
+const WATCHDOG = `
+start_of() { s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0; set -- $s; [ "$1" = Z ] || echo "\${20}"; }
+while [ "$(start_of "$1")" = "$2" ]; do sleep 1; done
+tag=$3; shift 3
+for id in "$@"; do pid=\${id%:*}; [ "$(start_of "$pid")" = "\${id#*:}" ] && kill -9 "$pid" 2>/dev/null; done
+for p in /proc/[0-9]*; do grep -qzx "${STARTED_BY}=$tag" "$p/environ" 2>/dev/null && kill -9 -- "-\${p#/proc/}" "\${p#/proc/}" 2>/dev/null; done
+`;
 
 function commandOf(pid: number): string {
   try {
@@ -55,33 +68,40 @@ export function frontHolding(dataDir: string): number | null {
 export class DataLock {
   private readonly path: string;
   private watchdog: number | null = null;
+  /** What this boot starts beside workerd; the previous boot's leftovers are stopped by `acquire`. */
+  readonly started: StartedProcesses;
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.path = join(dataDir, "front.pid");
+    this.started = new StartedProcesses(dataDir);
   }
 
   async acquire(): Promise<void> {
     const holder = frontHolding(dirname(this.path));
     if (holder) throw new DataDirBusy(`another runtime (pid ${holder}) is serving this data directory`);
     const previous = readLock(this.path);
-    for (const pid of [previous?.workerd ?? []].flat()) {
-      if (!alive(pid) || !commandOf(pid).includes("workerd")) continue;
-      process.kill(pid, "SIGKILL");
-      await waitGone(pid, 5000);
+    for (const entry of [previous?.workerd ?? []].flat()) {
+      // A bare pid from an earlier build can only be checked by its name.
+      const id = typeof entry === "number" ? (commandOf(entry).includes("workerd") ? identify(entry) : null) : entry;
+      if (id && killIfSame(id)) await waitGone(id.pid, 5000);
     }
+    this.started.stopLeftovers();
     this.write({ front: process.pid, workerd: null });
   }
 
-  /** Records the workerd processes and starts a watchdog that kills them if this front dies without cleaning up. */
+  /** Records the workerd processes and starts a watchdog that stops them, and what the engines started, if this front dies without cleaning up. */
   attach(workerd: number[]): void {
-    this.write({ front: process.pid, workerd });
-    const child = spawn("sh", ["-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${workerd.join(" ")} 2>/dev/null`], {
+    const ids = workerd.map(identify).filter((id): id is ProcessIdentity => id !== null);
+    const front = identify(process.pid)!;
+    const child = spawn("sh", ["-c", WATCHDOG, "watchdog", String(front.pid), front.start, this.started.tag, ...ids.map((id) => `${id.pid}:${id.start}`)], {
       detached: true,
       stdio: "ignore",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     });
     child.unref();
     this.watchdog = child.pid ?? null;
+    this.write({ front: process.pid, workerd: ids, watchdog: this.watchdog });
   }
 
   release(): void {
@@ -92,6 +112,7 @@ export class DataLock {
         /* already gone */
       }
     }
+    this.started.stopAll();
     rmSync(this.path, { force: true });
   }
 

@@ -8,6 +8,13 @@ export interface SessionRecord {
   costUsd: number;
 }
 
+const fileName = (threadId: string) => threadId.replace(/[^A-Za-z0-9_-]/g, "_");
+
+/** A thread's own home for an engine's CLI (its config, sessions and caches): `<engine state dir>/<engine>/homes/<thread>`. */
+export function engineHome(stateDir: string, engine: string, threadId: string): string {
+  return join(stateDir, engine, "homes", fileName(threadId));
+}
+
 /** One small JSON file per thread under `<engine state dir>/<engine>/threads/`. */
 export class SessionStore {
   constructor(
@@ -16,7 +23,7 @@ export class SessionStore {
   ) {}
 
   private path(threadId: string): string {
-    return join(this.stateDir, this.engine, "threads", `${threadId.replace(/[^A-Za-z0-9_-]/g, "_")}.json`);
+    return join(this.stateDir, this.engine, "threads", `${fileName(threadId)}.json`);
   }
 
   async get(threadId: string): Promise<SessionRecord | null> {

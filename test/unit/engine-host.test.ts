@@ -8,6 +8,8 @@ import { AccountPool } from "../../local-front/accounts/pool.js";
 import { TokenStore } from "../../local-front/accounts/token-store.js";
 import { Placeholders } from "../../local-front/proxy/placeholder.js";
 import { providerUpstream } from "../../local-front/proxy/upstream.js";
+import { Sandbox } from "../../local-front/sandbox/fence.js";
+import { StartedProcesses } from "../../local-front/sandbox/started.js";
 import { removeDir } from "../support/front.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "engine-host-"));
@@ -21,6 +23,7 @@ beforeAll(async () => {
       stateDir: scratch,
       engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" },
       proxyFailureSince: () => null,
+      sandbox: Sandbox.start("on", { hidden: [scratch], readable: [] }, new StartedProcesses(scratch)),
     },
     "the-token",
   );

@@ -1,11 +1,13 @@
-import { query, type PermissionResult, type SDKMessage, type SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import { query, type PermissionResult, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { Sandbox } from "../../sandbox/fence.js";
 import { classifyProviderError } from "../pi/failure.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
-import { SessionStore } from "../sessions.js";
+import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
@@ -15,10 +17,16 @@ export interface EngineADeps {
   /** Engine resume state (sessions, the CLI's config dir): `SERVICE_ENGINE_STATE_DIR`. */
   stateDir: string;
   scratchDir: string;
+  /** The agent's process, and so every tool command it runs, lives inside it. */
+  sandbox: Sandbox;
 }
 
 
 const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
 
 type Block = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; is_error?: boolean };
 
@@ -57,11 +65,17 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
-    const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
-    const configDir = join(deps.stateDir, "engine_a", "config");
+    if (deps.sandbox.state === "unavailable") return { class: "engine-unavailable", error: `engine_a is not available: ${deps.sandbox.refusal()}` };
+    const scratch = join(deps.scratchDir, req.threadId);
+    const cwd = req.cwd ?? scratch;
+    // The CLI's config dir holds its sessions' transcripts: one per thread, so a session sees only its own.
+    const configDir = engineHome(deps.stateDir, "engine_a", req.threadId);
+    // A thread whose session lived in the shared config dir of earlier builds starts afresh, from the transcript.
+    const homeIsNew = !existsSync(configDir);
     await mkdir(cwd, { recursive: true });
     await mkdir(configDir, { recursive: true });
-    const saved = await sessions.get(req.threadId);
+    const saved = homeIsNew ? null : await sessions.get(req.threadId);
+    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])] };
     const text = (saved ? "" : preamble(req.transcript)) + req.inputs.map((i) => i.text).join("\n\n");
     async function* prompt(): AsyncGenerator<SDKUserMessage> {
       yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: saved?.sessionId ?? "" };
@@ -88,6 +102,9 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
           CLAUDE_CODE_MAX_RETRIES: "0",
         },
         canUseTool,
+        // The CLI runs inside the fence; its tools inherit it. Its own sandbox is bubblewrap too, which cannot nest here (docs/credentials.md).
+        spawnClaudeCodeProcess: ({ command, args, env, signal }) =>
+          deps.sandbox.spawn([command, ...args], places, { env: definedOnly(env), stdio: ["pipe", "pipe", "ignore"], signal }) as SpawnedProcess,
       },
     });
     interruptAgent = () => q.interrupt();

@@ -1,10 +1,12 @@
-import { spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { Sandbox } from "../../sandbox/fence.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
-import { SessionStore } from "../sessions.js";
+import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
@@ -19,6 +21,8 @@ export interface EngineBDeps {
   stateDir: string;
   scratchDir: string;
   binary: EngineBinary;
+  /** The codex process, and so every command it runs, lives inside it. */
+  sandbox: Sandbox;
 }
 
 const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
@@ -47,14 +51,19 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
-    const home = join(deps.stateDir, "engine_b", "home");
-    const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
+    if (deps.sandbox.state === "unavailable") return { class: "engine-unavailable", error: `engine_b is not available: ${deps.sandbox.refusal()}` };
+    // CODEX_HOME holds codex's sessions: one per thread, so a session sees only its own.
+    const home = engineHome(deps.stateDir, "engine_b", req.threadId);
+    // A thread whose codex thread lived in the shared home of earlier builds starts afresh, from the transcript.
+    const homeIsNew = !existsSync(home);
+    const scratch = join(deps.scratchDir, req.threadId);
+    const cwd = req.cwd ?? scratch;
     await mkdir(home, { recursive: true });
     await mkdir(cwd, { recursive: true });
     const env: Record<string, string> = { ...childEnv(access.env), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: access.apiKey };
-    const child = spawn(
-      binary.binary,
+    const child = deps.sandbox.spawn(
       [
+        binary.binary,
         "app-server",
         "-c",
         'model_provider="runtime"',
@@ -72,8 +81,9 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         "--disable",
         "unbounded_connection_retries",
       ],
-      { cwd, env, stdio: ["pipe", "pipe", "pipe"] },
-    );
+      { cwd, own: [home, ...(req.cwd ? [] : [scratch])] },
+      { env, stdio: ["pipe", "pipe", "pipe"] },
+    ) as ChildProcessWithoutNullStreams;
     child.stderr.resume();
     // Interrupted before the turn started (a slow start, or the report stream went away):
     // nothing to ask codex to stop yet, so the process goes.
@@ -142,7 +152,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     try {
       await rpc.request("initialize", { clientInfo: { name: "agent_runtime", title: "Agent Runtime", version: "0.1.0" }, capabilities: { experimentalApi: false, requestAttestation: false } });
       rpc.notify("initialized");
-      const saved = await sessions.get(req.threadId);
+      const saved = homeIsNew ? null : await sessions.get(req.threadId);
       const { approvalPolicy, sandbox } = policy(req.permissions);
       let threadId: string | null = null;
       if (saved) {

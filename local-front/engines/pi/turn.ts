@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { Sandbox } from "../../sandbox/fence.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { piModel } from "../providers.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
@@ -20,6 +21,8 @@ export interface PiDeps {
   network: NetworkDeps;
   /** Where threads without a cwd get a working directory of their own. */
   scratchDir: string;
+  /** The fence around every tool command and engine process. */
+  sandbox: Sandbox;
 }
 
 const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
@@ -46,10 +49,12 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     const { access } = chosen;
     const model = piModel(access, req.model);
     const apiKey = access.apiKey;
-    const cwd = req.cwd ?? join(deps.scratchDir, req.threadId);
+    const scratch = join(deps.scratchDir, req.threadId);
+    const cwd = req.cwd ?? scratch;
     await mkdir(cwd, { recursive: true });
     const tools = piTools({
-      cwd,
+      places: { cwd, own: req.cwd ? [] : [scratch] },
+      sandbox: deps.sandbox,
       env: access.env,
       ask: (question, signal) => {
         const requestId = newId("req_");
