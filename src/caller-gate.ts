@@ -38,7 +38,9 @@ function withHeaders(res: Response, headers: Record<string, string>): Response {
  */
 export const callerGate = createMiddleware<AppEnv>(async (c, next) => {
   const req = c.req.raw;
-  const verdict = judgeCaller(req.method, req.headers, c.var.config.callers);
+  // A call through a service binding (a program, never a browser) may carry no Host: its URL names the host instead.
+  const headers = req.headers.has("host") ? req.headers : { get: (name: string) => (name === "host" ? new URL(req.url).host : req.headers.get(name)) };
+  const verdict = judgeCaller(req.method, headers, c.var.config.callers);
   if (!verdict.ok) return refusal(403, `refused: ${verdict.why}`, CODES.untrustedCaller);
   const origin = verdict.corsOrigin;
   if (req.method === "OPTIONS" && origin && req.headers.has("access-control-request-method")) {
