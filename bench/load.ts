@@ -13,7 +13,7 @@ export interface LoadResult {
  * A closed loop of `connections` keep-alive clients POSTing JSON, spread over `paths`.
  * Only 2xx answers count: an append is measured when it was acknowledged.
  */
-export async function postLoad(origin: string, paths: string[], body: string, seconds: number, connections = 16): Promise<LoadResult> {
+export async function postLoad(origin: string, paths: string[], body: string, seconds: number, connections = 16, headers: Record<string, string> = {}): Promise<LoadResult> {
   let i = 0;
   const result = await autocannon({
     url: origin,
@@ -22,7 +22,7 @@ export async function postLoad(origin: string, paths: string[], body: string, se
     requests: [
       {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...headers },
         body,
         setupRequest: (req: autocannon.Request) => ({ ...req, path: paths[i++ % paths.length]! }),
       },

@@ -30,18 +30,21 @@ const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
  * so two long runs taken one after the other compare different disks; adjacent short
  * slices, with the order swapped each pair, see the same one.
  */
-async function paired(
-  a: { url: string; paths: string[] },
-  b: { url: string; paths: string[] },
-): Promise<{ ratio: number; a: LoadResult; b: LoadResult; errors: number }> {
+interface Target {
+  url: string;
+  paths: string[];
+  headers?: Record<string, string>;
+}
+
+async function paired(a: Target, b: Target): Promise<{ ratio: number; a: LoadResult; b: LoadResult; errors: number }> {
   const ratios: number[] = [];
   const as: LoadResult[] = [];
   const bs: LoadResult[] = [];
   for (let i = 0; i < PAIRS; i++) {
     const first = i % 2 === 0;
-    const ra = first ? await postLoad(a.url, a.paths, BODY, SLICE_SECONDS) : null;
-    const rb = await postLoad(b.url, b.paths, BODY, SLICE_SECONDS);
-    const ra2 = ra ?? (await postLoad(a.url, a.paths, BODY, SLICE_SECONDS));
+    const ra = first ? await postLoad(a.url, a.paths, BODY, SLICE_SECONDS, 16, a.headers) : null;
+    const rb = await postLoad(b.url, b.paths, BODY, SLICE_SECONDS, 16, b.headers);
+    const ra2 = ra ?? (await postLoad(a.url, a.paths, BODY, SLICE_SECONDS, 16, a.headers));
     as.push(ra2);
     bs.push(rb);
     ratios.push(ra2.perSecond / rb.perSecond);
@@ -88,6 +91,22 @@ async function appends(front: Front): Promise<void> {
   row("DO insert floor, 1 object (direct socket)", rate(floors.a), `Node + better-sqlite3, WAL, synchronous=FULL: ${rate(floors.b)}`, fmt(floors.ratio, 2), "");
   const failed = single.errors + spread.errors + split.errors;
   if (failed > 0) row("failed appends during the runs above", failed, "", "", "0");
+}
+
+/**
+ * What the caller gate costs a browser page: appends carrying an allowed Origin (judged,
+ * then answered with CORS headers on a re-made response) beside the same appends with no
+ * browser headers (judged on Host alone), on one thread, in paired slices.
+ */
+async function callers(front: Front): Promise<void> {
+  const paths = [`/threads/${(await front.client.spawn()).threadId}/messages`];
+  const page = { origin: "http://127.0.0.1:5189", "sec-fetch-site": "cross-site" };
+  await postLoad(front.url, paths, BODY, 1);
+  log(`callers: ${PAIRS} pairs of ${SLICE_SECONDS} s slices, appends from an allowed page against plain appends`);
+  const r = await paired({ url: front.url, paths, headers: page }, { url: front.url, paths });
+  const rate = (x: LoadResult) => `${fmt(x.perSecond)}/s, p99 ${fmt(x.p99ms)} ms`;
+  row("appends from a browser page on an allowed origin (CORS answers), 1 thread (c=16)", rate(r.a), `plain appends, no browser headers: ${rate(r.b)}`, fmt(r.ratio, 2), ">= 0.9");
+  if (r.errors > 0) row("failed appends from the page during the run above", r.errors, "", "", "0");
 }
 
 async function followScenario(front: Front, followers: number, rate: number, path: string): Promise<void> {
@@ -248,13 +267,14 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,follow,tail,turns,spawn,startup runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,follow,tail,turns,spawn,startup").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,spawn,startup runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,spawn,startup").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
   try {
     if (ONLY.has("appends")) await appends(front);
+    if (ONLY.has("callers")) await callers(front);
     if (ONLY.has("follow"))
       for (const [followers, rate] of [
         [100, 20],
