@@ -55,7 +55,7 @@ afterAll(async () => {
 });
 
 describe("a browser page on an allowed origin", () => {
-  it("spawns through a preflight, posts a message, and follows the log with EventSource", async () => {
+  it("spawns through a preflight, posts a message, follows the log with EventSource, and opens stream and the workspace feeds", async () => {
     const page = await browser.newPage();
     await page.goto(appOrigin);
     const seen = await page.evaluate(async (base) => {
@@ -78,11 +78,23 @@ describe("a browser page on an allowed origin", () => {
       const posted = await fetch(`${base}/threads/${threadId}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "hello from the page", hold: true }) });
       await Promise.race([arrived, new Promise((r) => setTimeout(r, 10_000))]);
       source.close();
-      return { spawnStatus: spawned.status, threadId, postStatus: posted.status, events };
+      // The live deltas and the workspace feeds are streams a page follows too.
+      const opens = await Promise.all(
+        [`${base}/threads/${threadId}/stream`, `${base}/workspaces/default/events`, `${base}/workspaces/default/changes`].map(
+          (url) =>
+            new Promise<string>((resolve) => {
+              const s = new EventSource(url);
+              s.onopen = () => (s.close(), resolve("open"));
+              s.onerror = () => (s.close(), resolve("error"));
+            }),
+        ),
+      );
+      return { spawnStatus: spawned.status, threadId, postStatus: posted.status, events, opens };
     }, front.url);
     expect(seen.spawnStatus).toBe(201);
     expect(seen.postStatus).toBe(202);
     expect(seen.events.some((e) => e.includes("hello from the page"))).toBe(true);
+    expect(seen.opens).toEqual(["open", "open", "open"]);
     const row = await call(front.url, "GET", `/threads/${seen.threadId}`);
     expect(row.body.title ?? row.body.thread?.title).toBe("from a page");
     await page.close();
