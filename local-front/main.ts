@@ -1,11 +1,13 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, readFrontConfig } from "./config.js";
+import { ConfigError, readFrontConfig, type FrontConfig } from "./config.js";
 import { alive, DataDirBusy, DataLock, findWorkerdChildren } from "./data-lock.js";
 import { FollowRelays } from "./follow-relay.js";
 import { startPipe } from "./pipe.js";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { log, LogConfigError, logConfigRefusal } from "./log.js";
+import { checkPort, portRefusal, PortUnavailable } from "./port-check.js";
 import { findEngineB } from "./engines/engine-b/binary.js";
 import { startAccountService } from "./accounts/service.js";
 import { startEngineHost } from "./engines/host.js";
@@ -15,14 +17,35 @@ import { startRuntime } from "./runtime.js";
 import { readShardLayout } from "./shard-layout.js";
 import { shardOfRequest, shardOfThread } from "../src/shards.js";
 
+/** How long a signalled front may take to close its connections, engines and workerd before it exits anyway. */
+const STOP_LIMIT_MS = 15_000;
+
 const projectDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 async function main(): Promise<void> {
+  const logRefused = logConfigRefusal();
+  if (logRefused) throw logRefused;
   const config = readFrontConfig(process.env, projectDir);
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
+  // What has started so far, stopped in reverse if a later step fails: a front that cannot
+  // serve leaves no workerd, engine host or lock file behind.
+  const undo: (() => Promise<unknown>)[] = [];
+  try {
+    await checkPort(config.host, config.port);
+    await serve(config, lock, undo);
+  } catch (err) {
+    for (const close of undo.reverse()) await close().catch(() => undefined);
+    lock.release();
+    const code = (err as NodeJS.ErrnoException).code;
+    throw portRefusal(config.host, config.port, code) ?? err;
+  }
+}
+
+async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<unknown>)[]): Promise<void> {
   const layout = readShardLayout(config.dataDir);
   const network = await startNetwork(config);
+  undo.push(() => network.close());
   const enginesToken = randomBytes(24).toString("hex");
   const engines = await startEngineHost(
     {
@@ -34,8 +57,10 @@ async function main(): Promise<void> {
     },
     enginesToken,
   );
+  undo.push(() => engines.close());
   const accountsToken = randomBytes(24).toString("hex");
   const accounts = await startAccountService(network.pool, network.completions, accountsToken);
+  undo.push(() => accounts.close());
   const internalToken = randomBytes(24).toString("hex");
   const runtime = await startRuntime(config, {
     engines: engines.address,
@@ -45,6 +70,7 @@ async function main(): Promise<void> {
     enginesToken,
     accountsToken,
   }, layout);
+  undo.push(() => runtime.dispose());
   const home = runtime.shards[0]!.direct;
   const workerd = findWorkerdChildren();
   lock.attach(workerd);
@@ -52,9 +78,10 @@ async function main(): Promise<void> {
   const hostReports = startHostReports(config.dataDir, config.keeper, async (body) => {
     await postInternal(home, internalToken, "/internal/host-report", body);
   });
+  undo.push(async () => hostReports.stop());
   await hostReports.now();
   const upstreams = runtime.shards.map((s) => ({ host: s.direct.hostname, port: Number(s.direct.port) }));
-  const relays = config.followRelay ? new FollowRelays((id) => upstreams[shardOfThread(id, layout)]!, config.heartbeatMs) : null;
+  const relays = config.followRelay ? new FollowRelays((id) => upstreams[shardOfThread(id, layout)]!, config.heartbeatMs, config.callers) : null;
   const pipe = await startPipe({ host: config.host, port: config.port }, (_method, target) => upstreams[shardOfRequest(target, layout)]!, relays);
   const address = pipe.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
@@ -66,18 +93,33 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`agent-runtime stopping (${signal})`);
-    hostReports.stop();
-    await pipe.close();
-    await engines.close();
-    await accounts.close();
-    await runtime.dispose();
-    await network.close();
-    lock.release();
+    log.info("stopping", { signal });
+    const started = Date.now();
+    setTimeout(() => {
+      log.error("did not stop within the time allowed; exiting", { signal, durationMs: Date.now() - started });
+      process.exit(1);
+    }, STOP_LIMIT_MS).unref();
+    try {
+      hostReports.stop();
+      await pipe.close();
+      await engines.close();
+      await accounts.close();
+      await runtime.dispose();
+      await network.close();
+      lock.release();
+    } catch (err) {
+      log.error("stopped with an error", { signal, error: (err as Error).message, durationMs: Date.now() - started });
+      process.exit(1);
+    }
+    log.info("stopped cleanly", { signal, durationMs: Date.now() - started });
     process.exit(0);
   };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  // Wrangler's module (read for the worker's configuration) and Miniflare's exit hook each
+  // exit the process on a signal, before the front could stop what it started and say so.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void stop(signal));
+  }
 
   // Miniflare neither restarts a workerd that dies nor says so. Half a host would answer
   // /health while every call to the other half failed; the whole host stops instead, so
@@ -87,7 +129,7 @@ async function main(): Promise<void> {
     if (dead === undefined || stopping) return;
     stopping = true;
     clearInterval(watch);
-    console.error(`agent-runtime: a workerd process (pid ${dead}) exited; stopping the host`);
+    log.error(`a workerd process (pid ${dead}) exited; stopping the host`);
     for (const pid of workerd) if (alive(pid)) process.kill(pid, "SIGKILL");
     hostReports.stop();
     lock.release();
@@ -113,14 +155,14 @@ async function sweepLostTurns(direct: URL, token: string): Promise<void> {
     const res = await postInternal(direct, token, "/internal/boot-sweep");
     const body = (await res.json()) as { swept?: { id: string; error?: string }[] };
     const failed = (body.swept ?? []).filter((s) => s.error);
-    if (failed.length) console.error(`agent-runtime: boot sweep: ${JSON.stringify(failed)}`);
+    for (const f of failed) log.error("boot sweep could not settle a lost turn", { thread: f.id, error: f.error });
   } catch (err) {
-    console.error(`agent-runtime: boot sweep failed: ${(err as Error).message}`);
+    log.error("boot sweep failed", { error: (err as Error).message });
   }
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof DataDirBusy) {
+  if (err instanceof ConfigError || err instanceof DataDirBusy || err instanceof PortUnavailable || err instanceof LogConfigError) {
     console.error(`agent-runtime: ${err.message}`);
     process.exit(2);
   }

@@ -9,6 +9,7 @@ import { runEngineBTurn } from "./engine-b/turn.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
 import { readJson, reply } from "../binding-http.js";
+import { logTurnEnd } from "./turn-log.js";
 
 /** An idle report stream says it is alive this often. */
 const PING_MS = 15_000;
@@ -59,17 +60,20 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
   const turns = new Map<string, EngineTurn>();
 
   const startTurn = (request: TurnRequest, res: ServerResponse) => {
-    if (request.engine === "engine_b" && !deps.engineB.available)
+    const startedAt = Date.now();
+    if (request.engine === "engine_b" && !deps.engineB.available) {
+      logTurnEnd(request, "engine-unavailable", startedAt);
       return reply(res, 503, { class: "engine-unavailable", error: `engine_b is not available: ${deps.engineB.reason}` });
+    }
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
     res.flushHeaders();
     let ended = false;
-    const startedAt = Date.now();
     const emit = (r: EngineReport) => {
       if (ended || res.writableEnded) return;
       if (r.type === "end") {
         ended = true;
         r = withProxyCause(r, deps.proxyFailureSince(request.threadId, startedAt));
+        logTurnEnd(request, r.failure?.class ?? null, startedAt);
       }
       res.write(`${JSON.stringify(r)}\n`);
       if (ended) res.end();
