@@ -2,7 +2,7 @@ import type { Outcome } from "../objects/lib/outcome.js";
 import { CODES } from "./api/errors.js";
 import type { SpawnSpec, ThreadSpec } from "./api/threads.js";
 import type { RuntimeConfig } from "./config.js";
-import { engineList } from "./engine-list.js";
+import { ENGINE_HOST_SILENT, engineList } from "./engine-list.js";
 import { threadOf, workspaceOf, type Env } from "./env.js";
 import { refusal } from "./http.js";
 import { newThreadId } from "./ids.js";
@@ -16,7 +16,7 @@ async function engineUnavailable(env: Env, spec: ThreadSpec): Promise<Response |
   if (!engines.includes("engine_b")) return null;
   const entry = (await engineList(env))?.find((e) => e.engine === "engine_b");
   if (entry?.available) return null;
-  return refusal(503, `engine_b is not available: ${entry?.reason ?? "the engine host did not answer"}`, CODES.engineUnavailable, {
+  return refusal(503, `engine_b is not available: ${entry?.reason ?? ENGINE_HOST_SILENT}`, CODES.engineUnavailable, {
     engine: entry ?? null,
   });
 }

@@ -48,6 +48,7 @@ export const CODES = {
   credentialNotAvailable: "credential-not-available",
   credentialUnreachable: "credential-unreachable",
   accountPoolUnavailable: "account-pool-unavailable",
+  engineHostUnavailable: "engine-host-unavailable",
   draining: "draining",
   drainClaimed: "drain-claimed",
   drainNotClaimed: "drain-not-claimed",

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { accountPool, accountPoolState } from "../account-pool.js";
 import { CODES } from "../api/errors.js";
 import type { AppEnv } from "../app-env.js";
-import { engineList } from "../engine-list.js";
+import { ENGINE_HOST_SILENT, engineList } from "../engine-list.js";
 import { refusal } from "../http.js";
 
 /** SPEC "Operating the host": `/accounts` and the access-token route (docs/api.md "Accounts"). */
@@ -10,7 +10,7 @@ export const accounts = new Hono<AppEnv>();
 
 accounts.get("/accounts", async (c) => {
   const [engines, pool] = await Promise.all([engineList(c.env), accountPoolState(c.env)]);
-  if (!engines) return refusal(503, "the engine host did not answer", "engine-host-unavailable");
+  if (!engines) return refusal(503, ENGINE_HOST_SILENT, CODES.engineHostUnavailable);
   if (!pool) return refusal(503, "the account pool did not answer", CODES.accountPoolUnavailable);
   return c.json({ ...pool, engines });
 });

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
 import { ExternalPeerBody, type ExternalPeer } from "../api/operator.js";
 import type { AppEnv } from "../app-env.js";
-import { engineList } from "../engine-list.js";
+import { ENGINE_HOST_SILENT, engineList } from "../engine-list.js";
 import { hostOf } from "../env.js";
 import { refusal } from "../http.js";
 import { jsonBody } from "../validate.js";
@@ -15,7 +15,7 @@ peers.get("/peers", async (c) => {
   const engines = await engineList(c.env);
   return c.json({
     peers: [
-      { name: "local", kind: "local", engines: engines ?? null, ...(engines ? {} : { error: "the engine host did not answer" }) },
+      { name: "local", kind: "local", engines: engines ?? null, ...(engines ? {} : { error: ENGINE_HOST_SILENT }) },
       ...external.map((p) => ({ ...p, kind: "external" })),
     ],
   });

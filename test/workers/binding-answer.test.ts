@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { callEngine } from "../../objects/lib/engines.js";
+import { accountPool } from "../../src/account-pool.js";
+import type { Env } from "../../src/env.js";
+
+/** What plain `wrangler dev` answers for a service binding whose service nobody runs (wrangler 4.86). */
+const notRunning = (service: string) => () =>
+  new Response(`Worker "${service}" not found. Make sure it is running locally.`, { status: 503, headers: { "content-type": "application/json" } });
+
+const env = (engines: () => Response, accounts: () => Response) =>
+  ({ ENGINES: { fetch: async () => engines() }, ACCOUNTS: { fetch: async () => accounts() } }) as unknown as Env;
+
+describe("a binding with no service behind it (plain wrangler dev)", () => {
+  const unconnected = env(notRunning("agent-engines"), notRunning("agent-accounts"));
+
+  it("fails a turn as engine-unavailable and says to run npm start", async () => {
+    const res = await callEngine(unconnected, "/turns", {});
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { class: string; error: string };
+    expect(body.class).toBe("engine-unavailable");
+    expect(body.error).toMatch(/^the engine host is not connected: .*wrangler dev.*`npm start`/);
+  });
+
+  it("refuses account pool calls with JSON account-pool-unavailable", async () => {
+    const res = await accountPool(unconnected, "/models");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: expect.stringMatching(/^the account pool is not connected: .*`npm start`/), code: "account-pool-unavailable" });
+  });
+});
+
+describe("a binding with its service behind it", () => {
+  it("passes the service's own answers on, refusals included", async () => {
+    const served = env(
+      () => Response.json({ class: "engine-unavailable", error: "engine_b is not available: not installed" }, { status: 503 }),
+      () => Response.json({ error: "the account pool answers the runtime's worker only" }, { status: 403 }),
+    );
+    const engine = await callEngine(served, "/turns", {});
+    expect([engine.status, await engine.json()]).toEqual([503, { class: "engine-unavailable", error: "engine_b is not available: not installed" }]);
+    const pool = await accountPool(served, "/models");
+    expect([pool.status, await pool.json()]).toEqual([403, { error: "the account pool answers the runtime's worker only" }]);
+    const streamed = await callEngine(env(() => new Response('{"type":"ping"}\n'), notRunning("x")), "/turns", {});
+    expect(await streamed.text()).toBe('{"type":"ping"}\n');
+  });
+});
