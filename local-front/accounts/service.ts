@@ -44,6 +44,11 @@ export async function startAccountService(pool: AccountPool, completions: Comple
       return void complete(req, res).catch(() => (res.headersSent ? res.destroy() : reply(res, 400, { error: "a completion call is JSON" })));
     req.resume();
     if (req.method === "GET" && path === "/models") return reply(res, 200, { object: "list", data: completions.catalog.list() });
+    const model = /^\/models\/([^/]+)$/.exec(path);
+    if (req.method === "GET" && model) {
+      const entry = completions.catalog.entry(decodeModelId(model[1]!));
+      return entry ? reply(res, 200, entry) : reply(res, 404, { error: `no model ${model[1]}`, code: "model-not-found" });
+    }
     if (req.method === "GET" && path === "/accounts") return reply(res, 200, { accounts: pool.views(), simulator: completions.simulatorUrl !== null });
     const m = /^\/accounts\/([^/]+)\/access-token$/.exec(path);
     if (req.method === "POST" && m)
@@ -63,4 +68,13 @@ export async function startAccountService(pool: AccountPool, completions: Comple
         server.close(() => resolve());
       }),
   };
+}
+
+/** A model id from its path segment; a malformed escape names no model. */
+function decodeModelId(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return "";
+  }
 }

@@ -51,7 +51,19 @@ export class ModelCatalog {
 
   /** `GET /v1/models`: everything routable except deprecated models. */
   list(): ModelEntry[] {
-    const created = Math.floor(Date.UTC(2026, 0, 1) / 1000);
-    return [...this.models.values()].filter((m) => !m.deprecated).map((m) => ({ id: m.id, object: "model", created, owned_by: m.provider }));
+    return [...this.models.values()].filter((m) => !m.deprecated).map(entryOf);
   }
+
+  /** `GET /v1/models/:id`: any routable model, a deprecated one too, since a caller may still name it. */
+  entry(id: string): ModelEntry | null {
+    const model = this.models.get(id);
+    return model ? entryOf(model) : null;
+  }
+}
+
+/** The catalog carries no release dates; every entry gets the same fixed one. */
+const CREATED = Math.floor(Date.UTC(2026, 0, 1) / 1000);
+
+function entryOf(m: CatalogModel): ModelEntry {
+  return { id: m.id, object: "model", created: CREATED, owned_by: m.provider };
 }

@@ -57,6 +57,8 @@ export const COMPLETIONS_CODES = {
   sessionLabelTooLong: "session_label_too_long",
   badTrafficKind: "invalid_traffic_kind",
   upstreamError: "upstream_error",
+  /** The account pool is not there: plain `wrangler dev`, or a front that stopped serving it. */
+  accountPoolUnavailable: "account_pool_unavailable",
 } as const;
 
 /** One account the call tried, in order, and how the provider answered. */

@@ -85,13 +85,35 @@ async function request(c: Context<AppEnv>): Promise<ChatCompletionRequest | Resp
   return body;
 }
 
+/** A refusal of the account pool (`{error, code}`, see src/account-pool.ts) in the OpenAI error shape. */
+async function poolRefusal(res: Response): Promise<Response> {
+  const body = (await res.json().catch(() => ({}))) as { error?: string };
+  return oaiError(503, CODES.accountPoolUnavailable, body.error ?? `The account pool answered ${res.status}.`);
+}
+
 completions.get("/v1/models", async (c) => {
+  let res: Response;
   try {
-    const res = await accountPool(c.env, "/models");
-    return new Response(res.body, { status: res.status, headers: { "content-type": "application/json" } });
+    res = await accountPool(c.env, "/models");
   } catch {
-    return oaiError(503, CODES.upstreamError, "The account pool did not answer.");
+    return oaiError(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
   }
+  if (!res.ok) return poolRefusal(res);
+  return new Response(res.body, { headers: { "content-type": "application/json" } });
+});
+
+/** The OpenAI SDK's `models.retrieve`: one routable model, a deprecated one too. */
+completions.get("/v1/models/:id", async (c) => {
+  const id = c.req.param("id");
+  let res: Response;
+  try {
+    res = await accountPool(c.env, `/models/${encodeURIComponent(id)}`);
+  } catch {
+    return oaiError(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
+  }
+  if (res.status === 404) return oaiError(404, CODES.modelNotFound, `The model ${JSON.stringify(id)} does not exist on this host.`);
+  if (!res.ok) return poolRefusal(res);
+  return new Response(res.body, { headers: { "content-type": "application/json" } });
 });
 
 completions.post("/v1/chat/completions", async (c) => {
@@ -126,12 +148,12 @@ completions.post("/v1/chat/completions", async (c) => {
       signal: c.req.raw.signal,
     });
   } catch {
-    await record("failed", CODES.upstreamError, null, null, []);
-    return oaiError(503, CODES.upstreamError, "The account pool did not answer.");
+    await record("failed", CODES.accountPoolUnavailable, null, null, []);
+    return oaiError(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
   }
   if (!res.ok || !res.body) {
-    await record("failed", CODES.upstreamError, null, null, []);
-    return oaiError(503, CODES.upstreamError, `The account pool answered ${res.status}.`);
+    await record("failed", CODES.accountPoolUnavailable, null, null, []);
+    return poolRefusal(res);
   }
   const reports = ndjson(res.body) as AsyncGenerator<CompletionReport>;
   const first = (await reports.next()).value as CompletionReport | undefined;

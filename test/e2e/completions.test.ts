@@ -259,6 +259,24 @@ describe("GET /v1/models", () => {
   });
 });
 
+describe("GET /v1/models/:id", () => {
+  it("retrieves one model with the SDK's models.retrieve, a deprecated one too", async () => {
+    const openai = client("team");
+    expect(await openai.models.retrieve("claude-sim")).toEqual({ id: "claude-sim", object: "model", created: expect.any(Number), owned_by: "anthropic" });
+    expect(await openai.models.retrieve("gpt-4")).toMatchObject({ id: "gpt-4", object: "model", owned_by: "openai" });
+    const listed = (await openai.models.list()).data.find((m) => m.id === "sim-1");
+    expect(await openai.models.retrieve("sim-1")).toEqual(listed);
+  });
+
+  it("answers 404 model_not_found in the OpenAI error shape for an unknown id", async () => {
+    const r = await refusal(client("team").models.retrieve("no-such-model"));
+    expect(r).toMatchObject({ status: 404, code: "model_not_found" });
+    const raw = await call(front.url, "GET", "/v1/models/no-such-model");
+    expect(raw.body).toEqual({ error: { message: expect.stringContaining("no-such-model"), type: "invalid_request_error", code: "model_not_found", param: null } });
+    expect((await call(front.url, "GET", "/v1/models/%E0%A4%A")).body.error.code).toBe("model_not_found");
+  });
+});
+
 describe("the completions thread", () => {
   it("is a normal thread: listed, and readable with tail and follow", async () => {
     const list = await call(front.url, "GET", "/threads?type=completions&workspace=team");
