@@ -72,8 +72,8 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       if (ended || res.writableEnded) return;
       if (r.type === "end") {
         ended = true;
-        r = withProxyCause(r, deps.proxyFailureSince(request.threadId, startedAt));
         logTurnEnd(request, r.failure?.class ?? null, startedAt);
+        r = withProxyCause(r, deps.proxyFailureSince(request.threadId, startedAt));
       }
       res.write(`${JSON.stringify(r)}\n`);
       if (ended) res.end();
