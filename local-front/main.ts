@@ -37,8 +37,7 @@ async function main(): Promise<void> {
   } catch (err) {
     for (const close of undo.reverse()) await close().catch(() => undefined);
     lock.release();
-    const code = (err as NodeJS.ErrnoException).code;
-    throw portRefusal(config.host, config.port, code) ?? err;
+    throw portRefusal(config.host, config.port, err as NodeJS.ErrnoException) ?? err;
   }
 }
 

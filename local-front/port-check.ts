@@ -2,8 +2,10 @@ import { createServer } from "node:net";
 
 export class PortUnavailable extends Error {}
 
-/** The sentence a user reads when the front cannot have its port. */
-export function portRefusal(host: string, port: number, code: string | undefined): PortUnavailable | null {
+/** The sentence a user reads when the front cannot have its port; null for any other error (another listener's included). */
+export function portRefusal(host: string, port: number, err: NodeJS.ErrnoException & { port?: number }): PortUnavailable | null {
+  if (err.syscall !== "listen" || err.port !== port) return null;
+  const code = err.code;
   if (code === "EADDRINUSE") return new PortUnavailable(`port ${port} on ${host} is in use by another program; stop it or set SERVICE_AGENTS_PORT`);
   if (code === "EACCES") return new PortUnavailable(`port ${port} on ${host} needs privileges this user does not have; set SERVICE_AGENTS_PORT to 1024 or above`);
   if (code === "EADDRNOTAVAIL") return new PortUnavailable(`${host} is not an address of this machine; set SERVICE_AGENTS_HOST`);
@@ -19,7 +21,7 @@ export async function checkPort(host: string, port: number): Promise<void> {
   if (port === 0) return;
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => reject(portRefusal(host, port, err.code) ?? err));
+    server.once("error", (err: NodeJS.ErrnoException) => reject(portRefusal(host, port, err) ?? err));
     server.listen({ host, port, exclusive: true }, resolve);
   });
   await new Promise((resolve) => server.close(resolve));
