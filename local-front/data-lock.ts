@@ -28,7 +28,7 @@ start_of() { s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0; set --
 while [ "$(start_of "$1")" = "$2" ]; do sleep 1; done
 tag=$3; shift 3
 for id in "$@"; do pid=\${id%:*}; [ "$(start_of "$pid")" = "\${id#*:}" ] && kill -9 "$pid" 2>/dev/null; done
-for p in /proc/[0-9]*; do grep -qzx "${STARTED_BY}=$tag" "$p/environ" 2>/dev/null && kill -9 -- "-\${p#/proc/}" "\${p#/proc/}" 2>/dev/null; done
+for p in /proc/[0-9]*; do n=\${p#/proc/}; grep -qzx "${STARTED_BY}=$tag" "$p/environ" 2>/dev/null && { kill -9 "-$n" 2>/dev/null; kill -9 "$n" 2>/dev/null; }; done
 `;
 
 function commandOf(pid: number): string {

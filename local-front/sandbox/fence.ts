@@ -87,7 +87,9 @@ export class Sandbox {
 
   /** The bwrap arguments that fence `session`, or a refusal. */
   private fenceArgs(session: SessionPlaces): string[] {
-    const hidden = this.places.hidden.filter(existsSync).map(real);
+    const present = this.places.hidden.filter(existsSync).map(real);
+    // A secret inside a hidden directory is hidden with it.
+    const hidden = present.filter((h, i) => !present.some((other, j) => j !== i && other !== h && within(h, other)));
     const own = session.own.map(real);
     const cwd = real(session.cwd);
     const inHidden = (p: string) => hidden.some((h) => within(p, h));

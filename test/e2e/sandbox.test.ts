@@ -1,0 +1,220 @@
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeDir, startFront, type Front } from "../support/front.js";
+import { call, events, sim } from "../support/http.js";
+
+/**
+ * Sessions cannot read the host's secrets (docs/credentials.md, "What a session can
+ * reach"). Each marker below sits where a session must not reach it; each turn's command
+ * tries every one of them and also reads a file of its own, so the log shows where the line is.
+ */
+const tag = Math.random().toString(36).slice(2);
+const MARKERS = {
+  account: `sk-sandbox-account-${tag}`,
+  otherThread: `other-thread-session-${tag}`,
+  frontEnv: `sk-sandbox-env-${tag}`,
+};
+const ENGINES = [
+  { engine: "pi", model: "sim-1" },
+  { engine: "engine_a", model: "claude-sim" },
+  { engine: "engine_b", model: "gpt-sim" },
+];
+
+/** A data directory with an account whose key is a marker, and an engine state directory apart holding another thread's session. */
+function secretPlaces(): { dataDir: string; stateDir: string } {
+  const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-sandbox-"));
+  const stateDir = mkdtempSync(join(tmpdir(), "agent-runtime-sandbox-state-"));
+  writeFileSync(join(dataDir, "accounts.json"), JSON.stringify({ accounts: [{ id: "canary", provider: "openai", apiKey: MARKERS.account }] }));
+  for (const engine of ["engine_a", "engine_b"]) {
+    mkdirSync(join(stateDir, engine, "homes", "thr_someone_else"), { recursive: true });
+    writeFileSync(join(stateDir, engine, "homes", "thr_someone_else", "session.json"), MARKERS.otherThread);
+  }
+  return { dataDir, stateDir };
+}
+
+async function startWith(env: Record<string, string>): Promise<{ front: Front; stateDir: string }> {
+  const { dataDir, stateDir } = secretPlaces();
+  // The simulator answers every model call, accounts or not; the marker key is only ever read from the file.
+  const front = await startFront({ dataDir, env: { SERVICE_SIMULATOR: "on", SERVICE_ENGINE_STATE_DIR: stateDir, OPENAI_API_KEY: MARKERS.frontEnv, ...env } });
+  return { front, stateDir };
+}
+
+/** Reads its own file, then tries each secret; `|| true` so that a refused read is not the command's end. */
+function probe(front: Front, stateDir: string, own: string): string {
+  const tries = [
+    join(front.dataDir, "accounts.json"),
+    join(front.dataDir, "proxy", "placeholder.key"),
+    join(stateDir, "engine_a", "homes", "thr_someone_else", "session.json"),
+    join(stateDir, "engine_b", "homes", "thr_someone_else", "session.json"),
+    `/proc/${front.proc.pid}/environ`,
+  ];
+  return [`echo ${own} > own.txt`, "cat own.txt", ...tries.map((p) => `cat ${p} || true`), `ls ${front.dataDir} || true`].join("; ");
+}
+
+async function runProbe(front: Front, stateDir: string, spec: { engine: string; model: string }): Promise<{ log: string; result: string }> {
+  const { threadId } = (await call(front.url, "POST", "/spawn", { ...spec, permissions: "allow" })).body;
+  const own = `own-file-of-${threadId}`;
+  const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: probe(front, stateDir, own) } } }) });
+  expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
+  const logged = await events(front.url, threadId);
+  const result = logged.find((e) => e.kind === "tool-result")?.body.output ?? "";
+  // The line: its own file, in its own working directory (inside the data directory), is there.
+  expect(result).toContain(own);
+  return { log: JSON.stringify(logged), result };
+}
+
+function secretsOf(front: Front): string[] {
+  return [...Object.values(MARKERS), readFileSync(join(front.dataDir, "proxy", "placeholder.key"), "utf8").trim()];
+}
+
+describe("sessions cannot read the host's secrets", () => {
+  let front: Front;
+  let stateDir: string;
+  beforeAll(async () => {
+    ({ front, stateDir } = await startWith({}));
+  });
+  afterAll(async () => {
+    await front?.stop();
+    removeDir(front.dataDir);
+    removeDir(stateDir);
+  });
+
+  it("says so on its start line", () => {
+    expect(front.output()).toMatch(/listening on .* sandbox=bwrap/);
+  });
+
+  for (const spec of ENGINES) {
+    it(`${spec.engine}: a tool command reads its own cwd, and not accounts.json, the placeholder key, other threads' engine state or the front's environment`, async () => {
+      const { log, result } = await runProbe(front, stateDir, spec);
+      expect(result).toMatch(/accounts\.json: No such file/);
+      for (const secret of secretsOf(front)) expect(log).not.toContain(secret);
+    });
+  }
+
+  it("pi's file tools see what its shell sees", async () => {
+    const { threadId } = (await call(front.url, "POST", "/spawn", { permissions: "allow" })).body;
+    const read = await call(front.url, "POST", `/threads/${threadId}/send`, {
+      text: sim({ tool: { name: "read_file", input: { path: join(front.dataDir, "accounts.json") } } }),
+    });
+    expect(read.body.outcome).toBe("completed");
+    // A symlink in its own cwd leads nowhere either: the file is not there inside the fence.
+    await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: `ln -s ${join(front.dataDir, "accounts.json")} link` } } }) });
+    await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "read_file", input: { path: "link" } } }) });
+    await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "edit_file", input: { path: "link", oldText: "canary", newText: "x" } } }) });
+    const written = await call(front.url, "POST", `/threads/${threadId}/send`, {
+      text: sim({ tool: { name: "write_file", input: { path: join(front.dataDir, "accounts.json"), content: "{}" } } }),
+    });
+    expect(written.body.outcome).toBe("completed");
+    const logged = await events(front.url, threadId);
+    const results = logged.filter((e) => e.kind === "tool-result");
+    expect(results.filter((e) => e.body.name === "read_file").every((e) => e.body.isError && /No such file/.test(e.body.output))).toBe(true);
+    const log = JSON.stringify(logged);
+    for (const secret of secretsOf(front)) expect(log).not.toContain(secret);
+    // The write landed in the fence's empty stand-in, not in the data directory.
+    expect(readFileSync(join(front.dataDir, "accounts.json"), "utf8")).toContain(MARKERS.account);
+  });
+
+  it("refuses a spawn's cwd inside the data directory", async () => {
+    const { threadId } = (await call(front.url, "POST", "/spawn", { permissions: "allow", cwd: front.dataDir })).body;
+    await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: "cat accounts.json" } } }) });
+    const result = (await events(front.url, threadId)).find((e) => e.kind === "tool-result")!.body;
+    expect(result).toMatchObject({ isError: true });
+    expect(result.output).toContain("inside the runtime's private data");
+    expect(result.output).not.toContain(MARKERS.account);
+  });
+
+  it("gives no process it starts the provider keys of its environment", () => {
+    const lock = JSON.parse(readFileSync(join(front.dataDir, "front.pid"), "utf8")) as { workerd: { pid: number }[]; watchdog: number };
+    const children = [...lock.workerd.map((w) => w.pid), lock.watchdog];
+    expect(children).toHaveLength(3);
+    // And nothing else under the front (esbuild's service, say).
+    const all = new Set([...children, ...descendants(front.proc.pid!)]);
+    for (const pid of all) expect(readFileSync(`/proc/${pid}/environ`, "latin1"), `pid ${pid}`).not.toContain(MARKERS.frontEnv);
+    // The front itself was given it, so the check above looks where the key would be.
+    expect(readFileSync(`/proc/${front.proc.pid}/environ`, "latin1")).toContain(MARKERS.frontEnv);
+  });
+});
+
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const walk = (pid: number) => {
+    for (const [child, p] of parent) if (p === pid) (found.push(child), walk(child));
+  };
+  walk(root);
+  return found;
+}
+
+describe("where the fence is the only thing in the way", () => {
+  it("with SERVICE_SANDBOX=off (unsafe, documented so) the same command reads accounts.json", async () => {
+    const { front, stateDir } = await startWith({ SERVICE_SANDBOX: "off" });
+    try {
+      expect(front.output()).toMatch(/sandbox=off/);
+      const { result } = await runProbe(front, stateDir, ENGINES[0]!);
+      expect(result).toContain(MARKERS.account);
+      expect(result).toContain(MARKERS.otherThread);
+    } finally {
+      await front.stop();
+      removeDir(front.dataDir);
+      removeDir(stateDir);
+    }
+  });
+});
+
+describe("without a working bubblewrap, nothing a session asks runs", () => {
+  let front: Front;
+  let stateDir: string;
+  const fakeBin = mkdtempSync(join(tmpdir(), "agent-runtime-nobwrap-"));
+  beforeAll(async () => {
+    // A bwrap that fails as a broken install would.
+    writeFileSync(join(fakeBin, "bwrap"), "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n");
+    chmodSync(join(fakeBin, "bwrap"), 0o755);
+    ({ front, stateDir } = await startWith({ PATH: `${fakeBin}:${process.env.PATH}` }));
+  });
+  afterAll(async () => {
+    await front?.stop();
+    removeDir(front.dataDir);
+    removeDir(stateDir);
+    removeDir(fakeBin);
+  });
+
+  it("says so at start, and in the engines list", async () => {
+    expect(front.output()).toMatch(/sandbox=unavailable/);
+    expect(front.output()).toContain("install Debian's bubblewrap package");
+    const engines = (await call(front.url, "GET", "/accounts")).body.engines as { engine: string; available: boolean; reason: string | null }[];
+    expect(engines.find((e) => e.engine === "engine_a")).toMatchObject({ available: false, reason: expect.stringContaining("SERVICE_SANDBOX=off") });
+  });
+
+  it("pi refuses every tool command with a failed tool result", async () => {
+    const { threadId } = (await call(front.url, "POST", "/spawn", { permissions: "allow" })).body;
+    const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: `cat ${join(front.dataDir, "accounts.json")}` } } }) });
+    expect(r.body.outcome).toBe("completed");
+    const result = (await events(front.url, threadId)).find((e) => e.kind === "tool-result")!.body;
+    expect(result).toMatchObject({ isError: true });
+    expect(result.output).toContain("bwrap does not work here");
+    expect(result.output).not.toContain(MARKERS.account);
+  });
+
+  it("engine_a's turns fail as engine-unavailable", async () => {
+    const { threadId } = (await call(front.url, "POST", "/spawn", { ...ENGINES[1], permissions: "allow" })).body;
+    const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: "hello" });
+    expect(r.body.failure).toMatchObject({ class: "engine-unavailable", error: expect.stringContaining("bubblewrap") });
+  });
+
+  it("engine_b's spawns are refused as engine-unavailable, as for a missing CLI", async () => {
+    const r = await call(front.url, "POST", "/spawn", { ...ENGINES[2], permissions: "allow" });
+    expect(r.status).toBe(503);
+    expect(r.body).toMatchObject({ code: "engine-unavailable", error: expect.stringContaining("bubblewrap") });
+  });
+});
