@@ -111,6 +111,17 @@ export class Sandbox {
     return { file: "bwrap", args: [...this.fenceArgs(session), "--", ...argv] };
   }
 
+  /** Why a process of `session` may not run (no sandbox, or a working directory among the secrets), or null. */
+  refusalFor(session: SessionPlaces): string | null {
+    try {
+      this.command(["true"], session);
+      return null;
+    } catch (err) {
+      if (err instanceof SandboxRefused) return err.message;
+      throw err;
+    }
+  }
+
   /**
    * Spawns `argv` fenced for `session`, in a process group of its own, carrying this
    * boot's tag and recorded until it exits, so that a later boot can stop it if the front dies first.

@@ -116,13 +116,19 @@ describe("sessions cannot read the host's secrets", () => {
     expect(readFileSync(join(front.dataDir, "accounts.json"), "utf8")).toContain(MARKERS.account);
   });
 
-  it("refuses a spawn's cwd inside the data directory", async () => {
-    const { threadId } = (await call(front.url, "POST", "/spawn", { permissions: "allow", cwd: front.dataDir })).body;
-    await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: "cat accounts.json" } } }) });
-    const result = (await events(front.url, threadId)).find((e) => e.kind === "tool-result")!.body;
-    expect(result).toMatchObject({ isError: true });
-    expect(result.output).toContain("inside the runtime's private data");
-    expect(result.output).not.toContain(MARKERS.account);
+  it("refuses a spawn's cwd inside the data directory: pi's tools, and engine_a's and engine_b's turns", async () => {
+    const refusal = "inside the runtime's private data";
+    const tries = sim({ tool: { name: "shell", input: { command: "cat accounts.json" } } });
+    const pi = (await call(front.url, "POST", "/spawn", { permissions: "allow", cwd: front.dataDir })).body.threadId;
+    await call(front.url, "POST", `/threads/${pi}/send`, { text: tries });
+    const result = (await events(front.url, pi)).find((e) => e.kind === "tool-result")!.body;
+    expect(result).toMatchObject({ isError: true, output: expect.stringContaining(refusal) });
+    for (const spec of ENGINES.slice(1)) {
+      const { threadId } = (await call(front.url, "POST", "/spawn", { ...spec, permissions: "allow", cwd: front.dataDir })).body;
+      const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: tries });
+      expect(r.body.failure, spec.engine).toMatchObject({ class: "permission", error: expect.stringContaining(refusal) });
+    }
+    expect(JSON.stringify(await events(front.url, pi))).not.toContain(MARKERS.account);
   });
 
   it("gives no process it starts the provider keys of its environment", () => {

@@ -65,17 +65,18 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
-    if (deps.sandbox.state === "unavailable") return { class: "engine-unavailable", error: `engine_a is not available: ${deps.sandbox.refusal()}` };
     const scratch = join(deps.scratchDir, req.threadId);
     const cwd = req.cwd ?? scratch;
     // The CLI's config dir holds its sessions' transcripts: one per thread, so a session sees only its own.
     const configDir = engineHome(deps.stateDir, "engine_a", req.threadId);
     // A thread whose session lived in the shared config dir of earlier builds starts afresh, from the transcript.
     const homeIsNew = !existsSync(configDir);
+    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])] };
+    const refused = deps.sandbox.refusalFor(places);
+    if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_a is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(cwd, { recursive: true });
     await mkdir(configDir, { recursive: true });
     const saved = homeIsNew ? null : await sessions.get(req.threadId);
-    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])] };
     const text = (saved ? "" : preamble(req.transcript)) + req.inputs.map((i) => i.text).join("\n\n");
     async function* prompt(): AsyncGenerator<SDKUserMessage> {
       yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: saved?.sessionId ?? "" };

@@ -51,13 +51,15 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
-    if (deps.sandbox.state === "unavailable") return { class: "engine-unavailable", error: `engine_b is not available: ${deps.sandbox.refusal()}` };
     // CODEX_HOME holds codex's sessions: one per thread, so a session sees only its own.
     const home = engineHome(deps.stateDir, "engine_b", req.threadId);
     // A thread whose codex thread lived in the shared home of earlier builds starts afresh, from the transcript.
     const homeIsNew = !existsSync(home);
     const scratch = join(deps.scratchDir, req.threadId);
     const cwd = req.cwd ?? scratch;
+    const places = { cwd, own: [home, ...(req.cwd ? [] : [scratch])] };
+    const refused = deps.sandbox.refusalFor(places);
+    if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_b is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(home, { recursive: true });
     await mkdir(cwd, { recursive: true });
     const env: Record<string, string> = { ...childEnv(access.env), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: access.apiKey };
@@ -81,7 +83,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         "--disable",
         "unbounded_connection_retries",
       ],
-      { cwd, own: [home, ...(req.cwd ? [] : [scratch])] },
+      places,
       { env, stdio: ["pipe", "pipe", "pipe"] },
     ) as ChildProcessWithoutNullStreams;
     child.stderr.resume();
