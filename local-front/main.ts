@@ -15,6 +15,9 @@ import { startHostReports } from "./host-report.js";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./runtime.js";
 import { readShardLayout } from "./shard-layout.js";
+import { fencedPlaces, sandboxMode } from "./sandbox/config.js";
+import { scrubEnvironment } from "./sandbox/environment.js";
+import { Sandbox } from "./sandbox/fence.js";
 import { shardOfRequest, shardOfThread } from "../src/shards.js";
 
 /** How long a signalled front may take to close its connections, engines and workerd before it exits anyway. */
@@ -26,6 +29,7 @@ async function main(): Promise<void> {
   const logRefused = logConfigRefusal();
   if (logRefused) throw logRefused;
   const config = readFrontConfig(process.env, projectDir);
+  scrubEnvironment(process.env);
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
   // What has started so far, stopped in reverse if a later step fails: a front that cannot
@@ -45,6 +49,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const layout = readShardLayout(config.dataDir);
   const network = await startNetwork(config);
   undo.push(() => network.close());
+  const sandbox = Sandbox.start(sandboxMode(process.env), fencedPlaces(process.env.SERVICE_ACCOUNTS_FILE, config, network.deps.proxy), lock.started);
   const enginesToken = randomBytes(24).toString("hex");
   const engines = await startEngineHost(
     {
@@ -53,6 +58,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       stateDir: config.engineStateDir,
       engineB: await findEngineB(config.engineBBin),
       proxyFailureSince: (threadId, since) => network.proxy?.failureSince(threadId, since) ?? null,
+      sandbox,
     },
     enginesToken,
   );
@@ -85,7 +91,8 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const address = pipe.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shown = config.host.includes(":") ? `[${config.host}]` : config.host;
-  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe}`);
+  if (sandbox.state === "unavailable") log.warn(sandbox.refusal());
+  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${sandbox.describe()}`);
   await sweepLostTurns(home, internalToken);
 
   let stopping = false;

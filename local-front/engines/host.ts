@@ -38,11 +38,13 @@ export interface EngineDeps extends PiDeps {
   proxyFailureSince(threadId: string, sinceMs: number): string | null;
 }
 
+/** engine_a's and engine_b's processes run only inside the sandbox; pi runs, and refuses each tool call instead. */
 function engineEntries(deps: EngineDeps): EngineEntry[] {
+  const fenced = deps.sandbox.state === "unavailable" ? { available: false, reason: deps.sandbox.refusal() } : {};
   return [
     { engine: "pi", binary: null, versionFound: "in process (pi-agent-core)", versionNeeded: null, available: true, reason: null },
-    { engine: "engine_a", binary: "@anthropic-ai/claude-agent-sdk", versionFound: "in process (agent SDK)", versionNeeded: null, available: true, reason: null },
-    deps.engineB,
+    { engine: "engine_a", binary: "@anthropic-ai/claude-agent-sdk", versionFound: "in process (agent SDK)", versionNeeded: null, available: true, reason: null, ...fenced },
+    deps.engineB.available ? { ...deps.engineB, ...fenced } : deps.engineB,
   ];
 }
 
@@ -60,10 +62,11 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
   const turns = new Map<string, EngineTurn>();
 
   const startTurn = (request: TurnRequest, res: ServerResponse) => {
+    const entry = engineEntries(deps).find((e) => e.engine === request.engine);
     const startedAt = Date.now();
-    if (request.engine === "engine_b" && !deps.engineB.available) {
+    if (entry && !entry.available) {
       logTurnEnd(request, "engine-unavailable", startedAt);
-      return reply(res, 503, { class: "engine-unavailable", error: `engine_b is not available: ${deps.engineB.reason}` });
+      return reply(res, 503, { class: "engine-unavailable", error: `${entry.engine} is not available: ${entry.reason}` });
     }
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
     res.flushHeaders();
