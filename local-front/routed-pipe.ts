@@ -1,6 +1,8 @@
+import { readSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { CODES } from "../src/api/errors.js";
-import { BodyCounter, readHead, requestFraming, responseFraming, type Head } from "./http-framing.js";
+import { BodyCounter, closes, readHead, readRequest, refusalBytes, requestBody, responseFraming, type Head, type Refusal, type RequestBody } from "./http-framing.js";
+import { log as frontLog, type Logger } from "./log.js";
 
 export interface Upstream {
   host: string;
@@ -13,6 +15,31 @@ export type PickUpstream = (method: string, target: string) => Upstream;
 /** Takes over a connection whose next request is this head (the follow relay); false to leave it. */
 export type Takeover = (client: Socket, head: Head, bytes: Buffer) => boolean;
 
+/** How long a client may take. */
+export interface FrontLimits {
+  /**
+   * A request head must be whole this long after its first byte, or the front answers 408
+   * and closes. A head is at most 64 KiB: any client sends one in well under a second, so
+   * 10 s is far from a slow network and still frees a connection held by a trickle soon.
+   */
+  headMs: number;
+  /**
+   * A client connection may be silent this long between requests (then it is closed) or
+   * within a request body (then the front answers 408, unless the answer has begun, and
+   * closes). 30 s outlasts any pause of a client that is still sending, and matches what
+   * clients expect of a keep-alive connection; waiting for an answer has no limit here
+   * (`send` waits for a whole turn).
+   */
+  idleMs: number;
+}
+
+export const FRONT_LIMITS: FrontLimits = { headMs: 10_000, idleMs: 30_000 };
+
+export interface RoutedOptions {
+  limits?: FrontLimits;
+  log?: Pick<Logger, "warn" | "error">;
+}
+
 /**
  * workerd closes a keep-alive connection after 5 s idle without saying so; a request
  * written into that moment is lost. A backend connection idle this long is not reused
@@ -23,10 +50,12 @@ const BACKEND_IDLE_MS = 3000;
 const MAX_HELD = 1 << 20;
 /** A request up to this size is kept until its answer starts, to be sent again if a reused connection drops it. */
 const RETRY_MAX = 64 * 1024;
-/** A client connection with no request under way closes after this long without a byte. */
-const CLIENT_IDLE_MS = 30_000;
-/** How long a client may take to close after the front ended the connection. */
+/** How long a client may take to close after the front ended the connection; what it sends meanwhile is read and dropped. */
 const LINGER_MS = 5_000;
+/** Most of an answer read from a reset connection's descriptor (see `salvage`); answers that come before the body are small. */
+const SALVAGE_MAX = 1 << 20;
+/** Longest path written to the log. */
+const LOGGED_PATH = 200;
 
 interface Backend {
   key: string;
@@ -40,8 +69,11 @@ interface Backend {
 interface InFlight {
   backend: Backend;
   method: string;
+  target: string;
   /** The request body still to forward; null once it all went. */
-  request: BodyCounter | null;
+  request: RequestBody | null;
+  /** The head, until it is sent: held back while the body's first bytes are checked. */
+  unsentHead: Buffer | null;
   /** Copies of what was sent, while small and unanswered; null otherwise. */
   sent: Buffer[] | null;
   sentBytes: number;
@@ -56,17 +88,6 @@ interface InFlight {
   closeAfter: boolean;
 }
 
-/** Whether a Connection header lists `token`. */
-function lists(value: string | undefined, token: string): boolean {
-  return value !== undefined && value.split(",").some((t) => t.trim().toLowerCase() === token);
-}
-
-/** After this message the connection closes: it says so, or it is HTTP/1.0 without keep-alive. */
-function closes(head: Head, version: string | undefined): boolean {
-  const connection = head.headers.get("connection");
-  return lists(connection, "close") || (version === "HTTP/1.0" && !lists(connection, "keep-alive"));
-}
-
 const BAD_GATEWAY = Buffer.from(
   (() => {
     const body = JSON.stringify({ error: "the workerd process that holds this request's thread did not answer", code: CODES.upstreamUnavailable });
@@ -74,31 +95,70 @@ const BAD_GATEWAY = Buffer.from(
   })(),
 );
 
+/** A target as the log shows it: the path, never the query, bounded. */
+function loggedPath(target: string): string {
+  const q = target.indexOf("?");
+  return (q < 0 ? target : target.slice(0, q)).slice(0, LOGGED_PATH);
+}
+
+/**
+ * What a socket whose write just failed still holds to be read. workerd answers some
+ * requests without reading their body (a 409, a 503 while draining) and then closes with
+ * the body unread, so its kernel resets the connection. A write into that reset fails at
+ * once, and Node destroys the socket (on the next tick) before its loop reads the answer
+ * that arrived first, though the kernel still holds it: so it is read here, from the
+ * descriptor, before that happens.
+ */
+function salvage(socket: Socket): Buffer[] {
+  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  const got: Buffer[] = [];
+  if (typeof fd !== "number" || fd < 0) return got;
+  for (let total = 0; total < SALVAGE_MAX; ) {
+    const buf = Buffer.allocUnsafe(64 * 1024);
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, null);
+    } catch {
+      break; // EAGAIN: nothing more is there; ECONNRESET: the reset, after what it held.
+    }
+    if (n <= 0) break;
+    got.push(buf.subarray(0, n));
+    total += n;
+  }
+  return got;
+}
+
 /**
  * One client connection: each request goes whole to the workerd process `pick` names,
  * over a keep-alive connection to that process held for this client, and its response
  * comes back before the next request is sent, so responses keep their order. Bytes are
- * forwarded as they arrive; only heads are read and bodies counted. What cannot be
- * framed (a malformed head, an upgrade) becomes a plain byte pipe to one process, which
- * answers it as it would without the front.
+ * forwarded as they arrive; only heads are read, length bodies counted and chunked ones
+ * re-framed. A request the front cannot frame unambiguously (http-framing.ts) is answered
+ * here with JSON, before any byte of it reaches workerd, and the connection closes.
  */
 export class RoutedConnection {
   private held: Buffer = Buffer.alloc(0);
   private readonly backends = new Map<string, Backend>();
   private current: InFlight | null = null;
   private detached = false;
+  /** Bytes of `held` already scanned for the end of an incomplete head. */
+  private headScanned = 0;
+  private headTimer: NodeJS.Timeout | null = null;
+  private readonly limits: FrontLimits;
+  private readonly log: Pick<Logger, "warn" | "error">;
 
   constructor(
     private readonly client: Socket,
     private readonly pick: PickUpstream,
     private readonly takeover: Takeover | null,
+    options: RoutedOptions = {},
   ) {
+    this.limits = options.limits ?? FRONT_LIMITS;
+    this.log = options.log ?? frontLog;
     client.on("data", this.onClientData);
     client.on("error", () => this.destroy());
     client.on("close", () => this.destroy());
-    client.setTimeout(CLIENT_IDLE_MS, () => {
-      if (!this.detached && !this.current) this.destroy();
-    });
+    client.setTimeout(this.limits.idleMs, this.onClientIdle);
   }
 
   private readonly onClientData = (chunk: Buffer) => {
@@ -106,43 +166,57 @@ export class RoutedConnection {
     this.pump();
   };
 
+  private readonly onClientIdle = () => {
+    if (this.detached) return;
+    const cur = this.current;
+    if (!cur) return this.held.length ? this.refuseHeadTimeout() : this.destroy();
+    // A whole request may wait for its answer as long as that takes.
+    if (!cur.request) return;
+    if (cur.answered) return this.destroy();
+    this.refuse({ status: 408, code: CODES.requestTimeout, error: `the request body stalled: no byte for ${this.limits.idleMs / 1000} s` });
+  };
+
   private pump(): void {
     while (!this.detached) {
       const cur = this.current;
       if (cur?.request) {
-        if (!this.held.length) return;
-        const n = cur.request.feed(this.held);
-        if (n < 0) return this.destroy();
-        this.send(cur, this.held.subarray(0, n));
-        this.held = this.held.subarray(n);
-        if (!cur.request.done) return;
-        cur.request = null;
+        if (!this.held.length || !this.forwardBody(cur)) return;
         continue;
       }
       if (cur) {
         if (this.held.length > MAX_HELD) this.client.pause();
         return;
       }
+      // RFC 9112 2.2: empty lines before a request line are ignored (some clients send one after a body).
+      while (this.held.length >= 2 && this.held[0] === 13 && this.held[1] === 10) this.held = this.held.subarray(2);
       if (!this.held.length) return;
-      const head = readHead(this.held);
-      if (head === null) return;
-      if (head === "bad") return this.becomePipe(this.pick("", "/"));
-      const framing = requestFraming(head);
-      const [method, target] = head.startLine as [string, string];
-      if (framing === "bad" || head.headers.has("upgrade")) return this.becomePipe(this.pick(method, target));
+      const head = readHead(this.held, this.headScanned);
+      if (head === null) {
+        this.headScanned = this.held.length;
+        this.headTimer ??= setTimeout(() => this.refuseHeadTimeout(), this.limits.headMs);
+        return;
+      }
+      this.headScanned = 0;
+      this.clearHeadTimer();
+      if ("status" in head) return this.refuse(head);
+      const request = readRequest(head);
+      if ("status" in request) return this.refuse(request, head.startLine[0], head.startLine[1]);
+      const { method, target, framing } = request;
       if (this.takeover && framing.kind === "none" && this.held.length === head.length) {
         const bytes = this.held;
         this.detach();
         this.client.setTimeout(0);
         if (this.takeover(this.client, head, bytes)) return this.detachAll();
-        this.client.setTimeout(CLIENT_IDLE_MS);
+        this.client.setTimeout(this.limits.idleMs);
         this.reattach();
       }
       const backend = this.backend(this.pick(method, target));
       const next: InFlight = {
         backend,
         method,
-        request: framing.kind === "none" ? null : new BodyCounter(framing),
+        target,
+        request: requestBody(framing),
+        unsentHead: this.held.subarray(0, head.length),
         sent: [],
         sentBytes: 0,
         reused: backend.served > 0,
@@ -150,12 +224,37 @@ export class RoutedConnection {
         answered: false,
         head: Buffer.alloc(0),
         response: null,
-        closeAfter: closes(head, head.startLine[2]),
+        closeAfter: request.closes,
       };
       this.current = next;
-      this.send(next, this.held.subarray(0, head.length));
       this.held = this.held.subarray(head.length);
+      // Body bytes that came with the head are checked before the head goes: a body refused
+      // from its first bytes never reaches workerd. Without any, the head goes at once (a
+      // client may wait for an answer to its head before it sends the body).
+      if (!next.request || !this.held.length) this.sendHead(next);
     }
+  }
+
+  /** Forwards what `held` has of the current body; false when it needs more bytes (or the connection ended). */
+  private forwardBody(cur: InFlight): boolean {
+    const out: Buffer[] = [];
+    const n = cur.request!.forward(this.held, out);
+    if (typeof n !== "number") {
+      this.refuse(n);
+      return false;
+    }
+    this.held = this.held.subarray(n);
+    if (cur.request!.done) cur.request = null;
+    this.sendHead(cur);
+    for (const bytes of out) if (this.current === cur) this.send(cur, bytes);
+    return this.current === cur && cur.request === null;
+  }
+
+  private sendHead(cur: InFlight): void {
+    const head = cur.unsentHead;
+    if (!head) return;
+    cur.unsentHead = null;
+    this.send(cur, head);
   }
 
   private send(cur: InFlight, bytes: Buffer): void {
@@ -166,10 +265,14 @@ export class RoutedConnection {
       else cur.sent.push(Buffer.from(bytes));
     }
     const socket = cur.backend.socket;
-    if (!socket.write(bytes)) {
-      this.client.pause();
-      socket.once("drain", () => this.client.resume());
+    if (socket.write(bytes)) return;
+    if (socket.errored) {
+      const backend = cur.backend;
+      for (const chunk of salvage(socket)) if (this.current === cur) this.onBackendData(backend, chunk);
+      return;
     }
+    this.client.pause();
+    socket.once("drain", () => this.client.resume());
   }
 
   private backend(up: Upstream): Backend {
@@ -206,7 +309,7 @@ export class RoutedConnection {
         cur.head = cur.head.length ? Buffer.concat([cur.head, bytes]) : bytes;
         const head = readHead(cur.head);
         if (head === null) return;
-        if (head === "bad") return this.destroy();
+        if ("status" in head) return this.destroy();
         bytes = cur.head.subarray(head.length);
         cur.head = Buffer.alloc(0);
         const status = Number(head.startLine[1]);
@@ -216,6 +319,11 @@ export class RoutedConnection {
         // connection goes to this process, which answers any route.
         if (status === 101 || (status === 200 && head.headers.get("content-type")?.startsWith("text/event-stream"))) return this.becomeTunnel(cur.backend);
         if (status >= 100 && status < 200) continue;
+        if (status >= 500) {
+          const fields = { status, method: cur.method, path: loggedPath(cur.target) };
+          if (status === 500) this.log.error("workerd answered 500", fields);
+          else this.log.warn(`workerd answered ${status}`, fields);
+        }
         const framing = responseFraming(head, cur.method);
         if (framing === "bad") return this.destroy();
         if (closes(head, head.startLine[0])) cur.closeAfter = true;
@@ -234,7 +342,9 @@ export class RoutedConnection {
   private finish(cur: InFlight, extra: Buffer): void {
     if (extra.length) return this.destroy();
     this.current = null;
-    // Answered before its body was all sent (a 413, say): the rest of the body cannot be told from a next request.
+    // Answered before its body was all sent (a 409, a 413): the rest of the body cannot be
+    // told from a next request, so the connection ends after the answer (and lingers to
+    // read and drop what the client still sends).
     if (cur.request) cur.closeAfter = true;
     cur.backend.idleSince = Date.now();
     cur.backend.served++;
@@ -251,8 +361,10 @@ export class RoutedConnection {
     this.current = null;
     // A body delimited by the close ends here; nothing at all is a 502; anything else was cut off.
     if (cur.response?.untilClose) this.end();
-    else if (!cur.answered) this.end(BAD_GATEWAY);
-    else this.destroy();
+    else if (!cur.answered) {
+      this.log.error("a workerd process closed the connection without answering", { status: 502, method: cur.method, path: loggedPath(cur.target) });
+      this.end(BAD_GATEWAY);
+    } else this.destroy();
   }
 
   /**
@@ -273,6 +385,22 @@ export class RoutedConnection {
     return true;
   }
 
+  private refuseHeadTimeout(): void {
+    this.refuse({ status: 408, code: CODES.requestTimeout, error: `the request head did not arrive whole within ${this.limits.headMs / 1000} s` });
+  }
+
+  /**
+   * Answers the request under way with `refusal` and closes. Whatever workerd has of it
+   * (a head, part of a body) is cut off with its connection, so it never acts on it; if
+   * the answer has begun, the connection is cut instead.
+   */
+  private refuse(refusal: Refusal, method?: string, target?: string): void {
+    if (this.current?.answered) return this.destroy();
+    this.current = null;
+    if (refusal.status >= 500) this.log.warn(`refused with ${refusal.status}`, { status: refusal.status, method: method?.slice(0, 32), path: target && loggedPath(target) });
+    this.end(refusalBytes(refusal));
+  }
+
   /** Ends the client's connection after what was written (plus `last`), and lets it close. */
   private end(last?: Buffer): void {
     this.detachAll();
@@ -282,41 +410,32 @@ export class RoutedConnection {
     setTimeout(() => this.client.destroy(), LINGER_MS).unref();
   }
 
-  /** From here on, the connection is bytes to and from one process. */
-  private becomePipe(up: Upstream): void {
-    for (const b of this.backends.values()) b.socket.destroy();
-    this.backends.clear();
-    const backend = connect({ host: up.host, port: up.port, noDelay: true });
-    this.tunnel(backend);
-  }
-
+  /** From here on, the connection is bytes to and from this process. */
   private becomeTunnel(backend: Backend): void {
     this.backends.delete(backend.key);
     for (const b of this.backends.values()) b.socket.destroy();
     this.backends.clear();
     backend.socket.removeAllListeners("data");
-    this.tunnel(backend.socket);
-  }
-
-  private tunnel(backend: Socket): void {
+    const upstream = backend.socket;
     this.detach();
     this.client.setTimeout(0);
     this.current = null;
     const close = () => {
       this.client.destroy();
-      backend.destroy();
+      upstream.destroy();
     };
     this.client.on("error", close).on("close", close);
-    backend.on("error", close).on("close", close);
-    if (this.held.length) backend.write(this.held);
+    upstream.on("error", close).on("close", close);
+    if (this.held.length) upstream.write(this.held);
     this.held = Buffer.alloc(0);
-    this.client.pipe(backend);
-    backend.pipe(this.client);
+    this.client.pipe(upstream);
+    upstream.pipe(this.client);
     this.client.resume();
   }
 
   private detach(): void {
     this.detached = true;
+    this.clearHeadTimer();
     this.client.off("data", this.onClientData);
     this.client.pause();
   }
@@ -327,8 +446,15 @@ export class RoutedConnection {
     this.client.resume();
   }
 
+  private clearHeadTimer(): void {
+    if (!this.headTimer) return;
+    clearTimeout(this.headTimer);
+    this.headTimer = null;
+  }
+
   private detachAll(): void {
     this.detached = true;
+    this.clearHeadTimer();
     this.client.off("data", this.onClientData);
     for (const b of this.backends.values()) b.socket.destroy();
     this.backends.clear();

@@ -63,4 +63,12 @@ export const CODES = {
   previewNotFound: "preview-not-found",
   /** From the front: the workerd process that holds the request's thread closed the connection without answering. */
   upstreamUnavailable: "upstream-unavailable",
+  /** From the front (400): a request whose framing it refuses before workerd sees it (docs/operating.md "What the front refuses"). */
+  badRequestFraming: "bad-request-framing",
+  /** From the front (431): a request head over 64 KiB. */
+  headTooLarge: "head-too-large",
+  /** From the front (501): a method no route uses. */
+  methodNotImplemented: "method-not-implemented",
+  /** From the front (408): a head not whole in time, or a request body that stalled. */
+  requestTimeout: "request-timeout",
 } as const;

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { accountPool, accountPoolState } from "../account-pool.js";
 import { CODES } from "../api/errors.js";
+import { Name } from "../api/threads.js";
 import type { AppEnv } from "../app-env.js";
 import { ENGINE_HOST_SILENT, engineList } from "../engine-list.js";
 import { refusal } from "../http.js";
@@ -22,9 +23,13 @@ accounts.get("/accounts", async (c) => {
  * token endpoint cannot be reached now.
  */
 accounts.post("/accounts/:id/access-token", async (c) => {
+  const id = c.req.param("id");
+  // Account ids are names (src/api/accounts.ts): anything else, `..` above all, would make
+  // another path of the account service once its URL is parsed.
+  if (!Name.safeParse(id).success) return refusal(404, "no such account: account ids are letters, digits, '.', '_' or '-', starting with a letter or digit", CODES.accountNotFound);
   let res: Response;
   try {
-    res = await accountPool(c.env, `/accounts/${encodeURIComponent(c.req.param("id"))}/access-token`, { method: "POST" });
+    res = await accountPool(c.env, `/accounts/${encodeURIComponent(id)}/access-token`, { method: "POST" });
   } catch {
     return refusal(503, "the account pool did not answer", CODES.credentialUnreachable, undefined, { "retry-after": "5" });
   }
