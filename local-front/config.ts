@@ -36,6 +36,10 @@ export interface FrontConfig {
   accessTokensPerMinute: number;
   /** The disk keeper: SERVICE_KEEPER_INTERVAL_MS, SERVICE_KEEPER_PAUSE_GB, SERVICE_KEEPER_RESUME_GB. */
   keeper: { intervalMs: number; pauseBelowBytes: number; resumeAboveBytes: number };
+  /** The operator's accounts file (SERVICE_ACCOUNTS_FILE, default <data dir>/accounts.json): a secret sessions must not see. */
+  accountsPath: string;
+  /** SERVICE_SANDBOX: `on` fences every session with bubblewrap, `off` runs them unfenced (local-front/sandbox/). */
+  sandbox: "on" | "off";
   /** SERVICE_ALLOWED_HOSTS and SERVICE_ALLOWED_ORIGINS, checked here so that a bad value stops the start, not every request. */
   callers: CallerPolicy;
 }
@@ -160,7 +164,8 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   for (const name of WORKER_VARS) if (env[name]) workerVars[name] = env[name]!;
   const workspaces = readOperatorFile(env.SERVICE_WORKSPACES_FILE || join(dataDir, "workspaces.json"), env.SERVICE_WORKSPACES_FILE ? "SERVICE_WORKSPACES_FILE" : null, WorkspacesFile);
   if (workspaces) workerVars.SERVICE_WORKSPACES = JSON.stringify(workspaces);
-  const accountsFile = readOperatorFile(env.SERVICE_ACCOUNTS_FILE || join(dataDir, "accounts.json"), env.SERVICE_ACCOUNTS_FILE ? "SERVICE_ACCOUNTS_FILE" : null, AccountsFile);
+  const accountsPath = resolve(env.SERVICE_ACCOUNTS_FILE || join(dataDir, "accounts.json"));
+  const accountsFile = readOperatorFile(accountsPath, env.SERVICE_ACCOUNTS_FILE ? "SERVICE_ACCOUNTS_FILE" : null, AccountsFile);
   const accounts = [...(accountsFile?.accounts ?? []), ...envAccounts(env)];
   if (new Set(accounts.map((a) => a.id)).size !== accounts.length) throw new ConfigError("accounts.json may not use the ids env-openai or env-anthropic while OPENAI_API_KEY or ANTHROPIC_API_KEY is set");
   checkRosters(workspaces, accounts);
@@ -189,6 +194,8 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     if (err instanceof CallerPolicyError) throw new ConfigError(err.message);
     throw err;
   }
+  const sandbox = env.SERVICE_SANDBOX || "on";
+  if (sandbox !== "on" && sandbox !== "off") throw new ConfigError(`SERVICE_SANDBOX must be on or off, not ${JSON.stringify(sandbox)}`);
   const sim = env.SERVICE_SIMULATOR || "auto";
   if (!["auto", "on", "off"].includes(sim)) throw new ConfigError(`SERVICE_SIMULATOR must be auto, on or off, not ${JSON.stringify(sim)}`);
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
@@ -217,6 +224,8 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     providerUpstream: upstream,
     accessTokensPerMinute: Number(rawRate),
     keeper,
+    accountsPath,
+    sandbox,
     callers,
   };
 }

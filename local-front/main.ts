@@ -15,7 +15,7 @@ import { startHostReports } from "./host-report.js";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./runtime.js";
 import { readShardLayout } from "./shard-layout.js";
-import { fencedPlaces, sandboxMode } from "./sandbox/config.js";
+import { fencedPlaces } from "./sandbox/config.js";
 import { scrubEnvironment } from "./sandbox/environment.js";
 import { Sandbox } from "./sandbox/fence.js";
 import { shardOfRequest, shardOfThread } from "../src/shards.js";
@@ -49,7 +49,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const layout = readShardLayout(config.dataDir);
   const network = await startNetwork(config);
   undo.push(() => network.close());
-  const sandbox = Sandbox.start(sandboxMode(process.env), fencedPlaces(process.env.SERVICE_ACCOUNTS_FILE, config, network.deps.proxy), lock.started);
+  const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started);
   const enginesToken = randomBytes(24).toString("hex");
   const engines = await startEngineHost(
     {

@@ -1,0 +1,88 @@
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigError, readFrontConfig } from "../../local-front/config.js";
+import { Sandbox, SandboxRefused } from "../../local-front/sandbox/fence.js";
+import { alive, identify, killIfSame } from "../../local-front/sandbox/identity.js";
+import { StartedProcesses } from "../../local-front/sandbox/started.js";
+import { removeDir } from "../support/front.js";
+
+const root = mkdtempSync(join(tmpdir(), "sandbox-fence-"));
+const data = join(root, "data");
+const scratch = join(data, "scratch", "thr_1");
+const work = join(root, "work");
+for (const d of [scratch, work]) mkdirSync(d, { recursive: true });
+writeFileSync(join(data, "accounts.json"), "secret-in-data");
+writeFileSync(join(scratch, "mine.txt"), "mine");
+writeFileSync(join(work, "work.txt"), "work");
+const outside = join(root, "elsewhere-accounts.json");
+writeFileSync(outside, "secret-elsewhere");
+afterAll(() => removeDir(root));
+
+const sandbox = Sandbox.start("on", { hidden: [data, join(data, "accounts.json"), outside], readable: [] }, new StartedProcesses(root));
+
+function run(cwd: string, own: string[], script: string): string {
+  const { file, args } = sandbox.command(["sh", "-c", script], { cwd, own });
+  const r = spawnSync(file, args, { cwd, encoding: "utf8" });
+  return r.stdout + r.stderr;
+}
+
+describe("the sandbox", () => {
+  it("runs here (bubblewrap is installed by the test setup)", () => {
+    expect(sandbox.state).toBe("bwrap");
+  });
+
+  it("hides the hidden places and shows the session's own", () => {
+    const seen = run(scratch, [scratch], `cat mine.txt; cat ${join(data, "accounts.json")}; cat ${outside}; echo new > made.txt && cat made.txt`);
+    expect(seen).toContain("mine");
+    expect(seen).toContain("new");
+    expect(seen).not.toContain("secret-in-data");
+    expect(seen).not.toContain("secret-elsewhere");
+    const fromWork = run(work, [], `cat work.txt; cat ${join(scratch, "mine.txt")}; touch /etc/sandbox-fence-probe 2>/dev/null || echo read-only`);
+    expect(fromWork).toContain("work");
+    expect(fromWork).not.toContain("mine\n");
+    expect(fromWork).toContain("read-only");
+  });
+
+  it("refuses a working directory inside a hidden place that is not the session's own", () => {
+    expect(() => sandbox.command(["true"], { cwd: data, own: [scratch] })).toThrow(SandboxRefused);
+    expect(sandbox.refusalFor({ cwd: join(data, "scratch"), own: [scratch] })).toContain("private data");
+    expect(sandbox.refusalFor({ cwd: scratch, own: [scratch] })).toBeNull();
+  });
+
+  it("refuses everything when bwrap is missing, and fences nothing when off", () => {
+    const path = process.env.PATH;
+    process.env.PATH = mkdtempSync(join(root, "no-bwrap-"));
+    let missing: Sandbox;
+    try {
+      missing = Sandbox.start("on", { hidden: [], readable: [] }, new StartedProcesses(root));
+    } finally {
+      process.env.PATH = path;
+    }
+    expect(missing.state).toBe("unavailable");
+    expect(() => missing.command(["true"], { cwd: work, own: [] })).toThrow(/bubblewrap \(bwrap\) is not installed: install Debian's bubblewrap package/);
+    const off = Sandbox.start("off", { hidden: [data], readable: [] }, new StartedProcesses(root));
+    expect(off.command(["cat", "x"], { cwd: data, own: [] })).toEqual({ file: "cat", args: ["x"] });
+  });
+
+  it("is configured by SERVICE_SANDBOX, on or off", () => {
+    const env = { SERVICE_AGENTS_DATA_DIR: join(root, "cfg") };
+    expect(readFrontConfig(env, root).sandbox).toBe("on");
+    expect(readFrontConfig({ ...env, SERVICE_SANDBOX: "off" }, root).sandbox).toBe("off");
+    expect(() => readFrontConfig({ ...env, SERVICE_SANDBOX: "maybe" }, root)).toThrow(ConfigError);
+  });
+});
+
+describe("process identity", () => {
+  it("kills a recorded process only while its start time still matches", async () => {
+    const child = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
+    const id = identify(child.pid!)!;
+    expect(killIfSame({ pid: id.pid, start: String(Number(id.start) + 1) })).toBe(false);
+    expect(alive(id.pid)).toBe(true);
+    expect(killIfSame(id)).toBe(true);
+    await new Promise((r) => child.once("exit", r));
+    expect(alive(id.pid)).toBe(false);
+  });
+});
