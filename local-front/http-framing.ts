@@ -135,7 +135,7 @@ function checkTarget(target: string): Refusal | null {
   const query = target.indexOf("?");
   const path = query < 0 ? target : target.slice(0, query);
   if (path.includes("\\")) return bad("the path may not hold a backslash");
-  if (BAD_ESCAPE.test(target)) return bad("the target holds a % that is not followed by two hex digits");
+  if (BAD_ESCAPE.test(path)) return bad("the path holds a % that is not followed by two hex digits");
   if (ENCODED_SEPARATOR.test(path)) return bad("the path may not hold an encoded / or \\ (%2F, %5C)");
   if (DOT_SEGMENT.test(path)) return bad("the path may not hold . or .. segments, written or percent-encoded");
   return null;

@@ -37,7 +37,7 @@ describe("the front's HTTP framing", () => {
   it("forwards ordinary requests", () => {
     for (const ok of [
       "GET /threads HTTP/1.1\r\nHost: 127.0.0.1:4741\r\n\r\n",
-      "GET /threads/thr_1/tail?after=..&q=%2e%2e%2F HTTP/1.1\r\nHost: localhost\r\n\r\n",
+      "GET /threads/thr_1/tail?after=..&q=%2e%2e%2F&pct=100% HTTP/1.1\r\nHost: localhost\r\n\r\n",
       "POST /spawn HTTP/1.1\r\nHost: [::1]:4741\r\nContent-Length: 2\r\n\r\n",
       "POST /spawn HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n",
       "GET /health HTTP/1.0\r\nHost: x\r\n\r\n",
