@@ -188,7 +188,10 @@ export class RoutedConnection {
         return;
       }
       // RFC 9112 2.2: empty lines before a request line are ignored (some clients send one after a body).
-      while (this.held.length >= 2 && this.held[0] === 13 && this.held[1] === 10) this.held = this.held.subarray(2);
+      while (this.held.length >= 2 && this.held[0] === 13 && this.held[1] === 10) {
+        this.held = this.held.subarray(2);
+        this.headScanned = 0;
+      }
       if (!this.held.length) return;
       const head = readHead(this.held, this.headScanned);
       if (head === null) {
