@@ -128,7 +128,7 @@ export function readRequest(head: Head): RequestHead | Refusal {
 
 /** Only a path (origin-form) without dot segments, encoded separators or broken escapes. */
 function checkTarget(target: string): Refusal | null {
-  if (target === "*") return bad("OPTIONS * is not served: send OPTIONS to a path");
+  if (target === "*") return bad("an asterisk target (*) is not served: send the request to a path");
   if (target[0] !== "/") return bad("the target must be a path starting with / (absolute-form and authority-form targets are refused)");
   if (!/^[\x21-\x7e]+$/.test(target)) return bad("the target holds a character that must be percent-encoded");
   if (target.includes("#")) return bad("the target may not hold a fragment (#)");

@@ -247,10 +247,13 @@ export class RoutedConnection {
       return false;
     }
     this.held = this.held.subarray(n);
-    if (cur.request!.done) cur.request = null;
+    const done = cur.request!.done;
     this.sendHead(cur);
     for (const bytes of out) if (this.current === cur) this.send(cur, bytes);
-    return this.current === cur && cur.request === null;
+    // An answer that came while the body was still being sent ended the request (see `finish`).
+    if (this.current !== cur) return false;
+    if (done) cur.request = null;
+    return done;
   }
 
   private sendHead(cur: InFlight): void {
