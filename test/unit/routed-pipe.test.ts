@@ -2,6 +2,7 @@ import { createServer as createHttp, type Server as HttpServer } from "node:http
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Logger } from "../../local-front/log.js";
+import { frontLimits } from "../../local-front/pipe.js";
 import { RoutedConnection, type FrontLimits, type Upstream } from "../../local-front/routed-pipe.js";
 
 /** Two real HTTP servers stand in for the two workerd processes; each names itself in its answers. */
@@ -325,6 +326,13 @@ describe("the front's routed pipe", () => {
     expect(bodies(text)[0]).toMatchObject({ bytes: body.length, last: "23456789" });
     const slow = await exchange(get("/one/slow"), (t) => bodies(t).length === 1, undefined, short);
     expect(bodies(slow)[0]).toMatchObject({ backend: "one", url: "/one/slow" });
+  });
+
+  it("reads its time limits from the environment, and refuses a bad one", () => {
+    expect(frontLimits({})).toEqual({ headMs: 10_000, idleMs: 30_000 });
+    expect(frontLimits({ SERVICE_HEAD_TIMEOUT_MS: "500", SERVICE_IDLE_TIMEOUT_MS: "700" })).toEqual({ headMs: 500, idleMs: 700 });
+    expect(() => frontLimits({ SERVICE_HEAD_TIMEOUT_MS: "0" })).toThrow(/SERVICE_HEAD_TIMEOUT_MS must be a whole number of milliseconds above 0, not "0"/);
+    expect(() => frontLimits({ SERVICE_IDLE_TIMEOUT_MS: "1e3" })).toThrow(/SERVICE_IDLE_TIMEOUT_MS must be/);
   });
 
   it("forwards an upgrade request as an ordinary one: no route upgrades", async () => {
