@@ -105,6 +105,8 @@ completions.get("/v1/models", async (c) => {
 /** The OpenAI SDK's `models.retrieve`: one routable model, a deprecated one too. */
 completions.get("/v1/models/:id", async (c) => {
   const id = c.req.param("id");
+  // Encoded, `.` and `..` stay dot segments, which URL parsing would turn into another path of the account service.
+  if (id === "." || id === "..") return oaiError(404, CODES.modelNotFound, `The model ${JSON.stringify(id)} does not exist on this host.`);
   let res: Response;
   try {
     res = await accountPool(c.env, `/models/${encodeURIComponent(id)}`);
