@@ -50,6 +50,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const network = await startNetwork(config);
   undo.push(() => network.close());
   const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started);
+  undo.push(async () => sandbox.close());
   const enginesToken = randomBytes(24).toString("hex");
   const engines = await startEngineHost(
     {
@@ -109,6 +110,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       hostReports.stop();
       await pipe.close();
       await engines.close();
+      sandbox.close();
       await accounts.close();
       await runtime.dispose();
       await network.close();

@@ -1,7 +1,10 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { LoopbackBridge, portOf } from "./loopback-bridge.js";
 import type { StartedProcesses } from "./started.js";
+
+const FORWARDER = join(import.meta.dirname, "loopback-forwarder.mjs");
 
 /** `bwrap`: every engine process and tool command runs fenced; `off`: unfenced (SERVICE_SANDBOX=off, unsafe); `unavailable`: refused. */
 export type SandboxState = "bwrap" | "off" | "unavailable";
@@ -22,16 +25,21 @@ export interface SessionPlaces {
   cwd: string;
   /** Directories of its own that may lie inside hidden places (its scratch directory, its engine's home): bound back writable. */
   own: string[];
+  /**
+   * The loopback URLs it must reach (its proxy, the simulator): it gets a network of its
+   * own in which only these answer. Null or absent: the host's network (no proxy on loopback to go through).
+   */
+  reach?: string[] | null;
 }
 
 const BASE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
 /**
- * A pid namespace (other processes' /proc, their environment included, are not there),
- * the network shared (the credential proxy and the provider simulator are on loopback), a
- * session of its own (no terminal to push input into), and the whole sandbox killed
- * with bwrap or its parent, the front.
+ * Namespaces of its own: pids (other processes' /proc, their environment included, are
+ * not there) and, unless the session keeps the host's network, the network; a session of
+ * its own (no terminal to push input into); the whole sandbox killed with bwrap or its
+ * parent, the front.
  */
-const ISOLATION = ["--unshare-all", "--share-net", "--die-with-parent", "--new-session"];
+const ISOLATION = ["--unshare-all", "--die-with-parent", "--new-session"];
 
 function real(path: string): string {
   try {
@@ -62,6 +70,7 @@ export class Sandbox {
     readonly reason: string | null,
     private readonly places: FencedPlaces,
     private readonly started: StartedProcesses,
+    private readonly bridge: LoopbackBridge | null = null,
   ) {}
 
   static start(mode: "on" | "off", places: FencedPlaces, started: StartedProcesses): Sandbox {
@@ -72,7 +81,12 @@ export class Sandbox {
       return new Sandbox("unavailable", missing ? "bubblewrap (bwrap) is not installed" : `bwrap could not run: ${trial.error.message}`, places, started);
     }
     if (trial.status !== 0) return new Sandbox("unavailable", `bwrap does not work here: ${trial.stderr.toString().trim() || `exit ${trial.status}`}`, places, started);
-    return new Sandbox("bwrap", null, places, started);
+    return new Sandbox("bwrap", null, places, started, new LoopbackBridge());
+  }
+
+  /** Closes the sessions' loopback sockets (at stop). */
+  close(): void {
+    this.bridge?.close();
   }
 
   /** For the start line. */
@@ -101,14 +115,23 @@ export class Sandbox {
     for (const h of hidden) args.push(...(statSync(h).isDirectory() ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
     for (const p of writable) if (inHidden(p)) args.push("--bind", p, p);
     for (const f of this.places.readable.filter(existsSync).map(real)) if (inHidden(f)) args.push("--ro-bind", f, f);
-    return [...args, ...ISOLATION, "--chdir", cwd];
+    if (session.reach) args.push("--ro-bind", this.bridge!.dir, this.bridge!.dir);
+    return [...args, ...ISOLATION, ...(session.reach ? [] : ["--share-net"]), "--chdir", cwd];
+  }
+
+  /** The forwarder that opens the session's loopback ports inside its network, before `argv`. */
+  private forwarded(argv: string[], reach: string[]): string[] {
+    const ports = [...new Set(reach.map(portOf))];
+    for (const port of ports) this.bridge!.open(port);
+    return [process.execPath, FORWARDER, this.bridge!.dir, ...ports.map(String), "--", ...argv];
   }
 
   /** `argv` as the program and arguments to spawn: inside bwrap, as is with the sandbox off, or a refusal. */
   command(argv: string[], session: SessionPlaces): { file: string; args: string[] } {
     if (this.state === "off") return { file: argv[0]!, args: argv.slice(1) };
     if (this.state === "unavailable") throw new SandboxRefused(this.refusal());
-    return { file: "bwrap", args: [...this.fenceArgs(session), "--", ...argv] };
+    const inside = session.reach ? this.forwarded(argv, session.reach) : argv;
+    return { file: "bwrap", args: [...this.fenceArgs(session), "--", ...inside] };
   }
 
   /** Why a process of `session` may not run (no sandbox, or a working directory among the secrets), or null. */

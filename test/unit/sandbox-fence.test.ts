@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,7 +21,10 @@ writeFileSync(join(scratch, "mine.txt"), "mine");
 writeFileSync(join(work, "work.txt"), "work");
 const outside = join(root, "elsewhere-accounts.json");
 writeFileSync(outside, "secret-elsewhere");
-afterAll(() => removeDir(root));
+afterAll(() => {
+  sandbox.close();
+  removeDir(root);
+});
 
 const sandbox = Sandbox.start("on", { hidden: [data, join(data, "accounts.json"), outside], readable: [] }, new StartedProcesses(root));
 
@@ -72,6 +77,35 @@ describe("the sandbox", () => {
     expect(readFrontConfig(env, root).sandbox).toBe("on");
     expect(readFrontConfig({ ...env, SERVICE_SANDBOX: "off" }, root).sandbox).toBe("off");
     expect(() => readFrontConfig({ ...env, SERVICE_SANDBOX: "maybe" }, root)).toThrow(ConfigError);
+  });
+});
+
+async function serve(body: string): Promise<{ server: Server; url: string }> {
+  const server = createServer((_req, res) => res.end(body));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+describe("the sandbox's network", () => {
+  it("reaches the loopback addresses a session is given, and nothing else on the host's loopback", async () => {
+    const given = await serve("the-proxy");
+    const other = await serve("the-runtime-api");
+    try {
+      const { file, args } = sandbox.command(["sh", "-c", `curl -s -m 5 ${given.url}; echo; curl -s -m 5 ${other.url} || echo unreachable`], { cwd: work, own: [], reach: [given.url] });
+      // Asynchronous: the bridge's sockets are served by this process.
+      const out = await new Promise<string>((done) => {
+        const child = spawn(file, args, { cwd: work });
+        let text = "";
+        child.stdout.on("data", (d: Buffer) => (text += d));
+        child.on("close", () => done(text));
+      });
+      expect(out).toContain("the-proxy");
+      expect(out).toContain("unreachable");
+      expect(out).not.toContain("the-runtime-api");
+    } finally {
+      given.server.close();
+      other.server.close();
+    }
   });
 });
 

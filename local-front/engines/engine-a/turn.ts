@@ -5,6 +5,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
+import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { classifyProviderError } from "../pi/failure.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
@@ -71,7 +72,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     const configDir = engineHome(deps.stateDir, "engine_a", req.threadId);
     // A thread whose session lived in the shared config dir of earlier builds starts afresh, from the transcript.
     const homeIsNew = !existsSync(configDir);
-    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])] };
+    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])], reach: loopbackReach(access.env, access.baseUrl) };
     const refused = deps.sandbox.refusalFor(places);
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_a is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(cwd, { recursive: true });

@@ -5,6 +5,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
+import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
@@ -57,7 +58,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const homeIsNew = !existsSync(home);
     const scratch = join(deps.scratchDir, req.threadId);
     const cwd = req.cwd ?? scratch;
-    const places = { cwd, own: [home, ...(req.cwd ? [] : [scratch])] };
+    const places = { cwd, own: [home, ...(req.cwd ? [] : [scratch])], reach: loopbackReach(access.env, access.baseUrl) };
     const refused = deps.sandbox.refusalFor(places);
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_b is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(home, { recursive: true });

@@ -5,6 +5,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
+import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { piModel } from "../providers.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
@@ -53,7 +54,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     const cwd = req.cwd ?? scratch;
     await mkdir(cwd, { recursive: true });
     const tools = piTools({
-      places: { cwd, own: req.cwd ? [] : [scratch] },
+      places: { cwd, own: req.cwd ? [] : [scratch], reach: loopbackReach(access.env) },
       sandbox: deps.sandbox,
       env: access.env,
       ask: (question, signal) => {
