@@ -60,8 +60,9 @@ const INSTALL =
 /**
  * The fence around everything a session runs: bubblewrap with a read-only view of the
  * machine, a private /tmp, the hidden places under empty tmpfs (or /dev/null for files),
- * the session's own directories bound back writable, in pids of its own. Decided once at
- * start; with bwrap missing or broken, nothing a session asks to run runs at all.
+ * the session's own directories bound back writable, in pids (and, behind a proxy on
+ * loopback, a network) of its own. Decided once at start; with bwrap missing or broken,
+ * nothing a session asks to run runs at all.
  */
 export class Sandbox {
   private constructor(
@@ -130,8 +131,8 @@ export class Sandbox {
   command(argv: string[], session: SessionPlaces): { file: string; args: string[] } {
     if (this.state === "off") return { file: argv[0]!, args: argv.slice(1) };
     if (this.state === "unavailable") throw new SandboxRefused(this.refusal());
-    const inside = session.reach ? this.forwarded(argv, session.reach) : argv;
-    return { file: "bwrap", args: [...this.fenceArgs(session), "--", ...inside] };
+    const fence = this.fenceArgs(session);
+    return { file: "bwrap", args: [...fence, "--", ...(session.reach ? this.forwarded(argv, session.reach) : argv)] };
   }
 
   /** Why a process of `session` may not run (no sandbox, or a working directory among the secrets), or null. */
