@@ -74,7 +74,8 @@ export class Sandbox {
     private readonly bridge: LoopbackBridge | null = null,
   ) {}
 
-  static start(mode: "on" | "off", places: FencedPlaces, started: StartedProcesses): Sandbox {
+  /** `dataDir` keeps the sessions' loopback sockets (loopback-bridge.ts). */
+  static start(mode: "on" | "off", places: FencedPlaces, started: StartedProcesses, dataDir: string): Sandbox {
     if (mode === "off") return new Sandbox("off", null, places, started);
     const trial = spawnSync("bwrap", [...BASE, ...ISOLATION, "true"], { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
     if (trial.error) {
@@ -82,7 +83,7 @@ export class Sandbox {
       return new Sandbox("unavailable", missing ? "bubblewrap (bwrap) is not installed" : `bwrap could not run: ${trial.error.message}`, places, started);
     }
     if (trial.status !== 0) return new Sandbox("unavailable", `bwrap does not work here: ${trial.stderr.toString().trim() || `exit ${trial.status}`}`, places, started);
-    return new Sandbox("bwrap", null, places, started, new LoopbackBridge());
+    return new Sandbox("bwrap", null, places, started, new LoopbackBridge(dataDir));
   }
 
   /** Closes the sessions' loopback sockets (at stop). */

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,9 +39,14 @@ export class LoopbackBridge {
   readonly dir: string;
   private readonly servers = new Map<number, Server>();
 
-  constructor() {
-    // In the system's temporary directory: a socket's path must stay under about 100 bytes.
-    this.dir = mkdtempSync(join(tmpdir(), "agent-runtime-net-"));
+  /** `<data dir>/net`, emptied at each start; in the system's temporary directory when that path is too long for a socket's (about 100 bytes). */
+  constructor(dataDir: string) {
+    const own = join(dataDir, "net");
+    if (join(own, "65535.sock").length <= 100) {
+      rmSync(own, { recursive: true, force: true });
+      mkdirSync(own, { mode: 0o700 });
+      this.dir = own;
+    } else this.dir = mkdtempSync(join(tmpdir(), "agent-runtime-net-"));
     chmodSync(this.dir, 0o700);
   }
 

@@ -23,7 +23,7 @@ beforeAll(async () => {
       stateDir: scratch,
       engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" },
       proxyFailureSince: () => null,
-      sandbox: Sandbox.start("on", { hidden: [scratch], readable: [] }, new StartedProcesses(scratch)),
+      sandbox: Sandbox.start("on", { hidden: [scratch], readable: [] }, new StartedProcesses(scratch), scratch),
     },
     "the-token",
   );

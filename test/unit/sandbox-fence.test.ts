@@ -26,7 +26,7 @@ afterAll(() => {
   removeDir(root);
 });
 
-const sandbox = Sandbox.start("on", { hidden: [data, join(data, "accounts.json"), outside], readable: [] }, new StartedProcesses(root));
+const sandbox = Sandbox.start("on", { hidden: [data, join(data, "accounts.json"), outside], readable: [] }, new StartedProcesses(root), root);
 
 function run(cwd: string, own: string[], script: string): string {
   const { file, args } = sandbox.command(["sh", "-c", script], { cwd, own });
@@ -62,13 +62,13 @@ describe("the sandbox", () => {
     process.env.PATH = mkdtempSync(join(root, "no-bwrap-"));
     let missing: Sandbox;
     try {
-      missing = Sandbox.start("on", { hidden: [], readable: [] }, new StartedProcesses(root));
+      missing = Sandbox.start("on", { hidden: [], readable: [] }, new StartedProcesses(root), root);
     } finally {
       process.env.PATH = path;
     }
     expect(missing.state).toBe("unavailable");
     expect(() => missing.command(["true"], { cwd: work, own: [] })).toThrow(/bubblewrap \(bwrap\) is not installed: install Debian's bubblewrap package/);
-    const off = Sandbox.start("off", { hidden: [data], readable: [] }, new StartedProcesses(root));
+    const off = Sandbox.start("off", { hidden: [data], readable: [] }, new StartedProcesses(root), root);
     expect(off.command(["cat", "x"], { cwd: data, own: [] })).toEqual({ file: "cat", args: ["x"] });
   });
 
