@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import type { z, ZodType } from "zod";
 import type { AppEnv } from "./app-env.js";
 import { refusal } from "./http.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.js";
 
 function explain(target: string, error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): Response {
   const issues = error.issues.map((i) => (i.path.length ? `${i.path.map(String).join(".")}: ${i.message}` : i.message));
@@ -31,6 +32,7 @@ export function jsonBody<T extends ZodType>(schema: T) {
         return refusal(400, `body is not valid JSON: ${(err as Error).message}`);
       }
     }
+    if (nestsDeeperThan(data, MAX_JSON_DEPTH)) return refusal(400, `body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
     const result = schema.safeParse(data);
     if (!result.success) return explain("body", result.error);
     c.req.addValidatedData("json", result.data as object);

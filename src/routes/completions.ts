@@ -20,6 +20,7 @@ import {
 import { Name } from "../api/threads.js";
 import type { AppEnv } from "../app-env.js";
 import { completionsThreadId, recordCompletion } from "../completions-thread.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../json-depth.js";
 import type { RuntimeConfig } from "../config.js";
 import { ndjson } from "../ndjson.js";
 
@@ -70,6 +71,7 @@ async function request(c: Context<AppEnv>): Promise<ChatCompletionRequest | Resp
   } catch (err) {
     return oaiError(400, CODES.invalidRequest, `The body is not valid JSON: ${(err as Error).message}`);
   }
+  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) return oaiError(400, CODES.invalidRequest, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
   const parsed = ChatCompletionRequest.safeParse(raw);
   if (!parsed.success)
     return oaiError(400, CODES.invalidRequest, parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));

@@ -194,6 +194,21 @@ describe("every refusal, in the completions error shape", () => {
     expect(traffic).toMatchObject({ status: 400, code: "invalid_traffic_kind" });
   });
 
+  it("400 invalid_request for a body nested deeper than 128 levels, which the account pool could not even serialize", async () => {
+    // Found by the fuzz test: 5,000 levels in a field the endpoint passes through answered 500 internal_error.
+    const deep = (levels: number) => '{"a":'.repeat(levels) + "1" + "}".repeat(levels);
+    const ask = (extra: string) =>
+      fetch(`${front.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-service-workspace": "team" },
+        body: `{"model":"sim-1","messages":[{"role":"user","content":"x"}],"metadata":${extra}}`,
+      });
+    const refused = await ask(deep(5000));
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toMatchObject({ code: "invalid_request", message: expect.stringContaining("128 levels") });
+    expect((await ask(deep(100))).status).toBe(200);
+  });
+
   it("404 model_not_found", async () => {
     expect(await refusal(client("team").chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "x" }] }))).toMatchObject({
       status: 404,

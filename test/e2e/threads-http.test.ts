@@ -137,6 +137,10 @@ describe("bad input", () => {
       const body = await res.json();
       expect(typeof body.error, name).toBe("string");
     }
+    // No schema nests this deep; a route whose schema passed unknown fields on would hand the depth to code that recurses.
+    const deep = await post("/spawn", `{"title":"deep","x":${"[".repeat(129)}${"]".repeat(129)}}`);
+    expect(deep.status).toBe(400);
+    expect((await deep.json()).error).toBe("body nests arrays and objects more than 128 levels deep");
     const tooBig = await post(`/threads/${threadId}/messages`, { text: "o".repeat(300_000) });
     expect(await tooBig.json()).toMatchObject({ code: "body-too-large" });
     const page = await front.client.tail(threadId, { after: 0 });
