@@ -1,3 +1,4 @@
+import "./launched-env.js";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, readFrontConfig, type FrontConfig } from "./config.js";
@@ -94,7 +95,6 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const shown = config.host.includes(":") ? `[${config.host}]` : config.host;
   if (sandbox.state === "unavailable") log.warn(sandbox.refusal());
   console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${sandbox.describe()}`);
-  await sweepLostTurns(home, internalToken);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -144,6 +144,8 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
     process.exit(1);
   }, 1000);
   watch.unref();
+  // After the signal handlers: a slow sweep (many lost turns) must not hold off a stop.
+  await sweepLostTurns(home, internalToken);
 }
 
 /** A call to one of the worker's internal routes (src/routes/internal.ts). */
