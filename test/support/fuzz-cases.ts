@@ -265,8 +265,13 @@ function param(name: string, route: string, t: FuzzTargets, rng: Rng, budget: { 
   }
 }
 
+/** Thread-list cursors (base64url of `c:<n>` or `r:<n>:<time>`), well-formed or nearly. */
+const LIST_CURSORS = ["c:1", "c:999999999999999", "c:0", "r:1:2026-01-01T00:00:00.000Z", "r:1:9999-99-99T99:99:99.999Z", "r:999999999999999:0000-00-00T00:00:00.000Z", "x:1"].map((c) =>
+  Buffer.from(c).toString("base64url"),
+);
+
 const QUERY_KEYS: Record<string, (t: FuzzTargets, rng: Rng) => string> = {
-  after: (t, rng) => String(rng.int(0, t.maxSeq + 2)),
+  after: (t, rng) => (rng.chance(0.7) ? String(rng.int(0, t.maxSeq + 2)) : rng.pick(LIST_CURSORS)),
   before: (t, rng) => (rng.chance(0.5) ? "latest" : String(rng.int(0, t.maxSeq + 2))),
   limit: (_, rng) => String(rng.int(0, 2000)),
   wait: (_, rng) => String(rng.int(0, 50)),
