@@ -178,12 +178,21 @@ const REASONS: Record<Refusal["status"], string> = {
   501: "Not Implemented",
 };
 
-/** The whole answer to a refused request: JSON, and the connection closes after it. */
-export function refusalBytes(r: Refusal): Buffer {
+/**
+ * The whole answer to a refused request: JSON, and the connection closes after it. The
+ * answer to a HEAD carries the body's length and not the body (RFC 9110 9.3.2): a client
+ * reads no body after it, and the bytes would be taken for another answer.
+ */
+export function refusalBytes(r: Refusal, method: string | undefined): Buffer {
   const body = JSON.stringify({ error: r.error, code: r.code });
   const allow = r.status === 501 ? `allow: ${METHODS.join(", ")}\r\n` : "";
+  return jsonAnswer(`${r.status} ${REASONS[r.status]}`, body, allow, method);
+}
+
+/** A JSON answer of the front's own, closing the connection; its body left out for a HEAD. */
+export function jsonAnswer(statusLine: string, body: string, extraHeaders: string, method: string | undefined): Buffer {
   return Buffer.from(
-    `HTTP/1.1 ${r.status} ${REASONS[r.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${allow}connection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${statusLine}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extraHeaders}connection: close\r\n\r\n${method === "HEAD" ? "" : body}`,
     "latin1",
   );
 }

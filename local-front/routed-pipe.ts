@@ -1,7 +1,7 @@
 import { readSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { CODES } from "../src/api/errors.js";
-import { BodyCounter, closes, readHead, readRequest, refusalBytes, requestBody, responseFraming, type Head, type Refusal, type RequestBody } from "./http-framing.js";
+import { BodyCounter, closes, jsonAnswer, readHead, readRequest, refusalBytes, requestBody, responseFraming, type Head, type Refusal, type RequestBody } from "./http-framing.js";
 import { log as frontLog, type Logger } from "./log.js";
 
 export interface Upstream {
@@ -88,12 +88,7 @@ interface InFlight {
   closeAfter: boolean;
 }
 
-const BAD_GATEWAY = Buffer.from(
-  (() => {
-    const body = JSON.stringify({ error: "the workerd process that holds this request's thread did not answer", code: CODES.upstreamUnavailable });
-    return `HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
-  })(),
-);
+const BAD_GATEWAY = JSON.stringify({ error: "the workerd process that holds this request's thread did not answer", code: CODES.upstreamUnavailable });
 
 /** A target as the log shows it: the path, never the query, bounded. */
 function loggedPath(target: string): string {
@@ -369,7 +364,7 @@ export class RoutedConnection {
     if (cur.response?.untilClose) this.end();
     else if (!cur.answered) {
       this.log.error("a workerd process closed the connection without answering", { status: 502, method: cur.method, path: loggedPath(cur.target) });
-      this.end(BAD_GATEWAY);
+      this.end(jsonAnswer("502 Bad Gateway", BAD_GATEWAY, "", cur.method));
     } else this.destroy();
   }
 
@@ -402,9 +397,11 @@ export class RoutedConnection {
    */
   private refuse(refusal: Refusal, method?: string, target?: string): void {
     if (this.current?.answered) return this.destroy();
+    // A head refused before it parsed still names its method in its first word.
+    const answering = method ?? this.current?.method ?? this.held.toString("latin1", 0, 8).split(" ")[0];
     this.current = null;
     if (refusal.status >= 500) this.log.warn(`refused with ${refusal.status}`, { status: refusal.status, method: method?.slice(0, 32), path: target && loggedPath(target) });
-    this.end(refusalBytes(refusal));
+    this.end(refusalBytes(refusal, answering));
   }
 
   /** Ends the client's connection after what was written (plus `last`), and lets it close. */

@@ -130,6 +130,14 @@ describe("the front's framing, end to end", () => {
     expect(front().output()).toMatch(/warn refused with 501 status=501 method=FOO path=\/health/);
   });
 
+  it("answers a refused HEAD with no body, so a client reading the next answer stays in step", async () => {
+    const raw = await exchange(req("HEAD", "/threads/%2F/turn"));
+    const [top, rest] = raw.split("\r\n\r\n") as [string, string];
+    expect(top).toMatch(/^HTTP\/1.1 400 /);
+    expect(top).toMatch(/content-length: [1-9]\d*/);
+    expect(rest).toBe("");
+  });
+
   it("refuses an account id that is not a name in the worker too", async () => {
     const a = await only(req("POST", "/accounts/a%20b/access-token"));
     expect([a.status, a.json.code]).toEqual([404, "account-not-found"]);

@@ -132,7 +132,7 @@ describe("the front's HTTP framing", () => {
   });
 
   it("writes a refusal as a whole JSON answer that closes the connection", () => {
-    const text = refusalBytes({ status: 501, code: "method-not-implemented", error: "FOO is not a method" }).toString("latin1");
+    const text = refusalBytes({ status: 501, code: "method-not-implemented", error: "FOO is not a method" }, "FOO").toString("latin1");
     const [top, body] = text.split("\r\n\r\n") as [string, string];
     expect(top).toMatch(/^HTTP\/1.1 501 Not Implemented\r\n/);
     expect(top).toContain("content-type: application/json");
@@ -140,6 +140,13 @@ describe("the front's HTTP framing", () => {
     expect(top).toContain("allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
     expect(top).toContain(`content-length: ${Buffer.byteLength(body)}`);
     expect(JSON.parse(body)).toEqual({ error: "FOO is not a method", code: "method-not-implemented" });
+  });
+
+  it("leaves the body out of a refusal of a HEAD, keeping its length", () => {
+    const text = refusalBytes({ status: 400, code: "bad-request-framing", error: "a dotted path" }, "HEAD").toString("latin1");
+    const [top, body] = text.split("\r\n\r\n") as [string, string];
+    expect(body).toBe("");
+    expect(top).toContain(`content-length: ${Buffer.byteLength(JSON.stringify({ error: "a dotted path", code: "bad-request-framing" }))}`);
   });
 
   it("knows which responses have no body", () => {
