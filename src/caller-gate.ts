@@ -23,11 +23,16 @@ function allowedRequestHeaders(requested: string | null): string {
   return [...new Set([...CORS_HEADERS, ...names])].join(", ");
 }
 
-/** A response the gate may add headers to: an object's own answer arrives with immutable ones. */
+/** `res` with `headers` added: in place when its headers can change, else remade (an object's own answer arrives with immutable ones). */
 function withHeaders(res: Response, headers: Record<string, string>): Response {
-  const out = new Response(res.body, res);
-  for (const [name, value] of Object.entries(headers)) out.headers.set(name, value);
-  return out;
+  try {
+    for (const [name, value] of Object.entries(headers)) res.headers.set(name, value);
+    return res;
+  } catch {
+    const out = new Response(res.body, res);
+    for (const [name, value] of Object.entries(headers)) out.headers.set(name, value);
+    return out;
+  }
 }
 
 /**
@@ -56,5 +61,7 @@ export const callerGate = createMiddleware<AppEnv>(async (c, next) => {
     });
   }
   await next();
-  if (origin) c.res = withHeaders(c.res, { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS, vary: "Origin" });
+  if (!origin) return;
+  const res = withHeaders(c.res, { "access-control-allow-origin": origin, "access-control-expose-headers": EXPOSED_HEADERS, vary: "Origin" });
+  if (res !== c.res) c.res = res;
 });
