@@ -109,6 +109,49 @@ async function callers(front: Front): Promise<void> {
   if (r.errors > 0) row("failed appends from the page during the run above", r.errors, "", "", "0");
 }
 
+/**
+ * What the session sandbox costs a tool call: a pi turn whose one step runs `true` in
+ * the shell, on a front that fences it (bubblewrap, a network of its own) beside a front
+ * with SERVICE_SANDBOX=off, measured in alternating blocks.
+ */
+async function sandboxCost(): Promise<void> {
+  const fenced = await startFront();
+  const open = await startFront({ env: { SERVICE_SANDBOX: "off" } });
+  try {
+    const text = `@sim ${JSON.stringify({ tool: { name: "shell", input: { command: "true" } } })}\ngo`;
+    const turnOn = async (front: Front) => {
+      const { threadId } = await front.client.spawn({ permissions: "allow" });
+      return async () => {
+        const r = await front.client.send(threadId, { text });
+        if (r.outcome !== "completed") throw new Error(`tool turn failed: ${JSON.stringify(r.failure)}`);
+      };
+    };
+    const a = await turnOn(fenced);
+    const b = await turnOn(open);
+    await sequential(5, a);
+    await sequential(5, b);
+    const as: { p50: number; p99: number }[] = [];
+    const bs: { p50: number; p99: number }[] = [];
+    for (let i = 0; i < 4; i++) {
+      as.push(await sequential(25, a));
+      bs.push(await sequential(25, b));
+    }
+    const median = (xs: { p50: number }[]) => percentile(xs.map((x) => x.p50), 50);
+    row(
+      "a turn with one tool call (pi, shell `true`) in the session sandbox (sequential)",
+      `p50 ${fmt(median(as), 1)} ms, p99 ${fmt(Math.max(...as.map((x) => x.p99)), 1)} ms`,
+      `the same turn with SERVICE_SANDBOX=off: p50 ${fmt(median(bs), 1)} ms`,
+      fmt(median(as) / median(bs), 2),
+      "",
+    );
+  } finally {
+    for (const f of [fenced, open]) {
+      await f.stop();
+      removeDir(f.dataDir);
+    }
+  }
+}
+
 async function followScenario(front: Front, followers: number, rate: number, path: string): Promise<void> {
   const { threadId } = await front.client.spawn();
   const child = fork(join(import.meta.dirname, "followers.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
@@ -267,8 +310,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,callers,follow,tail,turns,spawn,startup runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,spawn,startup").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,sandbox,spawn,startup runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,sandbox,spawn,startup").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -318,6 +361,10 @@ async function main(): Promise<void> {
       await direct.stop();
       removeDir(direct.dataDir);
     }
+  }
+  if (ONLY.has("sandbox")) {
+    log("sandbox");
+    await sandboxCost();
   }
   if (ONLY.has("startup")) {
     log("startup");
