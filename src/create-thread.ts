@@ -10,15 +10,22 @@ import { spawnGate } from "./spawn-gate.js";
 import { resolveSpawn } from "./spawn-rules.js";
 import { rosterRefusal, withWorkspace } from "./workspace-rules.js";
 
-/** SPEC: an engine_b thread (or chain entry) without the pinned CLI is refused before any thread exists. */
+/**
+ * SPEC: an engine_b thread (or chain entry) without the pinned CLI is refused before any
+ * thread exists. So is an engine_a one when its CLI cannot run (no sandbox to fence it):
+ * both run as processes of their own, which the engine host reports on. `pi` runs in
+ * the front and is always there.
+ */
 async function engineUnavailable(env: Env, spec: ThreadSpec): Promise<Response | null> {
-  const engines = [spec.engine, ...(spec.fallback ?? []).map((f) => f.engine)];
-  if (!engines.includes("engine_b")) return null;
-  const entry = (await engineList(env))?.find((e) => e.engine === "engine_b");
-  if (entry?.available) return null;
-  return refusal(503, `engine_b is not available: ${entry?.reason ?? ENGINE_HOST_SILENT}`, CODES.engineUnavailable, {
-    engine: entry ?? null,
-  });
+  const engines = new Set([spec.engine, ...(spec.fallback ?? []).map((f) => f.engine)].filter((e) => e !== "pi"));
+  if (engines.size === 0) return null;
+  const list = await engineList(env);
+  for (const engine of engines) {
+    const entry = list?.find((e) => e.engine === engine);
+    if (entry?.available) continue;
+    return refusal(503, `${engine} is not available: ${entry?.reason ?? ENGINE_HOST_SILENT}`, CODES.engineUnavailable, { engine: entry ?? null });
+  }
+  return null;
 }
 
 /**

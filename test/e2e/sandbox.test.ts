@@ -221,15 +221,13 @@ describe("without a working bubblewrap, nothing a session asks runs", () => {
     expect(result.output).not.toContain(MARKERS.account);
   });
 
-  it("engine_a's turns fail as engine-unavailable", async () => {
-    const { threadId } = (await call(front.url, "POST", "/spawn", { ...ENGINES[1], permissions: "allow" })).body;
-    const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: "hello" });
-    expect(r.body.failure).toMatchObject({ class: "engine-unavailable", error: expect.stringContaining("bubblewrap") });
-  });
-
-  it("engine_b's spawns are refused as engine-unavailable, as for a missing CLI", async () => {
-    const r = await call(front.url, "POST", "/spawn", { ...ENGINES[2], permissions: "allow" });
-    expect(r.status).toBe(503);
-    expect(r.body).toMatchObject({ code: "engine-unavailable", error: expect.stringContaining("bubblewrap") });
+  it("engine_a's and engine_b's spawns are refused as engine-unavailable, as for a missing CLI, before any thread exists", async () => {
+    const before = (await call(front.url, "GET", "/threads?limit=200")).body.threads.length;
+    for (const engine of [ENGINES[1], ENGINES[2]]) {
+      const r = await call(front.url, "POST", "/spawn", { ...engine, permissions: "allow" });
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({ code: "engine-unavailable", error: expect.stringContaining("bubblewrap") });
+    }
+    expect((await call(front.url, "GET", "/threads?limit=200")).body.threads.length).toBe(before);
   });
 });
