@@ -1,10 +1,16 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { LoopbackBridge, portOf } from "./loopback-bridge.js";
 import type { StartedProcesses } from "./started.js";
 
 const FORWARDER = join(import.meta.dirname, "loopback-forwarder.mjs");
+/**
+ * What a session runs from the runtime itself: the checkout (the engines' CLIs in its
+ * node_modules, the forwarder) and Node. A checkout or a Node under /tmp (as in a CI's
+ * fresh clone) would vanish under the session's private /tmp, so each is bound back, read-only.
+ */
+const PROGRAMS = [join(import.meta.dirname, "..", ".."), dirname(process.execPath)];
 
 /** `bwrap`: every engine process and tool command runs fenced; `off`: unfenced (SERVICE_SANDBOX=off, unsafe); `unavailable`: refused. */
 export type SandboxState = "bwrap" | "off" | "unavailable";
@@ -113,6 +119,7 @@ export class Sandbox {
       throw new SandboxRefused(`the working directory ${session.cwd} is inside the runtime's private data; sessions may not work there`);
     const writable = [cwd, ...own].filter(existsSync);
     const args = [...BASE];
+    for (const p of PROGRAMS.map(real)) if (within(p, "/tmp")) args.push("--ro-bind", p, p);
     for (const p of writable) if (!inHidden(p)) args.push("--bind", p, p);
     for (const h of hidden) args.push(...(statSync(h).isDirectory() ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
     for (const p of writable) if (inHidden(p)) args.push("--bind", p, p);
