@@ -92,8 +92,13 @@ describe("a turn through the real front, the simulator and pi", () => {
 
   it("interrupts a running turn with class interrupted, and refuses an interrupt when none runs", async () => {
     const id = await spawn();
+    const stream = await openFollow(base, `/threads/${id}/stream`);
     await call(base, "POST", `/threads/${id}/messages`, { text: sim({ chunks: 10, delayMs: 500 }, "long") });
-    await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.running);
+    // Interrupted once the reply has begun: the partial reply then stands in the transcript
+    // after "long", and the next turn answers "after" alone (before it, the two user texts
+    // would be one turn's input).
+    await until(() => stream.frames.some((f) => f.startsWith("event: delta")));
+    stream.close();
     const stopped = await call(base, "POST", `/threads/${id}/interrupt`);
     expect(stopped.status).toBe(200);
     expect(stopped.body).toMatchObject({ outcome: "failed", failure: { class: "interrupted" } });
