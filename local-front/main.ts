@@ -93,8 +93,6 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const address = pipe.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shown = config.host.includes(":") ? `[${config.host}]` : config.host;
-  if (sandbox.state === "unavailable") log.warn(sandbox.refusal());
-  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${sandbox.describe()}`);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -124,9 +122,13 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   };
   // Wrangler's module (read for the worker's configuration) and Miniflare's exit hook each
   // exit the process on a signal, before the front could stop what it started and say so.
+  // Ours goes on first and theirs come off after: a signal is caught for the listeners in
+  // place at that instant, and one caught while none of ours was there would be lost.
+  // Both happen before the start line, so that a caller who saw it can stop the front.
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.removeAllListeners(signal);
-    process.on(signal, () => void stop(signal));
+    const ours = () => void stop(signal);
+    process.on(signal, ours);
+    for (const theirs of process.listeners(signal)) if (theirs !== ours) process.removeListener(signal, theirs as () => void);
   }
 
   // Miniflare neither restarts a workerd that dies nor says so. Half a host would answer
@@ -144,6 +146,8 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
     process.exit(1);
   }, 1000);
   watch.unref();
+  if (sandbox.state === "unavailable") log.warn(sandbox.refusal());
+  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${sandbox.describe()}`);
   // After the signal handlers: a slow sweep (many lost turns) must not hold off a stop.
   await sweepLostTurns(home, internalToken);
 }

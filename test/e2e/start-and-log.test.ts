@@ -55,6 +55,18 @@ describe("starting", () => {
     }
   });
 
+  it("stops cleanly on a SIGTERM sent the moment its start line appears, every time", async () => {
+    // The signal handlers are in place before the line: a signal caught while the
+    // front swapped Miniflare's for its own was once lost, and the front hung.
+    for (let i = 0; i < 5; i++) {
+      const front = await startFront();
+      const code = await front.stop();
+      removeDir(front.dataDir);
+      expect(code, front.output()).toBe(0);
+      expect(front.output()).toContain("stopped cleanly");
+    }
+  });
+
   it("with a SERVICE_LOG it does not know: one sentence, exit 2", async () => {
     const message = await failedStart({ SERVICE_LOG: "loud" }, dataDir());
     expect(message).toMatch(/^front exited 2:/);
