@@ -1,9 +1,10 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim } from "../support/http.js";
+import { descendants } from "../support/processes.js";
 
 /**
  * Sessions cannot read the host's secrets (docs/credentials.md, "What a session can
@@ -151,24 +152,6 @@ describe("sessions cannot read the host's secrets", () => {
   });
 });
 
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: number[] = [];
-  const walk = (pid: number) => {
-    for (const [child, p] of parent) if (p === pid) (found.push(child), walk(child));
-  };
-  walk(root);
-  return found;
-}
 
 describe("where the fence is the only thing in the way", () => {
   it("with SERVICE_SANDBOX=off (unsafe, documented so) the same command reads accounts.json", async () => {

@@ -1,33 +1,15 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PROJECT_DIR, removeDir } from "../support/front.js";
 import { call } from "../support/http.js";
+import { descendants } from "../support/processes.js";
 
 const MARKER = "sk-launcher-marker-0123456789";
 const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-launcher-"));
 afterAll(() => removeDir(dataDir));
-
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (pid: number) => {
-    for (const [child, p] of parent) if (p === pid) (out.push(child), walk(child));
-  };
-  walk(root);
-  return out;
-}
 
 describe("npm start's launcher", () => {
   it("hands the front its environment on a pipe: the front reads the key, and no process under it holds it, the TypeScript loader's included", async () => {
