@@ -1,8 +1,9 @@
-import { EngineReport, type TurnFailure } from "../../src/api/engine.js";
+import { EngineReport, type TurnFailure, type TurnStop } from "../../src/api/engine.js";
 
 export interface TurnEnd {
   outcome: "completed" | "failed";
   failure?: TurnFailure;
+  stop?: TurnStop;
   /**
    * The engine host went away mid-turn: its stream broke or stopped without an `end`.
    * The engine host is part of the host, so this is the host going down (a crash inside
@@ -57,7 +58,7 @@ export class TurnRunner {
           }
           if (report.type === "end")
             return report.outcome === "completed"
-              ? { outcome: "completed" }
+              ? { outcome: "completed", ...(report.stop ? { stop: report.stop } : {}) }
               : { outcome: "failed", failure: report.failure ?? { class: "unknown", error: "the engine failed the turn without a reason" } };
           if (report.type === "delta") sink.delta(report.frame);
           else if (report.type !== "ping") {

@@ -379,7 +379,8 @@ export class Turns {
             await this.thread.commits.write(() => {
               this.thread.append(prepared.value);
               const cost = this.state!.cost;
-              cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
+              if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
+              else cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
               cost.inputTokens += report.inputTokens;
               cost.outputTokens += report.outputTokens;
               this.thread.saveState();
@@ -410,7 +411,7 @@ export class Turns {
     const failure = end.outcome === "failed" ? (end.failure ?? { class: "unknown" as const, error: "the turn failed" }) : null;
     const closing = failure
       ? await log.prepare("turn-failed", { turnId: live.id, class: failure.class, error: failure.error })
-      : await log.prepare("turn-ended", { turnId: live.id });
+      : await log.prepare("turn-ended", { turnId: live.id, ...(end.stop ? { stop: end.stop } : {}) });
     const system = end.lost ? await log.prepare("system", { level: "error", text: `${LOST_TURN_TEXT}: ${failure!.error}`, turnId: live.id }) : null;
     const cancelled = await this.waits.prepareCancellations(live.id);
     const next = failure ? nextOnChain(this.state!, failure.class) : null;

@@ -28,6 +28,10 @@ export const FAILURE_CLASSES = [
 ] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
+/** Why a completed turn ended other than by the model finishing its answer. */
+export const TURN_STOPS = ["length"] as const;
+export type TurnStop = (typeof TURN_STOPS)[number];
+
 /** Any JSON value: tool inputs are whatever the model wrote. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
@@ -89,10 +93,15 @@ export const EngineReport = z.discriminatedUnion("type", [
     model: z.string(),
     inputTokens: z.number().int().nonnegative(),
     outputTokens: z.number().int().nonnegative(),
-    usd: z.number().nonnegative(),
+    /** null when the model has no price in the engine's catalog: unknown, never counted as free. */
+    usd: z.number().nonnegative().nullable(),
   }),
-  /** The turn's last report; `failure` is present exactly when the outcome is `failed`. */
-  z.object({ type: z.literal("end"), outcome: z.enum(["completed", "failed"]), failure: failure.optional() }),
+  /**
+   * The turn's last report; `failure` is present exactly when the outcome is `failed`.
+   * `stop: "length"` says a completed turn ended because the model's output limit cut its
+   * last message (a `length` / `max_tokens` / `max_output_tokens` stop).
+   */
+  z.object({ type: z.literal("end"), outcome: z.enum(["completed", "failed"]), failure: failure.optional(), stop: z.enum(TURN_STOPS).optional() }),
   /** Keeps an idle report stream visibly alive. */
   z.object({ type: z.literal("ping") }),
 ]);

@@ -3,7 +3,7 @@
  * docs/events.md describes each kind and the ones later issues add.
  */
 import type { CompletionEventBody } from "./completions.js";
-import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry } from "./engine.js";
+import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry, TurnStop } from "./engine.js";
 import type { ShownSpec } from "./threads.js";
 
 
@@ -105,11 +105,14 @@ export interface UsageBody {
   model: string;
   inputTokens: number;
   outputTokens: number;
-  usd: number;
+  /** null: the model has no price in the engine's catalog, so the call's cost is unknown. */
+  usd: number | null;
 }
 
 export interface TurnEndedBody {
   turnId: string;
+  /** Present when the model's output limit cut the turn's last message. */
+  stop?: TurnStop;
 }
 
 export interface TurnFailedBody {

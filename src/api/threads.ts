@@ -102,9 +102,12 @@ export const THREAD_STAGES = ["idle", "running", "waiting", "degraded", "finishe
 export type ThreadStage = (typeof THREAD_STAGES)[number];
 
 export interface Cost {
+  /** The priced calls only; `unpricedCalls` says how many calls had no price. */
   usd: number;
   inputTokens: number;
   outputTokens: number;
+  /** Model calls whose usage came without a price (`usage.usd: null`): their spend is not in `usd`. */
+  unpricedCalls?: number;
 }
 
 /** What `GET /threads` lists: one row per thread, kept by the catalog. */
