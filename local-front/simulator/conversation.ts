@@ -18,6 +18,10 @@ export interface Conversation {
   entries: Entry[];
   /** Names of the tools the request offers the model (empty when it offers none). */
   tools: string[];
+  /** Responses only: extra output the client asked for (`reasoning.encrypted_content`). */
+  include: string[];
+  /** Anthropic only: the request enables extended thinking, so thinking blocks may be sent. */
+  thinking: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -65,7 +69,43 @@ function toolNames(body: Json): string[] {
 }
 
 function baseConversation(body: Json, entries: Entry[]): Conversation {
-  return { model: body.model as string, stream: body.stream === true, includeUsage: false, entries, tools: toolNames(body) };
+  return {
+    model: body.model as string,
+    stream: body.stream === true,
+    includeUsage: false,
+    entries,
+    tools: toolNames(body),
+    include: Array.isArray(body.include) ? body.include.filter((i): i is string => typeof i === "string") : [],
+    thinking: isObject(body.thinking) && body.thinking.type !== "disabled",
+  };
+}
+
+function unanswered(ids: string[]): BadRequest {
+  return new BadRequest(
+    `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${ids.join(", ")}`,
+  );
+}
+
+/**
+ * Chat completions refuses a history whose tool calls and tool messages do not pair up:
+ * each call answered by a tool message before the conversation goes on, no tool message
+ * without a call.
+ */
+function checkToolPairs(messages: Json[]): void {
+  let pending: string[] = [];
+  for (const msg of messages) {
+    if (msg.role === "tool") {
+      const id = String(msg.tool_call_id);
+      if (!pending.includes(id)) throw new BadRequest(`Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`);
+      pending = pending.filter((p) => p !== id);
+      continue;
+    }
+    if (pending.length > 0)
+      throw unanswered(pending);
+    if (msg.role === "assistant" && Array.isArray(msg.tool_calls)) pending = msg.tool_calls.filter(isObject).map((c) => String(c.id));
+  }
+  if (pending.length > 0)
+    throw unanswered(pending);
 }
 
 export function fromOpenAIChat(raw: unknown): Conversation {
@@ -90,6 +130,7 @@ export function fromOpenAIChat(raw: unknown): Conversation {
         throw new BadRequest(`Invalid value for 'messages[${i}].role': expected one of system, developer, user, assistant, tool.`);
     }
   });
+  checkToolPairs((body.messages as unknown[]).filter(isObject));
   const options = body.stream_options;
   return { ...baseConversation(body, entries), includeUsage: isObject(options) && options.include_usage === true };
 }

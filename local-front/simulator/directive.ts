@@ -4,7 +4,15 @@ export interface Directive {
   reply?: string;
   chunks?: number;
   delayMs?: number;
-  tool?: { name: string; input: Record<string, unknown> };
+  tool?: ToolStep;
+  /** Parallel calls: one message carrying all of them. */
+  tools?: ToolStep[];
+  /** Text written in the same message as the tool calls, before them. */
+  say?: string;
+  /** A reasoning (thinking) item opening every message of the turn. */
+  reasoning?: string;
+  /** `length`: the final answer stops at the output limit. */
+  stop?: "length";
   ask?: string;
   fail?: FailKind;
   /** `fail` applies only to requests for these models (a fallback model then answers). */
@@ -17,6 +25,11 @@ export interface Directive {
   usage?: { input?: number; output?: number };
 }
 
+export interface ToolStep {
+  name: string;
+  input: Record<string, unknown>;
+}
+
 export interface DirectedText {
   /** The last `@sim` line; earlier ones are still validated but otherwise ignored. */
   directive: Directive;
@@ -24,7 +37,7 @@ export interface DirectedText {
   text: string;
 }
 
-const FIELDS = new Set(["reply", "chunks", "delayMs", "tool", "ask", "fail", "failFor", "failOrgs", "stall", "retryAfter", "usage"]);
+const FIELDS = new Set(["reply", "chunks", "delayMs", "tool", "tools", "say", "reasoning", "stop", "ask", "fail", "failFor", "failOrgs", "stall", "retryAfter", "usage"]);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -36,6 +49,13 @@ function isCount(v: unknown, min: number): v is number {
 
 function invalid(what: string): never {
   throw new BadRequest(`@sim directive: ${what}`);
+}
+
+function toolStep(raw: unknown, where: string): ToolStep {
+  if (!isObject(raw)) invalid(`"${where}" must be an object {name, input}`);
+  if (typeof raw.name !== "string" || raw.name === "") invalid(`"${where}.name" must be a non-empty string`);
+  if (raw.input !== undefined && !isObject(raw.input)) invalid(`"${where}.input" must be a JSON object`);
+  return { name: raw.name, input: raw.input ?? {} };
 }
 
 function validate(raw: Record<string, unknown>): Directive {
@@ -54,12 +74,20 @@ function validate(raw: Record<string, unknown>): Directive {
     if (typeof raw.delayMs !== "number" || !Number.isFinite(raw.delayMs) || raw.delayMs < 0) invalid(`"delayMs" must be a number >= 0`);
     d.delayMs = raw.delayMs;
   }
-  if (raw.tool !== undefined) {
-    const tool = raw.tool;
-    if (!isObject(tool)) invalid(`"tool" must be an object {name, input}`);
-    if (typeof tool.name !== "string" || tool.name === "") invalid(`"tool.name" must be a non-empty string`);
-    if (tool.input !== undefined && !isObject(tool.input)) invalid(`"tool.input" must be a JSON object`);
-    d.tool = { name: tool.name, input: tool.input ?? {} };
+  if (raw.tool !== undefined) d.tool = toolStep(raw.tool, "tool");
+  if (raw.tools !== undefined) {
+    if (!Array.isArray(raw.tools) || raw.tools.length === 0) invalid(`"tools" must be a non-empty array of {name, input}`);
+    if (d.tool) invalid(`"tool" and "tools" cannot be combined: use "tools" for calls made together`);
+    d.tools = raw.tools.map((t, i) => toolStep(t, `tools[${i}]`));
+  }
+  for (const field of ["say", "reasoning"] as const) {
+    if (raw[field] === undefined) continue;
+    if (typeof raw[field] !== "string") invalid(`"${field}" must be a string`);
+    d[field] = raw[field];
+  }
+  if (raw.stop !== undefined) {
+    if (raw.stop !== "length") invalid(`"stop" must be "length"`);
+    d.stop = raw.stop;
   }
   if (raw.ask !== undefined) {
     if (typeof raw.ask !== "string") invalid(`"ask" must be a string`);

@@ -1,12 +1,33 @@
-/** Failures a `@sim` directive can script; `disconnect` is handled by the stream writer, not here. */
-export const FAIL_KINDS = ["quota", "auth", "model-not-found", "unsupported-model", "rate-limit", "server", "disconnect"] as const;
+/** Failures a `@sim` directive can script. */
+export const FAIL_KINDS = [
+  "quota",
+  "auth",
+  "model-not-found",
+  "unsupported-model",
+  "rate-limit",
+  "server",
+  "overloaded",
+  "disconnect",
+  "stream-error",
+  "stream-failed",
+  "stream-end",
+] as const;
 export type FailKind = (typeof FAIL_KINDS)[number];
+
+/** Failures that come after the answer began (the stream writer's business), not as an error answer. */
+export const MIDSTREAM_FAILS = ["disconnect", "stream-error", "stream-failed", "stream-end"] as const;
+export type MidstreamFail = (typeof MIDSTREAM_FAILS)[number];
+export type AnswerFail = Exclude<FailKind, MidstreamFail>;
+
+export function isMidstream(kind: FailKind): kind is MidstreamFail {
+  return (MIDSTREAM_FAILS as readonly string[]).includes(kind);
+}
 
 export type SimError =
   | { kind: "bad-request"; message: string }
   | { kind: "too-large"; limit: number }
   | { kind: "missing-key" }
-  | { kind: "fail"; fail: Exclude<FailKind, "disconnect">; model: string; retryAfter: number };
+  | { kind: "fail"; fail: AnswerFail; model: string; retryAfter: number };
 
 export interface ErrorResponse {
   status: number;
@@ -64,6 +85,8 @@ export function openaiError(e: SimError): ErrorResponse {
           );
         case "server":
           return openai(500, "The server had an error while processing your request. Sorry about that!", "server_error", "server_error");
+        case "overloaded":
+          return openai(503, "The server is overloaded or not ready yet.", "server_error", null);
       }
   }
 }
@@ -99,6 +122,8 @@ export function anthropicError(e: SimError): ErrorResponse {
           );
         case "server":
           return anthropic(500, "api_error", "Internal server error");
+        case "overloaded":
+          return anthropic(529, "overloaded_error", "Overloaded");
       }
   }
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Conversation } from "./conversation.js";
 import type { ErrorResponse, SimError } from "./errors.js";
+import type { Issued } from "./issued.js";
 import type { Reply } from "./reply.js";
 import type { Frame } from "./sse.js";
 
@@ -10,10 +11,13 @@ export type ProtocolName = "openai-chat" | "openai-responses" | "anthropic-messa
 export interface Protocol {
   name: ProtocolName;
   hasApiKey(headers: IncomingHttpHeaders): boolean;
-  parse(body: unknown): Conversation;
+  /** The request as a conversation; throws BadRequest for what the provider would refuse. */
+  parse(body: unknown, headers: IncomingHttpHeaders, issued: Issued): Conversation;
   error(e: SimError): ErrorResponse;
-  frames(reply: Reply, conv: Conversation): Frame[];
-  json(reply: Reply, conv: Conversation): unknown;
+  frames(reply: Reply, conv: Conversation, issued: Issued): Frame[];
+  /** What the provider sends when it fails after the stream began, following `sent` (the frames so far). */
+  failure(kind: "stream-error" | "stream-failed", conv: Conversation, sent: Frame[]): Frame[];
+  json(reply: Reply, conv: Conversation, issued: Issued): unknown;
 }
 
 export function hasBearer(headers: IncomingHttpHeaders): boolean {

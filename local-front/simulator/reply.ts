@@ -1,24 +1,42 @@
 import type { Conversation, Entry } from "./conversation.js";
-import { parseDirectives, type Directive } from "./directive.js";
-import type { SimError } from "./errors.js";
+import { parseDirectives, type Directive, type ToolStep } from "./directive.js";
+import { BadRequest, isMidstream, type MidstreamFail, type SimError } from "./errors.js";
 
 export interface Usage {
   input: number;
   output: number;
 }
 
-interface ReplyBase {
-  /** The streamed deltas: of the text, or of the tool call's JSON arguments. */
+/** A piece of the message and the deltas it streams in. */
+export interface Part {
+  text: string;
   pieces: string[];
-  usage: Usage;
-  delayMs: number;
-  /** Die after the first delta, like a provider that drops mid-reply. */
-  disconnect: boolean;
 }
 
-export type Reply =
-  | (ReplyBase & { kind: "text"; text: string })
-  | (ReplyBase & { kind: "tool"; name: string; input: Record<string, unknown>; arguments: string });
+export interface Call {
+  name: string;
+  input: Record<string, unknown>;
+  /** The input as JSON; its pieces are the arguments' deltas. */
+  arguments: Part;
+}
+
+/** Why the message ended: its answer is whole, it waits on tool results, or the output limit cut it. */
+export type Stop = "end" | "tool" | "length";
+
+/**
+ * One assistant message, in the order real models write it: reasoning first, then text,
+ * then tool calls (several when they are made together).
+ */
+export interface Reply {
+  reasoning: Part | null;
+  text: Part | null;
+  calls: Call[];
+  stop: Stop;
+  usage: Usage;
+  delayMs: number;
+  /** After the first delta the answer fails this way, like a provider that breaks mid-reply. */
+  cut: MidstreamFail | null;
+}
 
 export type Outcome = { reply: Reply } | { error: SimError };
 
@@ -35,8 +53,8 @@ const CLIENT_CONTEXT = /<(system-reminder|environment_context|turn_aborted)>[\s\
  * not offer the named tool but offers an engine's shell tool, the call goes to that one,
  * with the input in its shape, so one script drives every engine.
  */
-function engineTool(name: string, input: Record<string, unknown>, offered: string[]): { name: string; input: Record<string, unknown> } {
-  if (offered.length === 0 || offered.includes(name) || name !== "shell") return { name, input };
+function engineTool({ name, input }: ToolStep, offered: string[]): ToolStep {
+  if (offered.includes(name) || name !== "shell") return { name, input };
   const command = typeof input.command === "string" ? input.command : Array.isArray(input.command) ? input.command.join(" ") : "";
   if (offered.includes("Bash")) return { name: "Bash", input: { command, description: "run the scripted command" } };
   // login: false, or bash -l prints the login profile's noise into every output.
@@ -84,8 +102,23 @@ function currentTurn(entries: Entry[]): { userText: string; newest: string; resu
   return { userText: texts.join("\n"), newest: texts.at(-1) ?? "", results: entries.slice(last + 1).filter((e) => e.role === "tool") };
 }
 
-function steps(d: Directive): { name: string; input: Record<string, unknown> }[] {
-  return [...(d.tool ? [d.tool] : []), ...(d.ask !== undefined ? [{ name: "ask_user", input: { question: d.ask } }] : [])];
+/** The tool steps of the turn, in order; each step is one message, its calls made together. */
+function steps(d: Directive): ToolStep[][] {
+  const plan: ToolStep[][] = [];
+  if (d.tool) plan.push([d.tool]);
+  if (d.tools) plan.push(d.tools);
+  if (d.ask !== undefined) plan.push([{ name: "ask_user", input: { question: d.ask } }]);
+  return plan;
+}
+
+/** The step the results so far call for: a step is done once each of its calls has a result. */
+function dueStep(plan: ToolStep[][], results: number): ToolStep[] | undefined {
+  let answered = 0;
+  for (const step of plan) {
+    answered += step.length;
+    if (results < answered) return step;
+  }
+  return undefined;
 }
 
 function answerText(d: Directive, echo: string, results: Entry[]): string {
@@ -93,8 +126,16 @@ function answerText(d: Directive, echo: string, results: Entry[]): string {
   if (d.reply !== undefined) return d.reply;
   const result = results.at(-1)?.text ?? "";
   if (d.ask !== undefined) return `you answered: ${result}`;
-  if (d.tool) return `tool ${d.tool.name} returned: ${result.slice(0, RESULT_ECHO_LIMIT)}`;
+  const named = d.tool ?? d.tools?.at(-1);
+  if (named) return `tool ${named.name} returned: ${result.slice(0, RESULT_ECHO_LIMIT)}`;
   return `echo: ${echo.trim()}`;
+}
+
+/** A model cannot call a tool the request does not offer; a script that asks for one is wrong. */
+function offeredOrRefused(call: ToolStep, offered: string[]): ToolStep {
+  if (offered.includes(call.name)) return call;
+  const list = offered.length === 0 ? "the request offers no tools" : `offered: ${offered.join(", ")}`;
+  throw new BadRequest(`@sim directive: tool "${call.name}" is not offered by this request (${list})`);
 }
 
 /**
@@ -108,21 +149,30 @@ export function decide(conv: Conversation, org: string | null = null): Outcome {
   const d = spared ? { ...directive, fail: undefined } : directive;
   const { text } = parseDirectives(userText);
   const firstStep = results.length === 0;
-  if (firstStep && d.fail !== undefined && d.fail !== "disconnect")
+  if (firstStep && d.fail !== undefined && !isMidstream(d.fail))
     return { error: { kind: "fail", fail: d.fail, model: conv.model, retryAfter: d.retryAfter ?? 1 } };
 
   const inputChars = conv.entries.reduce((sum, e) => sum + e.text.length, 0);
-  const base = { delayMs: d.delayMs ?? 0, disconnect: firstStep && d.fail === "disconnect" };
   const chunks = d.chunks ?? DEFAULT_CHUNKS;
-  const usage = (produced: string): Usage => ({ input: d.usage?.input ?? tokens(inputChars), output: d.usage?.output ?? tokens(produced.length) });
+  const part = (t: string): Part => ({ text: t, pieces: splitPieces(t, chunks) });
+  const step = dueStep(steps(d), results.length);
+  const calls = (step ?? []).map((s) => offeredOrRefused(engineTool(s, conv.tools), conv.tools));
+  const answer = step ? (d.say ?? null) : answerText(d, text, results);
+  const produced = (answer ?? "") + (d.reasoning ?? "") + calls.map((c) => JSON.stringify(c.input)).join("");
+  return {
+    reply: {
+      reasoning: d.reasoning !== undefined ? part(d.reasoning) : null,
+      text: answer !== null ? part(answer) : null,
+      calls: calls.map((c) => ({ name: c.name, input: c.input, arguments: part(JSON.stringify(c.input)) })),
+      stop: step ? "tool" : d.stop === "length" ? "length" : "end",
+      usage: { input: d.usage?.input ?? tokens(inputChars), output: d.usage?.output ?? tokens(produced.length) },
+      delayMs: d.delayMs ?? 0,
+      cut: firstStep && d.fail !== undefined && isMidstream(d.fail) ? d.fail : null,
+    },
+  };
+}
 
-  const plan = steps(d);
-  const scripted = plan[results.length];
-  const step = scripted ? engineTool(scripted.name, scripted.input, conv.tools) : undefined;
-  if (step) {
-    const args = JSON.stringify(step.input);
-    return { reply: { ...base, kind: "tool", name: step.name, input: step.input, arguments: args, pieces: splitPieces(args, chunks), usage: usage(args) } };
-  }
-  const answer = answerText(d, text, results);
-  return { reply: { ...base, kind: "text", text: answer, pieces: splitPieces(answer, chunks), usage: usage(answer) } };
+/** Every delta of the message, in the order it streams them. */
+export function deltaCount(reply: Reply): number {
+  return (reply.reasoning?.pieces.length ?? 0) + (reply.text?.pieces.length ?? 0) + reply.calls.reduce((n, c) => n + c.arguments.pieces.length, 0);
 }

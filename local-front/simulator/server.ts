@@ -10,9 +10,10 @@ import { BadRequest, type ErrorResponse, type SimError } from "./errors.js";
 import { openaiChat } from "./openai-chat.js";
 import { openaiResponses } from "./openai-responses.js";
 import type { Protocol } from "./protocol.js";
-import { decide, type Outcome, type Reply } from "./reply.js";
+import { Issued } from "./issued.js";
+import { decide, deltaCount, type Outcome, type Reply } from "./reply.js";
 import { RequestLog } from "./request-log.js";
-import { writeSse } from "./sse.js";
+import { writeSse, type Frame, type Pacing } from "./sse.js";
 
 export interface SimulatorOptions {
   host?: string;
@@ -75,9 +76,13 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-/** A non-streamed answer takes as long as its stream would have, so timeouts can be exercised either way. */
-async function answerJson(res: ServerResponse, reply: Reply, body: unknown): Promise<void> {
-  const wait = reply.delayMs * (reply.pieces.length - 1);
+/**
+ * A non-streamed answer takes as long as its stream would have, so timeouts can be
+ * exercised either way. A failure after the answer began is, without a stream, a body cut
+ * in half (dropped, or ended cleanly), or the provider's server error.
+ */
+async function answerJson(res: ServerResponse, reply: Reply, body: unknown, serverError: ErrorResponse): Promise<void> {
+  const wait = reply.delayMs * (deltaCount(reply) - 1);
   if (wait > 0) {
     const gone = new AbortController();
     res.on("close", () => gone.abort());
@@ -87,10 +92,20 @@ async function answerJson(res: ServerResponse, reply: Reply, body: unknown): Pro
       return;
     }
   }
-  if (!reply.disconnect) return sendJson(res, 200, body);
-  const text = JSON.stringify(body);
+  if (reply.cut === null) return sendJson(res, 200, body);
+  if (reply.cut === "stream-error" || reply.cut === "stream-failed") return sendError(res, serverError);
+  const half = JSON.stringify(body).slice(0, Math.ceil(JSON.stringify(body).length / 2));
   res.writeHead(200, { "content-type": "application/json" });
-  res.write(text.slice(0, Math.ceil(text.length / 2)), () => res.destroy());
+  if (reply.cut === "stream-end") res.end(half);
+  else res.write(half, () => res.destroy());
+}
+
+/** How the stream of `frames` ends early, if the reply was scripted to fail after it began. */
+function streamCut(protocol: Protocol, reply: Reply, conv: Conversation, frames: Frame[]): Pacing["cut"] {
+  if (reply.cut === null) return null;
+  if (reply.cut === "disconnect") return "destroy";
+  if (reply.cut === "stream-end") return [];
+  return protocol.failure(reply.cut, conv, frames.slice(0, frames.findIndex((f) => f.delta) + 1));
 }
 
 /** Paths where providers refresh OAuth logins. */
@@ -101,9 +116,10 @@ const ORG_HEADER: Record<string, string> = { "openai-chat": "openai-organization
 interface Context {
   log: RequestLog;
   credentials: SimCredentials | null;
+  issued: Issued;
 }
 
-async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res: ServerResponse, { log, credentials }: Context): Promise<void> {
+async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res: ServerResponse, { log, credentials, issued }: Context): Promise<void> {
   const body = await readBody(req);
   const parsed = "text" in body ? parseJson(body.text) : { ok: false as const };
   log.add(protocol.name, req.url ?? "", req.headers, parsed.ok ? parsed.value : "text" in body ? body.text : null);
@@ -119,7 +135,7 @@ async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res:
   let conv: Conversation;
   let outcome: Outcome;
   try {
-    conv = protocol.parse(parsed.value);
+    conv = protocol.parse(parsed.value, req.headers, issued);
     outcome = decide(conv, org);
   } catch (err) {
     if (err instanceof BadRequest) return reject({ kind: "bad-request", message: err.message });
@@ -127,8 +143,11 @@ async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res:
   }
   if ("error" in outcome) return reject(outcome.error);
   const { reply } = outcome;
-  if (conv.stream) return writeSse(res, protocol.frames(reply, conv), reply);
-  return answerJson(res, reply, protocol.json(reply, conv));
+  if (conv.stream) {
+    const frames = protocol.frames(reply, conv, issued);
+    return writeSse(res, frames, { delayMs: reply.delayMs, cut: streamCut(protocol, reply, conv, frames) });
+  }
+  return answerJson(res, reply, protocol.json(reply, conv, issued), protocol.error({ kind: "fail", fail: "server", model: conv.model, retryAfter: 0 }));
 }
 
 async function handleTokenRequest(req: IncomingMessage, res: ServerResponse, credentials: SimCredentials): Promise<void> {
@@ -168,7 +187,7 @@ function urlHost(host: string): string {
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? "127.0.0.1";
-  const ctx: Context = { log: new RequestLog(LOG_CAPACITY), credentials: opts.credentials ? new SimCredentials(opts.credentials) : null };
+  const ctx: Context = { log: new RequestLog(LOG_CAPACITY), credentials: opts.credentials ? new SimCredentials(opts.credentials) : null, issued: new Issued() };
   const listener: RequestListener = (req, res) => {
     Promise.resolve()
       .then(() => handle(req, res, ctx))

@@ -12,7 +12,11 @@ export interface Frame {
 
 export interface Pacing {
   delayMs: number;
-  disconnect: boolean;
+  /**
+   * After the first delta: `destroy` the socket (a dropped connection), or write these
+   * frames (a provider's error frame, or none for a body that just ends) and end cleanly.
+   */
+  cut: "destroy" | Frame[] | null;
 }
 
 function encode(frame: Frame): string {
@@ -36,9 +40,14 @@ export async function writeSse(res: ServerResponse, frames: Frame[], pacing: Pac
       }
     }
     if (gone.signal.aborted) return;
-    if (frame.delta && pacing.disconnect) {
+    const cut = frame.delta ? pacing.cut : null;
+    if (cut === "destroy") {
       // Let the delta reach the client before the connection dies, so it sees a reply cut short.
       res.write(encode(frame), () => res.destroy());
+      return;
+    }
+    if (cut) {
+      res.end(encode(frame) + cut.map(encode).join(""));
       return;
     }
     res.write(encode(frame));

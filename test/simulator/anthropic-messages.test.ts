@@ -2,7 +2,9 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { MessageParam, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
-import { parseSse, post, requestBody } from "./support.js";
+import { offered, parseSse, post, requestBody } from "./support.js";
+
+const TOOLS = offered("anthropic-messages", ["Bash", "ask_user"]) as Anthropic.Tool[];
 
 let sim: Simulator;
 let client: Anthropic;
@@ -15,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 
 async function streamRaw(messages: MessageParam[]) {
-  const stream = await client.messages.create({ model: "claude-sim", max_tokens: 100, messages, stream: true });
+  const stream = await client.messages.create({ model: "claude-sim", max_tokens: 100, messages, tools: TOOLS, stream: true });
   const events: RawMessageStreamEvent[] = [];
   for await (const event of stream) events.push(event);
   return events;
@@ -40,7 +42,7 @@ describe("Anthropic Messages through the official SDK", () => {
     expect(message.id).toMatch(/^msg_/);
 
     // The SDK swallows `ping`, so the wire order is checked on the raw frames.
-    const res = await post(sim.url, "/v1/messages", requestBody("anthropic-messages", "hi", { stream: true }), { "x-api-key": "k" });
+    const res = await post(sim.url, "/v1/messages", requestBody("anthropic-messages", "hi", { stream: true }), { "x-api-key": "k", "anthropic-version": "2023-06-01" });
     const frames = parseSse(res.text);
     expect(frames.map((f) => f.event)).toEqual([
       "message_start",
@@ -60,7 +62,7 @@ describe("Anthropic Messages through the official SDK", () => {
 
   it("calls the tool with input_json_delta, then answers from the tool_result", async () => {
     const user: MessageParam = { role: "user", content: [{ type: "text", text: 'do it\n@sim {"tool":{"name":"Bash","input":{"command":"echo hi"}}}' }] };
-    const first = await client.messages.stream({ model: "claude-sim", max_tokens: 100, messages: [user] }).finalMessage();
+    const first = await client.messages.stream({ model: "claude-sim", max_tokens: 100, messages: [user], tools: TOOLS }).finalMessage();
     expect(first.stop_reason).toBe("tool_use");
     const use = first.content[0]!;
     if (use.type !== "tool_use") throw new Error("expected tool_use");
@@ -75,6 +77,7 @@ describe("Anthropic Messages through the official SDK", () => {
       .stream({
         model: "claude-sim",
         max_tokens: 100,
+        tools: TOOLS,
         messages: [
           user,
           { role: "assistant", content: [use] },
@@ -89,12 +92,13 @@ describe("Anthropic Messages through the official SDK", () => {
 
   it("asks, then answers with the user's answer", async () => {
     const user: MessageParam = { role: "user", content: '@sim {"ask":"Which file?"}' };
-    const first = await client.messages.create({ model: "claude-sim", max_tokens: 100, messages: [user] });
+    const first = await client.messages.create({ model: "claude-sim", max_tokens: 100, messages: [user], tools: TOOLS });
     const use = first.content[0]!;
     expect(use).toMatchObject({ type: "tool_use", name: "ask_user", input: { question: "Which file?" } });
     const second = await client.messages.create({
       model: "claude-sim",
       max_tokens: 100,
+      tools: TOOLS,
       messages: [user, { role: "assistant", content: [use] }, { role: "user", content: [{ type: "tool_result", tool_use_id: (use as { id: string }).id, content: "b.txt" }] }],
     });
     expect(second.content).toEqual([{ type: "text", text: "you answered: b.txt" }]);
@@ -106,7 +110,7 @@ describe("Anthropic Messages through the official SDK", () => {
   });
 
   it("ignores the ?beta=true query and accepts a bearer token", async () => {
-    const res = await post(sim.url, "/v1/messages?beta=true", requestBody("anthropic-messages", "x", { stream: true }), { authorization: "Bearer tok" });
+    const res = await post(sim.url, "/v1/messages?beta=true", requestBody("anthropic-messages", "x", { stream: true }), { authorization: "Bearer tok", "anthropic-version": "2023-06-01" });
     expect(res.status).toBe(200);
     expect(parseSse(res.text).at(-1)!.event).toBe("message_stop");
   });

@@ -19,12 +19,17 @@ describe("one script for every engine", () => {
     expect(m.content).toEqual([expect.objectContaining({ type: "tool_use", name: "Bash", input: { command: "ls -la", description: "run the scripted command" } })]);
   });
 
-  it("keeps the scripted name when the request offers it, or offers no tools", async () => {
+  it("keeps the scripted name when the request offers it, and refuses a tool the request does not offer", async () => {
     const shell = { ...bash, name: "shell" };
     const offered = await client.messages.create({ model: "claude-sim", max_tokens: 100, tools: [bash, shell], messages: [{ role: "user", content: script }] });
     expect(offered.content[0]).toMatchObject({ type: "tool_use", name: "shell", input: { command: "ls -la" } });
-    const none = await client.messages.create({ model: "claude-sim", max_tokens: 100, messages: [{ role: "user", content: script }] });
-    expect(none.content[0]).toMatchObject({ type: "tool_use", name: "shell" });
+    const none = await client.messages.create({ model: "claude-sim", max_tokens: 100, messages: [{ role: "user", content: script }] }).catch((e: unknown) => e);
+    expect(none).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((none as Error).message).toContain('@sim directive: tool \\"shell\\" is not offered by this request (the request offers no tools)');
+    const other = await client.messages
+      .create({ model: "claude-sim", max_tokens: 100, tools: [{ ...bash, name: "Read" }], messages: [{ role: "user", content: '@sim {"tool":{"name":"Write","input":{}}}' }] })
+      .catch((e: unknown) => e);
+    expect((other as Error).message).toContain('tool \\"Write\\" is not offered by this request (offered: Read)');
   });
 
   it("leaves a client's <system-reminder> context out of the echo and the directives", async () => {

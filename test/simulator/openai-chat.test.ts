@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
-import { parseSse, post, requestBody } from "./support.js";
+import { offered, parseSse, post, requestBody } from "./support.js";
 
 let sim: Simulator;
 let client: OpenAI;
@@ -13,8 +13,10 @@ beforeAll(async () => {
 });
 afterAll(() => sim.close());
 
+const TOOLS = offered("openai-chat", ["read_file", "ls", "ask_user"]) as OpenAI.ChatCompletionTool[];
+
 async function streamChat(messages: ChatCompletionMessageParam[]) {
-  const stream = await client.chat.completions.create({ model: "sim-1", messages, stream: true, stream_options: { include_usage: true } });
+  const stream = await client.chat.completions.create({ model: "sim-1", messages, tools: TOOLS, stream: true, stream_options: { include_usage: true } });
   const chunks: ChatCompletionChunk[] = [];
   const at: number[] = [];
   for await (const chunk of stream) {
@@ -133,7 +135,7 @@ describe("OpenAI chat completions through the official SDK", () => {
     expect(res.choices[0]!.finish_reason).toBe("stop");
     expect(res.usage).toEqual({ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 });
 
-    const tool = await client.chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: '@sim {"ask":"why?"}' }] });
+    const tool = await client.chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: '@sim {"ask":"why?"}' }], tools: TOOLS });
     expect(tool.choices[0]!.finish_reason).toBe("tool_calls");
     const call = tool.choices[0]!.message.tool_calls![0]!;
     expect(call.type === "function" && call.function).toEqual({ name: "ask_user", arguments: '{"question":"why?"}' });

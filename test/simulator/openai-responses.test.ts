@@ -2,7 +2,9 @@ import OpenAI from "openai";
 import type { ResponseInput, ResponseStreamEvent } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
-import { parseSse, post, requestBody } from "./support.js";
+import { offered, parseSse, post, requestBody } from "./support.js";
+
+const TOOLS = offered("openai-responses", ["shell", "ask_user"]) as OpenAI.Responses.FunctionTool[];
 
 let sim: Simulator;
 let client: OpenAI;
@@ -14,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 
 async function streamResponse(input: ResponseInput | string, instructions?: string) {
-  const stream = await client.responses.create({ model: "sim-1", input, stream: true, ...(instructions ? { instructions } : {}) });
+  const stream = await client.responses.create({ model: "sim-1", input, tools: TOOLS, stream: true, ...(instructions ? { instructions } : {}) });
   const events: ResponseStreamEvent[] = [];
   for await (const event of stream) events.push(event);
   const completed = events.at(-1);

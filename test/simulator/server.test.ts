@@ -149,7 +149,7 @@ describe("bad input gets a protocol-shaped 400, never a crash", () => {
       expect(res.json().error.type).toBe("invalid_request_error");
     }
     // Odd but valid content is tolerated: unknown parts are skipped, not fatal.
-    const odd = { model: "sim-1", [field]: [{ role: "user", content: [{ type: "image" }, null, { type: "text", text: "ok" }] }] };
+    const odd = { model: "sim-1", ...(protocol === "anthropic-messages" ? { max_tokens: 10 } : {}), [field]: [{ role: "user", content: [{ type: "image" }, null, { type: "text", text: "ok" }] }] };
     const res = await post(sim.url, path, odd, auth);
     expect(res.status).toBe(200);
     expect(res.text).toContain("echo: ok");

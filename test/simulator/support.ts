@@ -4,7 +4,7 @@ import { streamSimple } from "@mariozechner/pi-ai";
 export const PROTOCOLS = {
   "openai-chat": { path: "/v1/chat/completions", auth: { authorization: "Bearer x" } },
   "openai-responses": { path: "/v1/responses", auth: { authorization: "Bearer x" } },
-  "anthropic-messages": { path: "/v1/messages", auth: { "x-api-key": "x" } },
+  "anthropic-messages": { path: "/v1/messages", auth: { "x-api-key": "x", "anthropic-version": "2023-06-01" } },
 } as const;
 export type ProtocolName = keyof typeof PROTOCOLS;
 
@@ -83,4 +83,16 @@ export async function runPi(model: Model<Api>, context: Context): Promise<{ even
 
 export function piUser(text: string): Context["messages"][number] {
   return { role: "user", content: text, timestamp: Date.now() };
+}
+
+/** Tool definitions for `names` in each protocol's shape: the simulator calls only tools a request offers. */
+export function offered(protocol: ProtocolName, names: string[]): Record<string, unknown>[] {
+  const parameters = { type: "object", properties: {}, additionalProperties: true };
+  return names.map((name) =>
+    protocol === "openai-chat"
+      ? { type: "function", function: { name, parameters } }
+      : protocol === "openai-responses"
+        ? { type: "function", name, parameters, strict: false }
+        : { name, input_schema: parameters },
+  );
 }
