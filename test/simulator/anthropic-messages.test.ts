@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
 import { offered, parseSse, post, requestBody } from "./support.js";
 
-const TOOLS = offered("anthropic-messages", ["Bash", "ask_user"]) as Anthropic.Tool[];
+const TOOLS = offered<Anthropic.Tool>("anthropic-messages", ["Bash", "ask_user"]);
 
 let sim: Simulator;
 let client: Anthropic;

@@ -13,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => sim.close());
 
-const TOOLS = offered("openai-chat", ["read_file", "ls", "ask_user"]) as OpenAI.ChatCompletionTool[];
+const TOOLS = offered<OpenAI.ChatCompletionTool>("openai-chat", ["read_file", "ls", "ask_user"]);
 
 async function streamChat(messages: ChatCompletionMessageParam[]) {
   const stream = await client.chat.completions.create({ model: "sim-1", messages, tools: TOOLS, stream: true, stream_options: { include_usage: true } });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
 import { offered, parseSse, post, requestBody } from "./support.js";
 
-const TOOLS = offered("openai-responses", ["shell", "ask_user"]) as OpenAI.Responses.FunctionTool[];
+const TOOLS = offered<OpenAI.Responses.FunctionTool>("openai-responses", ["shell", "ask_user"]);
 
 let sim: Simulator;
 let client: OpenAI;

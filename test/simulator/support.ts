@@ -86,7 +86,7 @@ export function piUser(text: string): Context["messages"][number] {
 }
 
 /** Tool definitions for `names` in each protocol's shape: the simulator calls only tools a request offers. */
-export function offered(protocol: ProtocolName, names: string[]): Record<string, unknown>[] {
+export function offered<Tool = Record<string, unknown>>(protocol: ProtocolName, names: string[]): Tool[] {
   const parameters = { type: "object", properties: {}, additionalProperties: true };
   return names.map((name) =>
     protocol === "openai-chat"
@@ -94,5 +94,5 @@ export function offered(protocol: ProtocolName, names: string[]): Record<string,
       : protocol === "openai-responses"
         ? { type: "function", name, parameters, strict: false }
         : { name, input_schema: parameters },
-  );
+  ) as Tool[];
 }
