@@ -42,8 +42,14 @@ function providerMessage(body: string): string {
   return body.slice(0, 500);
 }
 
-/** Reads an SSE body frame by frame: each `data:` payload, until `[DONE]` or the end. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+/** One `data:` payload of an SSE body, or the sign that the body ended, and how. */
+type SseEvent = { data: string } | { end: "done" | "cut" };
+
+/**
+ * Reads an SSE body frame by frame. A stream is whole only when it says `[DONE]`: one
+ * that just stops was cut off upstream, however cleanly its connection closed.
+ */
+async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = "";
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
@@ -57,10 +63,22 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
         .filter((l) => l.startsWith("data:"))
         .map((l) => l.slice(5).trimStart())
         .join("\n");
-      if (data === "[DONE]") return;
-      if (data) yield data;
+      if (data === "[DONE]") {
+        yield { end: "done" };
+        return;
+      }
+      if (data) yield { data };
     }
   }
+  yield { end: "cut" };
+}
+
+/** A provider that fails after its stream began sends one `{"error": ...}` frame and stops. */
+function streamError(chunk: Record<string, unknown>): string | null {
+  const error = chunk.error as { message?: unknown } | string | undefined;
+  if (error === undefined || error === null) return null;
+  if (typeof error === "string") return error;
+  return typeof error.message === "string" ? error.message : JSON.stringify(error).slice(0, 500);
 }
 
 interface Target {
@@ -75,7 +93,9 @@ interface Target {
  * provider and is not cooling down gets it; a refusal (auth, quota, rate limit, or the
  * proxy unable to reach the provider) moves it to the next. Calls go out like a
  * session's: with a placeholder, through the credential proxy. Once the provider
- * accepts, the answer streams back and nothing fails over any more.
+ * accepts, the answer streams back and nothing fails over any more: the caller may
+ * already hold part of it, and a second account would write it again. A stream that
+ * fails from then on (an error frame, or an end without `[DONE]`) is an upstream error.
  */
 export async function runCompletion(deps: CompletionDeps, call: CompletionCall, emit: (r: CompletionReport) => void, signal: AbortSignal): Promise<void> {
   const attempts: CompletionAttempt[] = [];
@@ -153,8 +173,14 @@ export async function runCompletion(deps: CompletionDeps, call: CompletionCall, 
     let usage: CompletionUsage | null = null;
     try {
       if (stream && res.body) {
-        for await (const data of sseData(res.body)) {
-          const chunk = JSON.parse(data) as Record<string, unknown>;
+        for await (const event of sseData(res.body)) {
+          if ("end" in event) {
+            if (event.end === "cut") return fail(502, CODES.upstreamError, "The provider's stream ended without [DONE]: its answer was cut off.");
+            break;
+          }
+          const chunk = JSON.parse(event.data) as Record<string, unknown>;
+          const error = streamError(chunk);
+          if (error !== null) return fail(502, CODES.upstreamError, `The provider failed mid-stream: ${error}`);
           usage = usageOf(chunk.usage) ?? usage;
           emit({ type: "chunk", data: chunk });
         }

@@ -248,19 +248,64 @@ describe("every refusal, in the completions error shape", () => {
     ]);
   });
 
-  it("an error after streaming began arrives as an SSE error frame", async () => {
+  /** A streamed call whose provider fails after its first delta, read raw. */
+  async function failedStream(fail: string, workspace = "team"): Promise<{ res: Response; body: string }> {
     const res = await fetch(`${front.url}/v1/chat/completions`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-service-workspace": "team" },
-      body: JSON.stringify({ model: "sim-1", stream: true, messages: [{ role: "user", content: sim({ fail: "disconnect", chunks: 4 }, "a b c d") }] }),
+      headers: { "content-type": "application/json", "x-service-workspace": workspace },
+      body: JSON.stringify({ model: "sim-1", stream: true, messages: [{ role: "user", content: sim({ fail, chunks: 4 }, "a b c d") }] }),
     });
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toContain("text/event-stream");
-    const body = await res.text();
-    const frames = body.trim().split("\n\n");
-    expect(frames.at(-1)).toMatch(/^data: \{"error":\{.*"code":"upstream_error"/);
-    expect(body).not.toContain("[DONE]");
-    expect((await completionEvents("team")).at(-1)).toMatchObject({ outcome: "failed", code: "upstream_error", stream: true });
+    return { res, body: await res.text() };
+  }
+
+  // The provider's error frame (`stream-error`), a body that just stops (`stream-end`), a dropped socket.
+  for (const fail of ["stream-error", "stream-end", "disconnect"])
+    it(`a provider failing after its stream began (${fail}) is one error frame, no [DONE], and a failed completion`, async () => {
+      const { res, body } = await failedStream(fail);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("text/event-stream");
+      const frames = body.trim().split("\n\n");
+      const errors = frames.filter((f) => f.startsWith('data: {"error"'));
+      expect(errors).toHaveLength(1);
+      expect(frames.at(-1)).toBe(errors[0]);
+      expect(JSON.parse(errors[0]!.slice(6))).toMatchObject({ error: { type: "api_error", code: "upstream_error" } });
+      // The piece that arrived before the failure was relayed; nothing after it.
+      expect(frames.filter((f) => f.includes('"content":"echo"')).length).toBe(1);
+      expect(frames).not.toContain("data: [DONE]");
+      expect((await completionEvents("team")).at(-1)).toMatchObject({ outcome: "failed", code: "upstream_error", stream: true, account: "c-first" });
+    });
+
+  it("the openai SDK sees a mid-stream failure as an error, never as the end of the answer", async () => {
+    const stream = await client("team").chat.completions.create({ model: "sim-1", stream: true, messages: [{ role: "user", content: sim({ fail: "stream-error" }, "x y z") }] });
+    let text = "";
+    const err = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as Error).message).toContain("The provider failed mid-stream");
+    expect(text).toBe("echo");
+  });
+
+  it("does not fail over once the provider's stream began: the next account would write the answer again", async () => {
+    const { body } = await failedStream("stream-error", "fo-quota");
+    expect(body.trim().split("\n\n")).not.toContain("data: [DONE]");
+    const last = (await completionEvents("fo-quota")).at(-1);
+    expect(last).toMatchObject({ outcome: "failed", code: "upstream_error" });
+    expect(last.attempts).toEqual([{ account: last.account, status: 200, outcome: "ok" }]);
+  });
+
+  it("a non-streamed answer cut short is an upstream error, not a completion", async () => {
+    for (const fail of ["stream-end", "disconnect"]) {
+      const err = await refusal(client("team").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: sim({ fail }, "half") }] }));
+      expect(err).toMatchObject({ status: 502, code: "upstream_error" });
+      expect((await completionEvents("team")).at(-1)).toMatchObject({ outcome: "failed", code: "upstream_error", stream: false });
+    }
+  });
+
+  it("an overloaded provider (503 before the stream) is an upstream error in the completions shape", async () => {
+    const err = await refusal(client("team").chat.completions.create({ model: "sim-1", messages: [{ role: "user", content: sim({ fail: "overloaded" }, "busy") }] }));
+    expect(err).toMatchObject({ status: 502, code: "upstream_error" });
+    expect(err.message).toContain("503");
   });
 });
 
@@ -288,7 +333,7 @@ describe("GET /v1/models/:id", () => {
     expect(r).toMatchObject({ status: 404, code: "model_not_found" });
     const raw = await call(front.url, "GET", "/v1/models/no-such-model");
     expect(raw.body).toEqual({ error: { message: expect.stringContaining("no-such-model"), type: "invalid_request_error", code: "model_not_found", param: null } });
-    expect((await call(front.url, "GET", "/v1/models/%E0%A4%A")).body.error.code).toBe("model_not_found");
+    expect((await call(front.url, "GET", "/v1/models/%E0%A4%80x")).body.error.code).toBe("model_not_found");
   });
 });
 
