@@ -1,4 +1,4 @@
-import type { ApprovalDecision, EngineReport, QuestionReply, TurnFailure } from "../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, QuestionReply, TurnFailure, TurnStop } from "../../src/api/engine.js";
 
 /** A turn an engine is running, as the engine host drives it. */
 export interface EngineTurn {
@@ -14,14 +14,24 @@ export interface EngineTurn {
 /** How every engine reports a turn a person interrupted. */
 export const INTERRUPTED: TurnFailure = { class: "interrupted", error: "interrupted by a person" };
 
+/** How a turn's run settled: it failed, it completed, or it completed because the output limit cut its answer. */
+export type RunOutcome = TurnFailure | null | { stop: TurnStop };
+
 /** Emits a turn's `end` report from how its run settled. */
 export function reportEnd(
-  run: Promise<TurnFailure | null>,
+  run: Promise<RunOutcome>,
   emit: (r: EngineReport) => void,
   crashed: (err: Error) => TurnFailure,
 ): Promise<void> {
   return run.then(
-    (failure) => emit(failure ? { type: "end", outcome: "failed", failure } : { type: "end", outcome: "completed" }),
+    (outcome) =>
+      emit(
+        outcome === null
+          ? { type: "end", outcome: "completed" }
+          : "stop" in outcome
+            ? { type: "end", outcome: "completed", stop: outcome.stop }
+            : { type: "end", outcome: "failed", failure: outcome },
+      ),
     (err: unknown) => emit({ type: "end", outcome: "failed", failure: crashed(err as Error) }),
   );
 }

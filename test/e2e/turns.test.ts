@@ -158,6 +158,11 @@ describe("approvals", () => {
     await call(base, "POST", `/threads/${denyId}/send`, { text: sim({ tool: { name: "shell", input: { command: "touch never.txt" } } }) });
     expect(existsSync(marker("never.txt"))).toBe(false);
     for (const id of [allowId, denyId]) expect((await log(id)).some((e) => e.kind === "approval-request")).toBe(false);
+    // The model made the call, and the runtime refused it: a refusal, not silence.
+    const denied = await log(denyId);
+    const callId = denied.find((e) => e.kind === "tool-call")?.body.callId;
+    expect(callId).toBeDefined();
+    expect(denied.find((e) => e.kind === "tool-result")?.body).toMatchObject({ callId, isError: true, output: expect.stringContaining('permissions are "deny"') });
   });
 
   it("runs commands without the front's secrets in their environment", async () => {

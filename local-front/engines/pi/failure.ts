@@ -18,7 +18,7 @@ export function classifyProviderError(seen: number | null, message: string): Tur
     if (/model_not_found|does not exist|not_found_error|unknown model/.test(text) || status === 404) return "model-not-found";
     if (/unsupported_model|not supported|permission_error|not available for/.test(text) || status === 403) return "unsupported-model";
     if (/invalid_api_key|incorrect api key|invalid api key|authentication|unauthorized|invalid x-api-key/.test(text) || status === 401) return "auth";
-    if (/terminated|socket|econnreset|premature|malformed|unexpected end|json/.test(text)) return "session";
+    if (/terminated|socket|econnreset|premature|malformed|unexpected end|ended before|json/.test(text)) return "session";
     return "unknown";
   })();
   return { class: cls, error: message || `the provider answered ${status ?? "nothing"}` };

@@ -4,6 +4,16 @@ import type { TranscriptEntry } from "../../../src/api/engine.js";
 const EMPTY_USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 
 /**
+ * A Responses call id as pi-ai keeps it, `call_…|fc_…`, names the output item too, and
+ * OpenAI refuses an item sent back without the reasoning item it followed. The log keeps
+ * no reasoning, so calls from earlier turns go back by their call id alone, which the
+ * API accepts.
+ */
+function withoutItemId(callId: string): string {
+  return callId.split("|")[0]!;
+}
+
+/**
  * The thread's transcript as pi-ai messages. A reply and the tool calls after it form
  * one assistant message, as the model wrote them. A tool call whose result never came
  * (its turn was interrupted or lost) gets a result saying so: providers refuse a
@@ -41,15 +51,15 @@ export function toMessages(entries: TranscriptEntry[], model: Model<Api>): Messa
       if (hasCalls || unanswered.size > 0) settle();
       current().content.push({ type: "text", text: e.text });
     } else if (e.role === "tool-call") {
-      const call: ToolCall = { type: "toolCall", id: e.callId, name: e.name, arguments: (e.input ?? {}) as Record<string, unknown> };
+      const call: ToolCall = { type: "toolCall", id: withoutItemId(e.callId), name: e.name, arguments: (e.input ?? {}) as Record<string, unknown> };
       const a = current();
       a.content.push(call);
       a.stopReason = "toolUse";
-      unanswered.set(e.callId, e.name);
+      unanswered.set(call.id, e.name);
     } else {
       flush();
-      unanswered.delete(e.callId);
-      out.push({ role: "toolResult", toolCallId: e.callId, toolName: e.name, content: [{ type: "text", text: e.output }], isError: e.isError, timestamp: 0 });
+      unanswered.delete(withoutItemId(e.callId));
+      out.push({ role: "toolResult", toolCallId: withoutItemId(e.callId), toolName: e.name, content: [{ type: "text", text: e.output }], isError: e.isError, timestamp: 0 });
     }
   }
   settle();

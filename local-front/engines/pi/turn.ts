@@ -8,7 +8,8 @@ import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { piModel } from "../providers.js";
-import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
+import { priceOf } from "../prices.js";
+import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import { classifyProviderError } from "./failure.js";
 import { piTools, type QuestionAnswer } from "./tools.js";
 import { withSessionRoute } from "./session-network.js";
@@ -28,6 +29,18 @@ export interface PiDeps {
 
 const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
 
+/**
+ * Why a finished assistant message is not whole. pi-ai takes a chat or Responses stream
+ * that just stops for a finished answer; both protocols send usage only in their last
+ * frames, so a message that ends without any usage was cut. (Anthropic's client reports
+ * a missing message_stop itself, as an error.)
+ */
+function unfinishedBy(m: AssistantMessage): "cut" | "length" | null {
+  if (m.stopReason === "length") return "length";
+  const cut = m.api !== "anthropic-messages" && (m.stopReason === "stop" || m.stopReason === "toolUse") && m.usage.input + m.usage.output === 0;
+  return cut ? "cut" : null;
+}
+
 function textOf(content: readonly { type: string; text?: string }[] | undefined): string {
   return (content ?? []).map((c) => (c.type === "text" ? (c.text ?? "") : "")).join("");
 }
@@ -44,11 +57,12 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
   let interrupted = false;
   let lastStatus: number | null = null;
 
-  const run = async (): Promise<TurnFailure | null> => {
+  const run = async (): Promise<RunOutcome> => {
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
     const model = piModel(access, req.model);
+    const priced = priceOf(access.provider, req.model) !== null;
     const apiKey = access.apiKey;
     const scratch = join(deps.scratchDir, req.threadId);
     const cwd = req.cwd ?? scratch;
@@ -63,6 +77,9 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         return questions.wait(requestId, signal, { action: "dismiss" });
       },
     });
+    // A message the provider did not finish (its stream cut, or stopped at the output limit)
+    // may carry a tool call with half its arguments: the turn ends there, running none of them.
+    let unfinished: "cut" | "length" | null = null;
     const a = new Agent({
       initialState: { systemPrompt: SYSTEM_PROMPT, model, thinkingLevel: "off", tools, messages: toMessages(req.transcript, model) },
       getApiKey: () => apiKey,
@@ -94,12 +111,16 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         if (e.type === "text_delta") emit({ type: "delta", frame: { type: "text", delta: e.delta } });
       } else if (event.type === "message_end" && event.message.role === "assistant") {
         const m = event.message;
+        unfinished ??= unfinishedBy(m);
+        // Nothing more of this turn: not the cut message's calls, nor a model call answering their refusals.
+        if (unfinished) a.abort();
         const reply = textOf(m.content as { type: string; text?: string }[]);
         if (reply) emit({ type: "reply", text: reply });
         for (const c of m.content)
           if (c.type === "toolCall") emit({ type: "tool-call", callId: (c as ToolCall).id, name: (c as ToolCall).name, input: (c as ToolCall).arguments as Json });
-        if (m.usage.input + m.usage.output > 0)
-          emit({ type: "usage", model: m.model, inputTokens: m.usage.input, outputTokens: m.usage.output, usd: m.usage.cost.total });
+        if (m.usage.input + m.usage.output > 0) {
+          emit({ type: "usage", model: m.model, inputTokens: m.usage.input + m.usage.cacheRead, outputTokens: m.usage.output, usd: priced ? m.usage.cost.total : null });
+        }
       } else if (event.type === "tool_execution_start") {
         emit({ type: "delta", frame: { type: "tool-start", callId: event.toolCallId, name: event.toolName } });
       } else if (event.type === "tool_execution_end") {
@@ -111,6 +132,8 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     // The agent's model calls inherit this context, and with it the session's route out.
     await withSessionRoute(access.route, () => a.prompt(prompt));
     if (interrupted) return INTERRUPTED;
+    if (unfinished === "cut") return { class: "session", error: "the provider's stream ended before its last frame: the answer was cut off" };
+    if (unfinished === "length") return { stop: "length" };
     const last = [...a.state.messages].reverse().find((m): m is AssistantMessage => (m as AssistantMessage).role === "assistant");
     if (last?.stopReason === "aborted") return { class: "interrupted", error: last.errorMessage ?? "aborted" };
     if (last?.stopReason === "error") return classifyProviderError(lastStatus, last.errorMessage ?? "");
