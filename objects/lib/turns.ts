@@ -13,6 +13,7 @@ import { restage, type ThreadAccess } from "./thread-access.js";
 import { activeModel, type ThreadState } from "./thread-state.js";
 import { recordTurnEvent } from "./turn-events.js";
 import { TurnRunner, type TurnEnd } from "./turn-runner.js";
+import { capToolOutput } from "../../src/tool-output.js";
 import { nextOnChain } from "./failover.js";
 import { Waits, type PreparedCancellation } from "./waits.js";
 
@@ -348,14 +349,17 @@ export class Turns {
               { role: "tool-call", callId: report.callId, name: report.name, input: report.input },
             );
             return;
-          case "tool-result":
+          case "tool-result": {
+            // Capped here, where every engine's results are recorded, so no engine host can send the log more.
+            const output = capToolOutput(report.output);
             await recordTurnEvent(
               this.thread,
               "tool-result",
-              { turnId: live.id, callId: report.callId, name: report.name, output: report.output, isError: report.isError },
-              { role: "tool-result", callId: report.callId, name: report.name, output: report.output, isError: report.isError },
+              { turnId: live.id, callId: report.callId, name: report.name, output, isError: report.isError },
+              { role: "tool-result", callId: report.callId, name: report.name, output, isError: report.isError },
             );
             return;
+          }
           case "approval":
             await this.waits.openWait(live.id, "approval", report.approvalId, "approval-request", {
               turnId: live.id,

@@ -4,7 +4,9 @@
  * workerd on its own. The real engine host (local-front/engines) is tested end to end.
  * Script words: `hang` (never ends until interrupted), `stubborn` (never ends, ignores
  * interrupts), `crash` (the stream breaks),
- * `garbage` (a malformed report line); anything else gets `engine saw: <text>`.
+ * `garbage` (a malformed report line), `bigtool` (a tool result of 300,000 bytes), `unpriced`
+ * (usage without a price), `cut` (a turn the output limit ended); anything else gets
+ * `engine saw: <text>`.
  */
 const hanging = new Map<string, () => void>();
 
@@ -35,9 +37,13 @@ export async function scriptedEngine(request: Request): Promise<Response> {
         controller.enqueue(new TextEncoder().encode("{not json\n"));
         return;
       }
+      if (text.includes("bigtool")) {
+        controller.enqueue(line({ type: "tool-call", callId: "call_big", name: "shell", input: { command: "yes" } }));
+        controller.enqueue(line({ type: "tool-result", callId: "call_big", name: "shell", output: "z".repeat(300_000), isError: false }));
+      }
       controller.enqueue(line({ type: "reply", text: `engine saw: ${text} (${turn.transcript.length} before)` }));
-      controller.enqueue(line({ type: "usage", model: "scripted", inputTokens: 10, outputTokens: 5, usd: 0.001 }));
-      controller.enqueue(line({ type: "end", outcome: "completed" }));
+      controller.enqueue(line({ type: "usage", model: "scripted", inputTokens: 10, outputTokens: 5, usd: text.includes("unpriced") ? null : 0.001 }));
+      controller.enqueue(line({ type: "end", outcome: "completed", ...(text.includes("cut") ? { stop: "length" } : {}) }));
       controller.close();
     },
   });

@@ -37,6 +37,27 @@ describe("turns (scripted engine)", () => {
     expect(row).toMatchObject({ stage: "idle", turns: 1, cost: { usd: 0.001, inputTokens: 10, outputTokens: 5 } });
   });
 
+  it("caps a tool result's output where it is recorded, whatever engine sent it", async () => {
+    const { stub } = await newThread();
+    value(await stub.send({ text: "bigtool" }));
+    const result = (await events(stub)).find((e) => e.kind === "tool-result");
+    expect(result?.body.output).toBe(`${"z".repeat(256 * 1024)}\n[output cut at ${256 * 1024} bytes of 300000]`);
+  });
+
+  it("records usage without a price as usd null, counting the call apart from the priced cost", async () => {
+    const { stub } = await newThread();
+    value(await stub.send({ text: "unpriced" }));
+    value(await stub.send({ text: "priced" }));
+    expect((await events(stub)).filter((e) => e.kind === "usage").map((e) => e.body.usd)).toEqual([null, 0.001]);
+    expect(value(await stub.get()).cost).toEqual({ usd: 0.001, inputTokens: 20, outputTokens: 10, unpricedCalls: 1 });
+  });
+
+  it("ends a turn the output limit cut with turn-ended saying so", async () => {
+    const { stub } = await newThread();
+    value(await stub.send({ text: "cut" }));
+    expect((await events(stub)).find((e) => e.kind === "turn-ended")?.body).toEqual({ turnId: expect.any(String), stop: "length" });
+  });
+
   it("queues messages that arrive during a turn and answers them together, in order, next", async () => {
     const { stub } = await newThread();
     value(await stub.postMessage({ text: "hang" }));

@@ -1,9 +1,14 @@
 import type { AgentTool, AgentToolResult } from "@mariozechner/pi-agent-core";
 import { Type, type TSchema } from "@mariozechner/pi-ai";
+import { capToolOutput } from "../../../src/tool-output.js";
 import type { Sandbox, SessionPlaces } from "../../sandbox/fence.js";
 
-/** Tool output beyond this is cut: it goes to the model and into the log. */
-export const OUTPUT_CAP = 256 * 1024;
+/**
+ * A command's output beyond this is not even read: it guards the front's memory. What
+ * reaches the model and the log is cut shorter, by the one rule every engine's results
+ * meet where the Thread records them (src/tool-output.ts).
+ */
+const READ_LIMIT = 4 * 1024 * 1024;
 const SHELL_TIMEOUT_S = 120;
 const SHELL_TIMEOUT_MAX_S = 3600;
 
@@ -39,12 +44,6 @@ export interface ToolContext {
 
 function text(t: string, terminate = false): AgentToolResult<null> {
   return { content: [{ type: "text", text: t }], details: null, ...(terminate ? { terminate } : {}) };
-}
-
-function cap(out: string): string {
-  if (Buffer.byteLength(out) <= OUTPUT_CAP) return out;
-  const cut = Buffer.from(out).subarray(0, OUTPUT_CAP).toString();
-  return `${cut}\n[output cut at ${OUTPUT_CAP} bytes of ${Buffer.byteLength(out)}]`;
 }
 
 interface Run {
@@ -101,8 +100,8 @@ function runFenced(ctx: ToolContext, argv: string[], o: { timeoutS: number; sign
 }
 
 async function shell(ctx: ToolContext, command: string, timeoutS: number, signal?: AbortSignal): Promise<{ code: number | null; output: string }> {
-  const run = await runFenced(ctx, ["bash", "-c", command], { timeoutS, signal, limit: OUTPUT_CAP });
-  const output = cap(run.output.toString());
+  const run = await runFenced(ctx, ["bash", "-c", command], { timeoutS, signal, limit: READ_LIMIT });
+  const output = capToolOutput(run.output.toString());
   return { code: run.signal ? null : run.code, output: run.signal ? `${output}\n[killed by ${run.signal} after ${timeoutS}s]` : output };
 }
 
@@ -150,7 +149,7 @@ export function piTools(ctx: ToolContext): AgentTool[] {
       label: "Read file",
       description: "Read a text file.",
       parameters: Type.Object({ path: Type.String() }),
-      execute: async (_id, params, signal) => text(cap(await readText(ctx, params.path, signal))),
+      execute: async (_id, params, signal) => text(capToolOutput(await readText(ctx, params.path, signal))),
     }),
     tool({
       name: "write_file",
