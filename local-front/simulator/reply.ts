@@ -49,12 +49,22 @@ const DEFAULT_CHUNKS = 3;
 const CLIENT_CONTEXT = /<(system-reminder|environment_context|turn_aborted)>[\s\S]*?<\/\1>\s*/g;
 
 /**
- * A script names one tool (`shell`); each engine offers its own. When the request does
- * not offer the named tool but offers an engine's shell tool, the call goes to that one,
- * with the input in its shape, so one script drives every engine.
+ * A script names one tool (`shell`, or `ask_user` for `ask`); each engine offers its own.
+ * When the request does not offer the named tool but offers an engine's shell or question
+ * tool, the call goes to that one, with the input in its shape, so one script drives
+ * every engine.
  */
 function engineTool({ name, input }: ToolStep, offered: string[]): ToolStep {
-  if (offered.includes(name) || name !== "shell") return { name, input };
+  if (offered.includes(name)) return { name, input };
+  if (name === "ask_user" && offered.includes("AskUserQuestion")) {
+    const question = String(input.question ?? "");
+    const options = [
+      { label: "Yes", description: "Go ahead" },
+      { label: "No", description: "Do not" },
+    ];
+    return { name: "AskUserQuestion", input: { questions: [{ question, header: "Question", options, multiSelect: false }] } };
+  }
+  if (name !== "shell") return { name, input };
   const command = typeof input.command === "string" ? input.command : Array.isArray(input.command) ? input.command.join(" ") : "";
   if (offered.includes("Bash")) return { name: "Bash", input: { command, description: "run the scripted command" } };
   // login: false, or bash -l prints the login profile's noise into every output.

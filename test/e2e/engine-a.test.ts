@@ -69,6 +69,88 @@ describe("engine_a: the vendor's agent SDK, offline against the simulator", () =
     }
   });
 
+  it("denies every call under deny, read-only ones too: the call is made and refused", async () => {
+    const id = await spawn({ cwd: work, permissions: "deny" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "shell", input: { command: "echo read-only > /dev/null; ls" } } }) });
+    expect(r.body.outcome).toBe("completed");
+    const events = await log(id);
+    expect(events.some((e) => e.kind === "approval-request")).toBe(false);
+    const callId = events.find((e) => e.kind === "tool-call")?.body.callId;
+    expect(callId).toBeDefined();
+    expect(events.find((e) => e.kind === "tool-result")?.body).toMatchObject({ callId, name: "Bash", isError: true, output: expect.stringContaining('permissions are "deny"') });
+  });
+
+  it("asks before every call under ask, a read-only command included", async () => {
+    const id = await spawn({ cwd: work });
+    await call(base, "POST", `/threads/${id}/messages`, { text: sim({ tool: { name: "shell", input: { command: "echo only-reads" } } }) });
+    const approvalId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals[0]);
+    // Nothing ran while it waits.
+    expect((await log(id)).some((e) => e.kind === "tool-result")).toBe(false);
+    await call(base, "POST", `/threads/${id}/approvals/${approvalId}`, { decision: "allow" });
+    await waitFor(async () => (await log(id)).some((e) => e.kind === "turn-ended"));
+    expect((await log(id)).find((e) => e.kind === "tool-result")?.body).toMatchObject({ isError: false, output: expect.stringContaining("only-reads") });
+  });
+
+  it("turns AskUserQuestion into a runtime question: answered, dismissed, or continued without an answer", async () => {
+    const replies = { answer: { answer: "the blue one" }, dismiss: {}, continue: {} } as const;
+    for (const [action, body] of Object.entries(replies)) {
+      const id = await spawn({ permissions: "deny" });
+      await call(base, "POST", `/threads/${id}/messages`, { text: sim({ ask: "Which one?" }) });
+      const requestId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.questions[0]);
+      const asked = (await log(id)).find((e) => e.kind === "question");
+      expect(asked?.body.question).toContain("Which one?");
+      expect((await call(base, "POST", `/threads/${id}/questions/${requestId}/${action}`, body)).status).toBe(200);
+      await waitFor(async () => (await log(id)).some((e) => e.kind === "turn-ended" || e.kind === "turn-failed"));
+      const events = await log(id);
+      expect(events.find((e) => e.kind === "turn-ended")).toBeDefined();
+      const result = events.find((e) => e.kind === "tool-result")?.body;
+      if (action === "answer") expect(result).toMatchObject({ name: "AskUserQuestion", isError: false, output: expect.stringContaining("the blue one") });
+      else expect(result).toMatchObject({ name: "AskUserQuestion", isError: true, output: expect.stringContaining(action === "dismiss" ? "dismissed" : "continue without answering") });
+    }
+  });
+
+  it("handles text with parallel calls in one message, each approved apart", async () => {
+    const id = await spawn({ cwd: work });
+    const tools = [
+      { name: "shell", input: { command: "echo first" } },
+      { name: "shell", input: { command: "echo second" } },
+    ];
+    await call(base, "POST", `/threads/${id}/messages`, { text: sim({ say: "Two at once.", tools, reply: "both seen" }) });
+    for (let i = 0; i < 2; i++) {
+      const approvalId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals[0]);
+      await call(base, "POST", `/threads/${id}/approvals/${approvalId}`, { decision: "allow" });
+      await waitFor(async () => !(await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals.includes(approvalId));
+    }
+    await waitFor(async () => (await log(id)).some((e) => e.kind === "turn-ended"));
+    const events = await log(id);
+    expect(events.filter((e) => e.kind === "approval-request")).toHaveLength(2);
+    expect(events.filter((e) => e.kind === "tool-result").map((e) => e.body.isError)).toEqual([false, false]);
+    expect(events.filter((e) => e.kind === "reply").map((e) => e.body.text)).toEqual(["Two at once.", "both seen"]);
+  });
+
+  it("never shows reasoning as the reply, and the next call still carries it", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ reasoning: "private thoughts", tool: { name: "shell", input: { command: "true" } }, reply: "answered" }) });
+    expect(r.body).toMatchObject({ outcome: "completed", reply: { text: "answered" } });
+    expect((await log(id)).filter((e) => e.kind === "reply").map((e) => e.body.text).join("\n")).not.toContain("private thoughts");
+    const last = (await simRequests()).filter((q) => q.path.startsWith("/v1/messages")).at(-1)!;
+    // The CLI asks for thinking, and sends the signed block back ahead of its tool call, which the simulator checks.
+    expect(last.body.thinking?.type).not.toBe("disabled");
+    const assistant = last.body.messages.filter((m: any) => m.role === "assistant").at(-1);
+    expect(assistant.content.map((b: any) => b.type)).toEqual(["thinking", "tool_use"]);
+  });
+
+  it("keeps a turn going past a length stop, as the agent resumes its own cut answer", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ reply: "half an ans", stop: "length" }) });
+    expect(r.body.outcome).toBe("completed");
+    const events = await log(id);
+    // The cut message is kept, then the CLI asks the model to resume, and the turn ends when it has.
+    expect(events.filter((e) => e.kind === "reply").map((e) => e.body.text)[0]).toBe("half an ans");
+    expect(events.filter((e) => e.kind === "reply").length).toBe(2);
+    expect(events.find((e) => e.kind === "turn-ended")?.body.stop).toBeUndefined();
+  });
+
   it("interrupts a running turn", async () => {
     const id = await spawn();
     await call(base, "POST", `/threads/${id}/messages`, { text: sim({ chunks: 30, delayMs: 300 }, "long") });

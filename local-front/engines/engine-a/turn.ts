@@ -1,9 +1,9 @@
-import { query, type PermissionResult, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
+import { query, type HookCallback, type PermissionResult, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, Json, QuestionReply, TurnRequest } from "../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { classifyProviderError } from "../pi/failure.js";
@@ -11,7 +11,8 @@ import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
-import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
+import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import { askedQuestion, questionAnswer, QUESTION_TOOL } from "./questions.js";
 
 export interface EngineADeps {
   network: NetworkDeps;
@@ -45,6 +46,7 @@ function textOf(content: unknown): string {
  */
 export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: EngineReport) => void): EngineTurn {
   const approvals = new Waiting<ApprovalDecision | "interrupted">();
+  const questions = new Waiting<QuestionReply>();
   const sessions = new SessionStore(deps.stateDir, "engine_a");
   const abort = new AbortController();
   let interrupted = false;
@@ -53,6 +55,11 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
   const inputDone = new Promise<void>((r) => (finishInput = r));
 
   const canUseTool = async (name: string, input: Record<string, unknown>, options: { signal: AbortSignal; toolUseID: string }): Promise<PermissionResult> => {
+    if (name === QUESTION_TOOL) {
+      const requestId = newId("req_");
+      emit({ type: "question", requestId, question: askedQuestion(input) });
+      return questionAnswer(input, await questions.wait(requestId, options.signal, { action: "dismiss" }));
+    }
     if (req.permissions === "allow") return { behavior: "allow", updatedInput: input };
     if (req.permissions === "deny") return { behavior: "deny", message: `denied: this thread's permissions are "deny", so ${name} was not run` };
     const approvalId = newId("appr_");
@@ -62,7 +69,25 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     return { behavior: "deny", message: decision === "deny" ? `the person denied this ${name} call; it was not run` : "interrupted" };
   };
 
-  const run = async (): Promise<TurnFailure | null> => {
+  /**
+   * The CLI runs calls it deems safe (read-only commands such as `echo` or `ls`, file
+   * reads) without asking canUseTool. A thread's permissions cover every call, so a hook
+   * sends each one to the check: refused at once under `deny`, to a person under `ask`.
+   * Questions to the person are not actions; they always go through.
+   */
+  const everyCall: HookCallback = async (input) => {
+    if ("tool_name" in input && input.tool_name === QUESTION_TOOL) return {};
+    const deny = req.permissions === "deny";
+    return {
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: deny ? "deny" : "ask",
+        ...(deny ? { permissionDecisionReason: `denied: this thread's permissions are "deny", so it was not run` } : {}),
+      },
+    };
+  };
+
+  const run = async (): Promise<RunOutcome> => {
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
@@ -89,7 +114,10 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
       options: {
         model: req.model,
         cwd,
+        // Not `dontAsk` under deny: that mode refuses AskUserQuestion before canUseTool, and a
+        // question is not an action. The hook refuses every call that is one.
         permissionMode: "default",
+        ...(req.permissions === "allow" ? {} : { hooks: { PreToolUse: [{ hooks: [everyCall] }] } }),
         settingSources: [],
         includePartialMessages: true,
         abortController: abort,
@@ -146,7 +174,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
           if (inputTokens + (usage.output_tokens ?? 0) > 0 || grew > 0)
             emit({ type: "usage", model: req.model, inputTokens, outputTokens: usage.output_tokens ?? 0, usd: grew });
           if (interrupted) return INTERRUPTED;
-          if (!m.is_error) return null;
+          if (!m.is_error) return m.stop_reason === "max_tokens" ? { stop: "length" } : null;
           const message = "result" in m && typeof m.result === "string" ? m.result : ("errors" in m ? (m.errors as string[]).join("; ") : m.subtype);
           const status = "api_error_status" in m && typeof m.api_error_status === "number" ? m.api_error_status : null;
           return classifyProviderError(status, message);
@@ -166,13 +194,11 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
   return {
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
-    reply() {
-      // engine_a's questions (AskUserQuestion) are not mapped to the runtime's yet.
-      return false;
-    },
+    reply: (requestId, answer) => questions.settle(requestId, answer),
     interrupt() {
       interrupted = true;
       approvals.settleAll("interrupted");
+      questions.settleAll({ action: "dismiss" });
       if (interruptAgent) void interruptAgent().catch(() => abort.abort());
     },
   };
