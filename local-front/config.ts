@@ -24,6 +24,7 @@ export interface FrontConfig {
   /** Engine resume state (SERVICE_ENGINE_STATE_DIR, default ~/.service/engine). */
   engineStateDir: string;
   /** SERVICE_ENGINE_B_BIN: engine_b's CLI, instead of the one npm installed. */
+  engineABin: string | undefined;
   engineBBin: string | undefined;
   simulatorPort: number;
   /** accounts.json (or SERVICE_ACCOUNTS_FILE), plus OPENAI_API_KEY / ANTHROPIC_API_KEY as accounts of their own. */
@@ -212,6 +213,7 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     workerVars,
     simulator: sim === "on" || (sim === "auto" && accounts.length === 0),
     engineStateDir: engineStateDirOf(env),
+    engineABin: env.SERVICE_ENGINE_A_BIN || undefined,
     engineBBin: env.SERVICE_ENGINE_B_BIN || undefined,
     simulatorPort: Number(rawSimPort),
     accounts,

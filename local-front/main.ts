@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { log, LogConfigError, logConfigRefusal } from "./log.js";
 import { checkPort, portRefusal, PortUnavailable } from "./port-check.js";
+import { findEngineA } from "./engines/engine-a/binary.js";
 import { findEngineB } from "./engines/engine-b/binary.js";
 import { startAccountService } from "./accounts/service.js";
 import { startEngineHost } from "./engines/host.js";
@@ -58,6 +59,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       network: network.deps,
       scratchDir: join(config.dataDir, "scratch"),
       stateDir: config.engineStateDir,
+      engineA: await findEngineA(config.engineABin),
       engineB: await findEngineB(config.engineBBin),
       proxyFailureSince: (threadId, since) => network.proxy?.failureSince(threadId, since) ?? null,
       sandbox,

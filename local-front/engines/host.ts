@@ -4,6 +4,7 @@ import { z } from "zod";
 import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../src/api/engine.js";
 import { runEngineATurn } from "./engine-a/turn.js";
 import type { EngineEntry } from "../../src/api/engines.js";
+import type { EngineABinary } from "./engine-a/binary.js";
 import type { EngineBinary } from "./engine-b/binary.js";
 import { runEngineBTurn } from "./engine-b/turn.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
@@ -32,6 +33,8 @@ const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.stri
 export interface EngineDeps extends PiDeps {
   /** Engine resume state: `SERVICE_ENGINE_STATE_DIR`. */
   stateDir: string;
+  /** engine_a's CLI (the agent SDK's) as found at boot. */
+  engineA: EngineABinary;
   /** engine_b's CLI as found at boot. */
   engineB: EngineBinary;
   /** Why the credential proxy last failed a thread's provider call since a time, if it did. */
@@ -43,7 +46,7 @@ function engineEntries(deps: EngineDeps): EngineEntry[] {
   const fenced = deps.sandbox.state === "unavailable" ? { available: false, reason: deps.sandbox.refusal() } : {};
   return [
     { engine: "pi", binary: null, versionFound: "in process (pi-agent-core)", versionNeeded: null, available: true, reason: null },
-    { engine: "engine_a", binary: "@anthropic-ai/claude-agent-sdk", versionFound: "in process (agent SDK)", versionNeeded: null, available: true, reason: null, ...fenced },
+    deps.engineA.available ? { ...deps.engineA, ...fenced } : deps.engineA,
     deps.engineB.available ? { ...deps.engineB, ...fenced } : deps.engineB,
   ];
 }
@@ -83,7 +86,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     };
     const turn =
       request.engine === "engine_a"
-        ? runEngineATurn(request, deps, emit)
+        ? runEngineATurn(request, { ...deps, binary: deps.engineA }, emit)
         : request.engine === "engine_b"
           ? runEngineBTurn(request, { ...deps, binary: deps.engineB }, emit)
           : runPiTurn(request, deps, emit);

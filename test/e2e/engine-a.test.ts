@@ -179,3 +179,22 @@ describe("engine_a: the vendor's agent SDK, offline against the simulator", () =
     }
   });
 });
+
+describe("engine_a's CLI is probed at start", () => {
+  it("lists the CLI it found, and a missing one makes engine_a unavailable before any thread exists", async () => {
+    const found = (await call(base, "GET", "/accounts")).body.engines.find((e: { engine: string }) => e.engine === "engine_a");
+    expect(found).toMatchObject({ available: true, reason: null, binary: expect.stringMatching(/claude$/), versionFound: expect.stringContaining("Claude Code") });
+    const missing = await startFront({ env: { SERVICE_ENGINE_A_BIN: join(work, "no-such-cli") } });
+    try {
+      const entry = (await call(missing.url, "GET", "/accounts")).body.engines.find((e: { engine: string }) => e.engine === "engine_a");
+      expect(entry).toMatchObject({ available: false, reason: expect.stringContaining("could not be run") });
+      const spawned = await call(missing.url, "POST", "/spawn", { model: "claude-sim" });
+      expect(spawned.status).toBe(503);
+      expect(spawned.body).toMatchObject({ code: "engine-unavailable" });
+      expect((await call(missing.url, "GET", "/threads")).body.threads).toEqual([]);
+    } finally {
+      await missing.stop();
+      removeDir(missing.dataDir);
+    }
+  });
+});

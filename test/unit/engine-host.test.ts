@@ -21,6 +21,7 @@ beforeAll(async () => {
       network: { pool, placeholders: new Placeholders(join(scratch, "ph.key")), proxy: null, simulatorUrl: null },
       scratchDir: scratch,
       stateDir: scratch,
+      engineA: { engine: "engine_a", binary: null, versionFound: null, versionNeeded: null, available: false, reason: "not here" },
       engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" },
       proxyFailureSince: () => null,
       sandbox: Sandbox.start("on", { hidden: [scratch], readable: [] }, new StartedProcesses(scratch), scratch),

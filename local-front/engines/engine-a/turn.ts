@@ -5,6 +5,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, QuestionReply, TurnRequest } from "../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
+import type { EngineABinary } from "./binary.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { classifyProviderError } from "../pi/failure.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
@@ -21,6 +22,8 @@ export interface EngineADeps {
   scratchDir: string;
   /** The agent's process, and so every tool command it runs, lives inside it. */
   sandbox: Sandbox;
+  /** The agent CLI probed at start; the SDK runs exactly this one. */
+  binary: EngineABinary;
 }
 
 
@@ -114,6 +117,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
       options: {
         model: req.model,
         cwd,
+        ...(deps.binary.binary ? { pathToClaudeCodeExecutable: deps.binary.binary } : {}),
         // Not `dontAsk` under deny: that mode refuses AskUserQuestion before canUseTool, and a
         // question is not an action. The hook refuses every call that is one.
         permissionMode: "default",
