@@ -62,6 +62,66 @@ describe("engine_b: codex app-server 0.160.0, offline against the simulator", ()
     }
   });
 
+  it("prices usage from the model catalog, and reports usd null for a model without a price", async () => {
+    const priced = await spawn({ permissions: "allow" });
+    expect((await call(base, "POST", `/threads/${priced}/send`, { text: sim({ usage: { input: 1_000_000, output: 500_000 } }, "priced") })).body.outcome).toBe("completed");
+    // gpt-sim is one of the simulator's models: $1 per million input tokens, $2 per million output.
+    expect((await log(priced)).find((e) => e.kind === "usage")?.body).toMatchObject({ inputTokens: 1_000_000, outputTokens: 500_000, usd: 2 });
+    expect((await call(base, "GET", `/threads/${priced}`)).body.cost.usd).toBe(2);
+    const unpriced = await spawn({ model: "gpt-unpriced", permissions: "allow" });
+    expect((await call(base, "POST", `/threads/${unpriced}/send`, { text: "hi" })).body.outcome).toBe("completed");
+    expect((await log(unpriced)).find((e) => e.kind === "usage")?.body.usd).toBeNull();
+    expect((await call(base, "GET", `/threads/${unpriced}`)).body.cost).toMatchObject({ usd: 0, unpricedCalls: 1 });
+  });
+
+  it("denies every call under deny: the call is made and refused", async () => {
+    const id = await spawn({ permissions: "deny" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "shell", input: { command: "ls" } } }) });
+    expect(r.body.outcome).toBe("completed");
+    const events = await log(id);
+    expect(events.some((e) => e.kind === "approval-request")).toBe(false);
+    const callId = events.find((e) => e.kind === "tool-call")?.body.callId;
+    expect(callId).toBeDefined();
+    expect(events.find((e) => e.kind === "tool-result")?.body).toMatchObject({ callId, isError: true });
+  });
+
+  it("asks before a read-only command under ask", async () => {
+    const id = await spawn();
+    await call(base, "POST", `/threads/${id}/messages`, { text: sim({ tool: { name: "shell", input: { command: "ls" } } }) });
+    const approvalId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals[0]);
+    expect((await log(id)).some((e) => e.kind === "tool-result")).toBe(false);
+    await call(base, "POST", `/threads/${id}/approvals/${approvalId}`, { decision: "allow" });
+    await waitFor(async () => (await log(id)).some((e) => e.kind === "turn-ended"));
+  });
+
+  it("handles text with parallel calls in one message, each its own call and result", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const tools = [
+      { name: "shell", input: { command: "echo first" } },
+      { name: "shell", input: { command: "echo second" } },
+    ];
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ say: "Two at once.", tools, reply: "both seen" }) });
+    expect(r.body).toMatchObject({ outcome: "completed", reply: { text: "both seen" } });
+    const events = await log(id);
+    expect(events.filter((e) => e.kind === "tool-result").map((e) => e.body.output).join("|")).toMatch(/first.*\|.*second|second.*\|.*first/s);
+    expect(events.filter((e) => e.kind === "reply").map((e) => e.body.text)).toContain("both seen");
+  });
+
+  it("never shows reasoning as the reply, and sends the reasoning item back with its call", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ reasoning: "private thoughts", tool: { name: "shell", input: { command: "true" } }, reply: "answered" }) });
+    expect(r.body).toMatchObject({ outcome: "completed", reply: { text: "answered" } });
+    expect((await log(id)).filter((e) => e.kind === "reply").map((e) => e.body.text).join("\n")).not.toContain("private thoughts");
+  });
+
+  it("ends a turn the output limit cut, saying so", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ reply: "half an ans", stop: "length" }) });
+    const events = await log(id);
+    expect(r.body.outcome, JSON.stringify(events.map((e) => [e.kind, e.body]))).toBe("completed");
+    expect(events.find((e) => e.kind === "turn-ended")?.body).toMatchObject({ stop: "length" });
+  });
+
   it("interrupts a running turn with turn/interrupt", async () => {
     const id = await spawn();
     await call(base, "POST", `/threads/${id}/messages`, { text: sim({ chunks: 20, delayMs: 300 }, "long") });

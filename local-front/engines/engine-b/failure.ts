@@ -1,6 +1,17 @@
 import type { TurnFailure } from "../../../src/api/engine.js";
+import type { RunOutcome } from "../turn.js";
 import { classifyProviderError } from "../pi/failure.js";
 import type { TurnError } from "./protocol/v2/TurnError.js";
+
+/**
+ * How a codex turn that did not complete ended. codex 0.160.0 fails a turn whose answer
+ * the Responses API marked incomplete at its output limit; for the runtime that turn
+ * ended for a reason, with what the model wrote kept: a length stop, not a failure.
+ */
+export function codexTurnEnd(error: TurnError | null): RunOutcome {
+  if (/Incomplete response returned, reason: max_output_tokens/.test(error?.message ?? "")) return { stop: "length" };
+  return classifyCodexError(error);
+}
 
 /**
  * A failed codex turn's class, from its `codexErrorInfo` (what codex 0.160.0 reports for

@@ -3,16 +3,17 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, Json, TurnRequest } from "../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
-import { INTERRUPTED, reportEnd, Waiting, type EngineTurn } from "../turn.js";
+import { priceOf, usdOf } from "../prices.js";
+import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
-import { classifyCodexError } from "./failure.js";
+import { codexTurnEnd } from "./failure.js";
 import type { RequestId } from "./protocol/RequestId.js";
 import { AppServerRpc, RpcError } from "./rpc.js";
 import type { ThreadItem, ThreadStartResponse, ThreadTokenUsage, TurnError, TurnStartResponse } from "./types.js";
@@ -46,7 +47,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
   let interrupted = false;
   let stop: (() => void) | null = null;
 
-  const run = async (): Promise<TurnFailure | null> => {
+  const run = async (): Promise<RunOutcome> => {
     const binary = deps.binary;
     if (!binary.available || !binary.binary) return { class: "engine-unavailable", error: binary.reason ?? "engine_b is not available" };
     const chosen = await sessionAccess(deps.network, req);
@@ -92,10 +93,10 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     // nothing to ask codex to stop yet, so the process goes.
     stop = () => child.kill("SIGKILL");
     if (interrupted) stop();
-    let settleTurn!: (f: TurnFailure | null) => void;
-    const turnEnded = new Promise<TurnFailure | null>((r) => (settleTurn = r));
+    let settleTurn!: (f: RunOutcome) => void;
+    const turnEnded = new Promise<RunOutcome>((r) => (settleTurn = r));
     let lastError: TurnError | null = null;
-    const usage = { input: 0, output: 0 };
+    const usage = { input: 0, cached: 0, output: 0 };
 
     const item = (phase: "started" | "completed", it: ThreadItem) => {
       if (it.type === "agentMessage" && phase === "completed" && it.text) emit({ type: "reply", text: it.text });
@@ -125,13 +126,14 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         else if (method === "thread/tokenUsage/updated") {
           const last = (p.tokenUsage as ThreadTokenUsage).last;
           usage.input += last.inputTokens;
+          usage.cached += last.cachedInputTokens;
           usage.output += last.outputTokens;
         } else if (method === "error" && !(p as { willRetry?: boolean }).willRetry) lastError = (p as { error: TurnError }).error;
         else if (method === "turn/completed") {
           const turn = (p as { turn: { status: string; error: TurnError | null } }).turn;
           if (turn.status === "completed") settleTurn(null);
           else if (turn.status === "interrupted" || interrupted) settleTurn(INTERRUPTED);
-          else settleTurn(classifyCodexError(turn.error ?? lastError));
+          else settleTurn(codexTurnEnd(turn.error ?? lastError));
         }
       },
       (method, id, params) => void answerRequest(method, id, params as Record<string, unknown>),
@@ -177,7 +179,11 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       stop = () => void rpc.request("turn/interrupt", { threadId, turnId: started.turn.id }).catch(() => child.kill("SIGKILL"));
       if (interrupted) stop();
       const failure = await turnEnded;
-      if (usage.input + usage.output > 0) emit({ type: "usage", model: req.model, inputTokens: usage.input, outputTokens: usage.output, usd: 0 });
+      if (usage.input + usage.output > 0) {
+        // codex counts cached input inside its input tokens, as OpenAI does; the cache reads are priced apart.
+        const tokens = { input: usage.input - usage.cached, cacheRead: usage.cached, output: usage.output };
+        emit({ type: "usage", model: req.model, inputTokens: usage.input, outputTokens: usage.output, usd: usdOf(priceOf(access.provider, req.model), tokens) });
+      }
       return failure;
     } finally {
       child.stdin.end();
