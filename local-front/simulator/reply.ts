@@ -56,13 +56,14 @@ const CLIENT_CONTEXT = /<(system-reminder|environment_context|turn_aborted)>[\s\
  */
 function engineTool({ name, input }: ToolStep, offered: string[]): ToolStep {
   if (offered.includes(name)) return { name, input };
-  if (name === "ask_user" && offered.includes("AskUserQuestion")) {
+  if (name === "ask_user") {
     const question = String(input.question ?? "");
     const options = [
       { label: "Yes", description: "Go ahead" },
       { label: "No", description: "Do not" },
     ];
-    return { name: "AskUserQuestion", input: { questions: [{ question, header: "Question", options, multiSelect: false }] } };
+    if (offered.includes("AskUserQuestion")) return { name: "AskUserQuestion", input: { questions: [{ question, header: "Question", options, multiSelect: false }] } };
+    if (offered.includes("request_user_input")) return { name: "request_user_input", input: { questions: [{ id: "question", header: "Question", question, options }] } };
   }
   if (name !== "shell") return { name, input };
   const command = typeof input.command === "string" ? input.command : Array.isArray(input.command) ? input.command.join(" ") : "";

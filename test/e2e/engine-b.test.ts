@@ -122,6 +122,22 @@ describe("engine_b: codex app-server 0.160.0, offline against the simulator", ()
     expect(events.find((e) => e.kind === "turn-ended")?.body).toMatchObject({ stop: "length" });
   });
 
+  it("turns codex's request_user_input into a runtime question: answered, dismissed, or continued without an answer", async () => {
+    for (const [action, body] of Object.entries({ answer: { answer: "the blue one" }, dismiss: {}, continue: {} })) {
+      const id = await spawn({ permissions: "deny" });
+      await call(base, "POST", `/threads/${id}/messages`, { text: sim({ ask: "Which one?" }) });
+      const requestId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.questions[0]);
+      expect((await log(id)).find((e) => e.kind === "question")?.body.question).toContain("Which one?");
+      expect((await call(base, "POST", `/threads/${id}/questions/${requestId}/${action}`, body)).status).toBe(200);
+      await waitFor(async () => (await log(id)).some((e) => e.kind === "turn-ended" || e.kind === "turn-failed"));
+      const events = await log(id);
+      expect(events.find((e) => e.kind === "turn-ended"), JSON.stringify(events.at(-1))).toBeDefined();
+      const reply = events.filter((e) => e.kind === "reply").at(-1)?.body.text;
+      if (action === "answer") expect(reply).toContain("the blue one");
+      else expect(reply).not.toContain("the blue one");
+    }
+  });
+
   it("interrupts a running turn with turn/interrupt", async () => {
     const id = await spawn();
     await call(base, "POST", `/threads/${id}/messages`, { text: sim({ chunks: 20, delayMs: 300 }, "long") });

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, Json, TurnRequest } from "../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, Json, QuestionReply, TurnRequest } from "../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
@@ -14,6 +14,8 @@ import { priceOf, usdOf } from "../prices.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
 import { codexTurnEnd } from "./failure.js";
+import type { ToolRequestUserInputParams } from "./protocol/v2/ToolRequestUserInputParams.js";
+import { askedQuestion, USER_INPUT_REQUEST, userInputResponse } from "./questions.js";
 import type { RequestId } from "./protocol/RequestId.js";
 import { AppServerRpc, RpcError } from "./rpc.js";
 import type { ThreadItem, ThreadStartResponse, ThreadTokenUsage, TurnError, TurnStartResponse } from "./types.js";
@@ -43,6 +45,7 @@ function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "unt
  */
 export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: EngineReport) => void): EngineTurn {
   const approvals = new Waiting<ApprovalDecision | "interrupted">();
+  const questions = new Waiting<QuestionReply | "interrupted">();
   const sessions = new SessionStore(deps.stateDir, "engine_b");
   let interrupted = false;
   let stop: (() => void) | null = null;
@@ -84,6 +87,9 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         "remote_plugin",
         "--disable",
         "unbounded_connection_retries",
+        // request_user_input answers only in Plan mode otherwise; the runtime's questions are for every turn.
+        "--enable",
+        "default_mode_request_user_input",
       ],
       places,
       { env, stdio: ["pipe", "pipe", "pipe"] },
@@ -143,6 +149,15 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     child.on("error", gone);
 
     const answerRequest = async (method: string, id: RequestId, p: Record<string, unknown>) => {
+      if (method === USER_INPUT_REQUEST) {
+        const params = p as unknown as ToolRequestUserInputParams;
+        const requestId = newId("req_");
+        emit({ type: "question", requestId, question: askedQuestion(params) });
+        const reply = await questions.wait(requestId);
+        // An interrupted turn's pending request is resolved by codex itself: no answer.
+        if (reply !== "interrupted") rpc.respond(id, userInputResponse(params, reply));
+        return;
+      }
       if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval")
         return rpc.refuse(id, `${method} is not supported by this runtime`);
       if (req.permissions === "deny") return rpc.respond(id, { decision: "decline" });
@@ -198,12 +213,11 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
   return {
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
-    reply() {
-      return false;
-    },
+    reply: (requestId, answer) => questions.settle(requestId, answer),
     interrupt() {
       interrupted = true;
       approvals.settleAll("interrupted");
+      questions.settleAll("interrupted");
       stop?.();
     },
   };

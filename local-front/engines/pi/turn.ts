@@ -3,7 +3,7 @@ import { streamSimple, type AssistantMessage, type ToolCall } from "@mariozechne
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, Json, TurnFailure, TurnRequest } from "../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, Json, TurnRequest } from "../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
