@@ -50,7 +50,7 @@ export async function attentionItems(env: Env, config: RuntimeConfig): Promise<{
             threadId: q.threadId,
             workspace,
             since: q.openedAt,
-            action: `POST /threads/${q.threadId}/questions/${q.requestId}`,
+            action: `POST /threads/${q.threadId}/questions/${q.requestId}/answer {"answer": "..."}, or .../dismiss, or .../continue`,
             detail: { requestId: q.requestId, turnId: q.turnId, question: q.question },
           }),
         ),

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, FAULT_CLASSES, sim, waitFor } from "../support/http.js";
+import { openFollow, until } from "../support/sse.js";
 
 let front: Front;
 let base: string;
@@ -153,9 +154,11 @@ describe("engine_a: the vendor's agent SDK, offline against the simulator", () =
 
   it("interrupts a running turn", async () => {
     const id = await spawn();
+    const stream = await openFollow(base, `/threads/${id}/stream`);
     await call(base, "POST", `/threads/${id}/messages`, { text: sim({ chunks: 30, delayMs: 300 }, "long") });
-    await waitFor(async () => (await log(id)).some((e) => e.kind === "turn-started"));
-    await new Promise((r) => setTimeout(r, 1000));
+    // Interrupted once its reply has begun, not merely once it started.
+    await until(() => stream.frames.some((f) => f.startsWith("event: delta")));
+    stream.close();
     const stopped = await call(base, "POST", `/threads/${id}/interrupt`);
     expect(stopped.body).toMatchObject({ outcome: "failed", failure: { class: "interrupted" } });
     const next = await call(base, "POST", `/threads/${id}/send`, { text: "after" });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, FAULT_CLASSES, sim, waitFor } from "../support/http.js";
+import { openFollow, until } from "../support/sse.js";
 
 let front: Front;
 let base: string;
@@ -140,9 +141,11 @@ describe("engine_b: codex app-server 0.160.0, offline against the simulator", ()
 
   it("interrupts a running turn with turn/interrupt", async () => {
     const id = await spawn();
+    const stream = await openFollow(base, `/threads/${id}/stream`);
     await call(base, "POST", `/threads/${id}/messages`, { text: sim({ chunks: 20, delayMs: 300 }, "long") });
-    await waitFor(async () => (await log(id)).some((e) => e.kind === "turn-started"));
-    await new Promise((r) => setTimeout(r, 1000));
+    // Interrupted once its reply has begun, not merely once it started.
+    await until(() => stream.frames.some((f) => f.startsWith("event: delta")));
+    stream.close();
     expect((await call(base, "POST", `/threads/${id}/interrupt`)).body).toMatchObject({ outcome: "failed", failure: { class: "interrupted" } });
     // codex drops the interrupted reply from its history, so the echo also covers "long".
     expect((await call(base, "POST", `/threads/${id}/send`, { text: "after" })).body.reply.text).toMatch(/^echo: [\s\S]*after$/);

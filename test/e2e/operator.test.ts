@@ -93,6 +93,18 @@ describe("attention items", () => {
       follow.close();
     }
   });
+
+  it("names routes that exist for a waiting question, and following one answers it", async () => {
+    const { threadId } = (await call(front.url, "POST", "/spawn", { model: "sim-1" })).body;
+    await call(front.url, "POST", `/threads/${threadId}/messages`, { text: sim({ ask: "Ship it?" }) });
+    const item = await waitFor(async () => ((await call(front.url, "GET", "/attention")).body.items as any[]).find((i) => i.kind === "question" && i.threadId === threadId));
+    const path = /^POST (\S+\/answer) /.exec(item.action)?.[1];
+    expect(path).toBe(`/threads/${threadId}/questions/${item.detail.requestId}/answer`);
+    expect(item.action).toContain(".../dismiss");
+    expect(item.action).toContain(".../continue");
+    expect((await call(front.url, "POST", path!, { answer: "yes" })).status).toBe(200);
+    await waitFor(async () => !((await call(front.url, "GET", "/attention")).body.items as any[]).some((i) => i.id === item.id));
+  });
 });
 
 describe("peers and previews", () => {
@@ -111,7 +123,8 @@ describe("peers and previews", () => {
     expect((await call(front.url, "POST", `/threads/${threadId}/messages`, { text: "build passed", from: "ci" })).status).toBe(202);
     const refused = await call(front.url, "POST", `/threads/${threadId}/send`, { text: "anyone there?" });
     expect([refused.status, refused.body.code]).toEqual([409, "record-only-thread"]);
-    await new Promise((r) => setTimeout(r, 300));
+    // The message started no turn and queued none: decided when it was appended, so the state says it now.
+    expect((await call(front.url, "GET", `/threads/${threadId}/turn`)).body).toMatchObject({ running: false, queued: 0 });
     const kinds = ((await call(front.url, "GET", `/threads/${threadId}/tail`)).body.events as any[]).map((e) => e.kind);
     expect(kinds).toEqual(["spawn", "message"]);
     expect((await call(front.url, "DELETE", "/peers/external/ci")).status).toBe(200);
@@ -200,7 +213,8 @@ describe("watching the host", () => {
     expect(keeper.body.spawnPause.paused).toBe(false);
     expect(keeper.body.freeBytes.length).toBeGreaterThan(0);
     const cost = await call(front.url, "GET", "/metrics/cost-per-merged-pr");
-    expect(cost.body).toMatchObject({ mergedPrs: 0, costPerMergedPrUsd: null });
+    // The spend it divides is the estate's; merged pull requests come with the code host (a later issue).
+    expect(cost.body.costUsd).toBe(estate.body.cost.usd);
   });
 });
 
@@ -226,9 +240,8 @@ describe("the live-session cap", () => {
     expect([refused.status, refused.body.code]).toEqual([429, "session-cap"]);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
 
-    await new Promise((r) => setTimeout(r, 1600));
-    const admitted = await call(capped.url, "POST", "/spawn", { model: "sim-1" });
-    expect(admitted.status).toBe(201);
+    // Admitted once the waiting session has been idle long enough to evict.
+    await waitFor(async () => (await call(capped.url, "POST", "/spawn", { model: "sim-1" })).status === 201);
     const row = await waitFor(async () => {
       const r = (await call(capped.url, "GET", `/threads/${waiting}`)).body;
       return r.stage === "idle" && r;
