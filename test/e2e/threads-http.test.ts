@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RuntimeError } from "../../client/index.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
+import { waitFor } from "../support/http.js";
 
 let front: Front;
 beforeAll(async () => {
@@ -103,8 +104,21 @@ describe("threads over HTTP", () => {
     expect(first).toMatchObject({ hasMore: true });
     const second = await front.client.list({ workspace: "listing", limit: 2, after: first.nextAfter! });
     expect(second.threads.map((t) => t.id)).not.toContain(first.threads[0]!.id);
-    const clamped = await front.client.list({ limit: 100000 });
-    expect(clamped.threads.length).toBeLessThanOrEqual(200);
+  });
+
+  it("clamps a thread list page to 200, with more than 200 threads to list", async () => {
+    const ids: string[] = [];
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (ids.length < 205) ids.push((await front.client.spawn({ workspace: "clamp" })).threadId);
+    }));
+    // The catalog lists a thread shortly after its spawn.
+    await waitFor(async () => (await front.client.list({ workspace: "clamp", limit: 200 })).hasMore);
+    const clamped = await front.client.list({ workspace: "clamp", limit: 100000 });
+    expect(clamped.threads).toHaveLength(200);
+    expect(clamped.hasMore).toBe(true);
+    const rest = await front.client.list({ workspace: "clamp", limit: 100000, after: clamped.nextAfter! });
+    expect(rest.threads.length + clamped.threads.length).toBe(ids.length);
+    expect(new Set([...clamped.threads, ...rest.threads].map((t) => t.id))).toEqual(new Set(ids));
   });
 });
 
@@ -147,10 +161,20 @@ describe("bad input", () => {
     expect(page.events).toHaveLength(1);
   });
 
-  it("clamps a tail limit over 1000", async () => {
+  it("clamps a tail limit over 1000, with more than 1000 events to page", async () => {
     const { threadId } = await front.client.spawn();
-    const res = await req(`/threads/${threadId}/tail?limit=5000`);
+    let sent = 0;
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (sent++ < 1004) await front.client.post(threadId, { text: "m", hold: true });
+    }));
+    const res = await req(`/threads/${threadId}/tail?after=0&limit=5000`);
     expect(res.status).toBe(200);
+    const page = await res.json();
+    expect(page.events).toHaveLength(1000);
+    expect(page).toMatchObject({ hasMore: true, nextAfter: "1000" });
+    const older = await (await req(`/threads/${threadId}/tail?before=latest&limit=5000`)).json();
+    expect(older.events).toHaveLength(1000);
+    expect(older.events[0].seq).toBe(1005);
   });
 
   it("reports a missing thread to the client library as rejected with its code", async () => {

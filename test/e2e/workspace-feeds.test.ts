@@ -199,6 +199,21 @@ describe("workspace feeds through the real front", () => {
     const header = await fetch(`${base}/workspaces/feeds/events`, { headers: { "last-event-id": "nope" } });
     expect(header.status).toBe(400);
     expect(Object.keys(await header.json())).toEqual(["error"]);
-    expect((await call(base, "GET", "/workspaces/feeds/tail?limit=5000")).body.events.length).toBeLessThanOrEqual(1000);
+  });
+
+  it("clamps a feed page to 1000, with more than 1000 entries to page", async () => {
+    // Each policy change is one entry; a policy equal to the current one writes none.
+    let n = 0;
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      while (n < 1005) expect((await call(base, "PUT", "/workspaces/feeds/policy", { defaults: { model: `sim-clamp-${n++}` } })).status).toBe(200);
+    }));
+    const total = (await call(base, "GET", "/workspaces/feeds/tail?before=latest&limit=1")).body.events[0].seq;
+    expect(total).toBeGreaterThan(1000);
+    const forward = (await call(base, "GET", "/workspaces/feeds/tail?after=0&limit=5000")).body;
+    expect(forward.events).toHaveLength(1000);
+    expect(forward.hasMore).toBe(true);
+    const backward = (await call(base, "GET", "/workspaces/feeds/tail?before=latest&limit=5000")).body;
+    expect(backward.events).toHaveLength(1000);
+    expect(backward.events[0].seq).toBe(total);
   });
 });
