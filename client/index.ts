@@ -1,4 +1,15 @@
+import type { z } from "zod";
 import type { AccessToken, AccountView } from "../src/api/accounts.js";
+import {
+  ForwardPageAnswer,
+  MessageAcceptedAnswer,
+  ReversePageAnswer,
+  SendResultAnswer,
+  SpawnResultAnswer,
+  ThreadListPageAnswer,
+  ThreadRowAnswer,
+  TurnStatusAnswer,
+} from "../src/api/answers.js";
 import type { ArmDrain, DrainStatus } from "../src/api/drain.js";
 import type { EngineEntry } from "../src/api/engines.js";
 import type { ErrorBody } from "../src/api/errors.js";
@@ -88,6 +99,20 @@ export class RuntimeClient {
       const err = parsed as ErrorBody;
       throw new RuntimeError("rejected", err.error ?? `${method} ${path}: ${res.status}`, res.status, err.code, err);
     }
+    // Every route answers a JSON object.
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new RuntimeError("decode", `${method} ${path}: the answer is not a JSON object (${res.status})`, res.status);
+    return parsed as T;
+  }
+
+  /** A call whose answer must match `answer` (src/api/answers.ts): one that does not is a `decode` failure. */
+  private async checked<T>(answer: z.ZodTypeAny, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T> {
+    const parsed = await this.call<unknown>(method, path, body, headers);
+    const result = answer.safeParse(parsed);
+    if (!result.success) {
+      const issue = result.error.issues[0]!;
+      throw new RuntimeError("decode", `${method} ${path}: the answer does not match its schema (${issue.path.join(".") || "the answer"}: ${issue.message})`);
+    }
     return parsed as T;
   }
 
@@ -96,29 +121,29 @@ export class RuntimeClient {
    * runtime accepts `engine_b` too, for callers that name it on purpose over HTTP.
    */
   spawn(spec: ClientSpawnSpec = {}): Promise<SpawnResult> {
-    return this.call("POST", "/spawn", spec);
+    return this.checked(SpawnResultAnswer, "POST", "/spawn", spec);
   }
 
   thread(id: string): Promise<ThreadRow> {
-    return this.call("GET", `/threads/${id}`);
+    return this.checked(ThreadRowAnswer, "GET", `/threads/${id}`);
   }
 
   list(query: Record<string, string | number> = {}): Promise<ThreadListPage> {
     const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
-    return this.call("GET", `/threads${qs.size ? `?${qs}` : ""}`);
+    return this.checked(ThreadListPageAnswer, "GET", `/threads${qs.size ? `?${qs}` : ""}`);
   }
 
   post(id: string, message: PostMessage, options: { idempotencyKey?: string } = {}): Promise<MessageAccepted> {
-    return this.call("POST", `/threads/${id}/messages`, message, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+    return this.checked(MessageAcceptedAnswer, "POST", `/threads/${id}/messages`, message, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
   }
 
   /** Sends a message and waits until the turn that answers it ended. */
   send(id: string, message: Omit<SendMessage, "async">): Promise<SendResult> {
-    return this.call("POST", `/threads/${id}/send`, message);
+    return this.checked(SendResultAnswer, "POST", `/threads/${id}/send`, message);
   }
 
   turn(id: string): Promise<TurnStatus> {
-    return this.call("GET", `/threads/${id}/turn`);
+    return this.checked(TurnStatusAnswer, "GET", `/threads/${id}/turn`);
   }
 
   interrupt(id: string): Promise<TurnOutcome> {
@@ -187,7 +212,7 @@ export class RuntimeClient {
   tail(id: string, query: Record<string, string | number | undefined>): Promise<ForwardPage | ReversePage> {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
-    return this.call("GET", `/threads/${id}/tail?${qs}`);
+    return this.checked("before" in query ? ReversePageAnswer : ForwardPageAnswer, "GET", `/threads/${id}/tail?${qs}`);
   }
 
   /** A page of a workspace's feed: forward from `after`, backward from `before`, or the newest entries. */
