@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AccountConfig } from "../src/api/accounts.js";
+import { PROVIDER_BASE_URLS, PROVIDER_TOKEN_URLS, type AccountConfig } from "../src/api/accounts.js";
 import { AccountPool } from "./accounts/pool.js";
 import { TokenStore } from "./accounts/token-store.js";
 import { ConfigError, type FrontConfig } from "./config.js";
@@ -32,15 +32,23 @@ export interface Network {
 }
 
 /**
- * What the simulator accepts when it stands in for the providers: the configured keys
- * and refresh tokens, each answered with an id of its own. A refresh token that begins
- * with `revoked` is left out, so a revoked login can be rehearsed offline.
+ * What the simulator accepts when it stands in for the providers: each provider's hosts
+ * (its API and token endpoint, and any base URL an account names), and the configured
+ * keys and refresh tokens of that provider, each answered with an id of its own. A
+ * refresh token that begins with `revoked` is left out, so a revoked login can be
+ * rehearsed offline.
  */
 function simulatorCredentials(accounts: AccountConfig[]): CredentialSet {
-  const set: CredentialSet = { apiKeys: {}, refreshTokens: {} };
+  const set: CredentialSet = { apiKeys: {}, refreshTokens: {}, hosts: {} };
+  for (const provider of ["openai", "anthropic"] as const) {
+    set.hosts[new URL(PROVIDER_BASE_URLS[provider]).hostname] = provider;
+    set.hosts[new URL(PROVIDER_TOKEN_URLS[provider]).hostname] = provider;
+  }
   for (const a of accounts) {
-    if (a.apiKey) set.apiKeys[a.apiKey] = `org-${a.id}`;
-    if (a.oauth && !a.oauth.refreshToken.startsWith("revoked")) set.refreshTokens[a.oauth.refreshToken] = a.oauth.accountId ?? `acct-${a.id}`;
+    if (a.baseUrl) set.hosts[new URL(a.baseUrl).hostname] = a.provider;
+    if (a.oauth?.tokenUrl) set.hosts[new URL(a.oauth.tokenUrl).hostname] = a.provider;
+    if (a.apiKey) set.apiKeys[a.apiKey] = { provider: a.provider, org: `org-${a.id}` };
+    if (a.oauth && !a.oauth.refreshToken.startsWith("revoked")) set.refreshTokens[a.oauth.refreshToken] = { provider: a.provider, accountId: a.oauth.accountId ?? `acct-${a.id}` };
   }
   return set;
 }

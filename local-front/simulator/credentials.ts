@@ -1,36 +1,56 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
+import type { Provider } from "../../src/api/accounts.js";
 
 /** Credentials a simulator standing in for the real providers accepts (SERVICE_PROVIDER_UPSTREAM=simulator). */
 export interface CredentialSet {
-  /** API key -> the organization id the provider would name for it. */
-  apiKeys: Record<string, string>;
+  /** API key -> the provider that issued it and the organization it names for it. */
+  apiKeys: Record<string, { provider: Provider; org: string }>;
   /** OAuth refresh token -> the provider's account id; a refresh token not listed is a revoked login. */
-  refreshTokens: Record<string, string>;
+  refreshTokens: Record<string, { provider: Provider; accountId: string }>;
+  /** Host name -> the provider answering there (its API and its OAuth token endpoint). */
+  hosts: Record<string, Provider>;
   /** Lifetime of the access tokens it issues, in seconds. */
   accessTokenSeconds?: number;
 }
 
+/** A credential the simulator accepts, and what it belongs to. */
+export interface Holder {
+  provider: Provider;
+  org: string;
+}
+
 /**
- * Checks keys the way a provider does: an unknown key (a placeholder sent without the
- * credential proxy, say) is refused with 401; a known one is answered with the
- * organization header the provider would send. Refresh tokens get access tokens at
- * the OAuth token path, which this set then accepts.
+ * Checks keys the way the providers do: each provider knows only the keys and tokens it
+ * issued, so an unknown key, or one sent to the other provider, is refused with 401; a
+ * known one is answered with the organization header the provider would send. Refresh
+ * tokens get access tokens at the OAuth token path, and rotate as the providers' do: each
+ * refresh issues a new refresh token and the one it used stops working.
  */
 export class SimCredentials {
-  private readonly accessTokens = new Map<string, string>();
+  private readonly accessTokens = new Map<string, Holder>();
+  private readonly refreshTokens: Map<string, { provider: Provider; accountId: string }>;
 
-  constructor(private readonly set: CredentialSet) {}
+  constructor(private readonly set: CredentialSet) {
+    this.refreshTokens = new Map(Object.entries(set.refreshTokens));
+  }
 
-  /** The organization behind the request's credential, or null if the provider would refuse it. */
-  check(headers: IncomingHttpHeaders): string | null {
+  /** The provider answering at `host` (a `Host` header), or null for a host it does not stand in for. */
+  providerAt(host: string | undefined): Provider | null {
+    const name = (host ?? "").replace(/:\d+$/, "").toLowerCase();
+    return this.set.hosts[name] ?? null;
+  }
+
+  /** Who holds the request's credential, if `provider` issued it. */
+  check(headers: IncomingHttpHeaders, provider: Provider | null): Holder | null {
     const auth = headers.authorization ?? "";
     const offered = /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, "") : typeof headers["x-api-key"] === "string" ? headers["x-api-key"] : "";
-    return this.set.apiKeys[offered] ?? this.accessTokens.get(offered) ?? null;
+    const holder = this.set.apiKeys[offered] ?? this.accessTokens.get(offered) ?? null;
+    return holder && (provider === null || holder.provider === provider) ? holder : null;
   }
 
   /** The OAuth token endpoint: `grant_type=refresh_token` (JSON or form body). */
-  refresh(body: string, contentType: string | undefined): { status: number; body: unknown } {
+  refresh(body: string, contentType: string | undefined, provider: Provider | null): { status: number; body: unknown } {
     let fields: Record<string, unknown> = {};
     try {
       fields = contentType?.includes("json") ? (JSON.parse(body) as Record<string, unknown>) : Object.fromEntries(new URLSearchParams(body));
@@ -39,18 +59,21 @@ export class SimCredentials {
     }
     if (fields.grant_type !== "refresh_token" || typeof fields.refresh_token !== "string")
       return { status: 400, body: { error: "unsupported_grant_type", error_description: "only refresh_token is supported" } };
-    const accountId = this.set.refreshTokens[fields.refresh_token];
-    if (!accountId) return { status: 400, body: { error: "invalid_grant", error_description: "refresh token is invalid or revoked" } };
+    const login = this.refreshTokens.get(fields.refresh_token);
+    if (!login || (provider !== null && login.provider !== provider)) return { status: 400, body: { error: "invalid_grant", error_description: "refresh token is invalid or revoked" } };
+    this.refreshTokens.delete(fields.refresh_token);
+    const refreshToken = `sim-rt-${randomBytes(12).toString("hex")}`;
+    this.refreshTokens.set(refreshToken, login);
     const accessToken = `sim-at-${randomBytes(12).toString("hex")}`;
-    this.accessTokens.set(accessToken, accountId);
+    this.accessTokens.set(accessToken, { provider: login.provider, org: login.accountId });
     return {
       status: 200,
       body: {
         access_token: accessToken,
         token_type: "Bearer",
         expires_in: this.set.accessTokenSeconds ?? 3600,
-        refresh_token: fields.refresh_token,
-        account_id: accountId,
+        refresh_token: refreshToken,
+        account_id: login.accountId,
       },
     };
   }

@@ -6,10 +6,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { anthropicMessages } from "./anthropic-messages.js";
 import { SimCredentials, type CredentialSet } from "./credentials.js";
 import type { Conversation } from "./conversation.js";
-import { BadRequest, type ErrorResponse, type SimError } from "./errors.js";
+import type { Provider } from "../../src/api/accounts.js";
+import { anthropicError, BadRequest, type ErrorResponse, type SimError } from "./errors.js";
 import { openaiChat } from "./openai-chat.js";
 import { openaiResponses } from "./openai-responses.js";
 import type { Protocol } from "./protocol.js";
+import { PROVIDERS, serves } from "./providers.js";
 import { Issued } from "./issued.js";
 import { decide, deltaCount, type Outcome, type Reply } from "./reply.js";
 import { RequestLog } from "./request-log.js";
@@ -110,7 +112,9 @@ function streamCut(protocol: Protocol, reply: Reply, conv: Conversation, frames:
 
 /** Paths where providers refresh OAuth logins. */
 const TOKEN_PATHS = new Set(["/oauth/token", "/v1/oauth/token"]);
-/** The header each protocol family names the organization in. */
+/** The header each provider names the organization in. */
+const ORG_HEADER_OF: Record<Provider, string> = { openai: "openai-organization", anthropic: "anthropic-organization-id" };
+/** The header each protocol family names the organization in, where the host names no provider. */
 const ORG_HEADER: Record<string, string> = { "openai-chat": "openai-organization", "openai-responses": "openai-organization", "anthropic-messages": "anthropic-organization-id" };
 
 interface Context {
@@ -119,24 +123,31 @@ interface Context {
   issued: Issued;
 }
 
-async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res: ServerResponse, { log, credentials, issued }: Context): Promise<void> {
+/**
+ * One model call. Standing in for the providers, the simulator answers as the provider
+ * whose host was called: only that provider's keys, only the models it serves, and (on
+ * Anthropic's OpenAI-compatible endpoint) Anthropic's own errors.
+ */
+async function handleModelRequest(protocol: Protocol, provider: Provider | null, req: IncomingMessage, res: ServerResponse, { log, credentials, issued }: Context): Promise<void> {
   const body = await readBody(req);
   const parsed = "text" in body ? parseJson(body.text) : { ok: false as const };
   log.add(protocol.name, req.url ?? "", req.headers, parsed.ok ? parsed.value : "text" in body ? body.text : null);
-  const reject = (e: SimError) => sendError(res, protocol.error(e));
+  const errorOf = provider === "anthropic" ? anthropicError : protocol.error;
+  const reject = (e: SimError) => sendError(res, errorOf(e));
   if ("tooLarge" in body) return reject({ kind: "too-large", limit: BODY_LIMIT });
   if (!protocol.hasApiKey(req.headers)) return reject({ kind: "missing-key" });
-  const org = credentials ? credentials.check(req.headers) : null;
+  const holder = credentials ? credentials.check(req.headers, provider) : null;
   if (credentials) {
-    if (org === null) return reject({ kind: "fail", fail: "auth", model: "", retryAfter: 0 });
-    res.setHeader(ORG_HEADER[protocol.name]!, org);
+    if (holder === null) return reject({ kind: "fail", fail: "auth", model: "", retryAfter: 0 });
+    res.setHeader(provider ? ORG_HEADER_OF[provider] : ORG_HEADER[protocol.name]!, holder.org);
   }
   if (!parsed.ok) return reject({ kind: "bad-request", message: "We could not parse the JSON body of your request: it is not valid JSON." });
   let conv: Conversation;
   let outcome: Outcome;
   try {
     conv = protocol.parse(parsed.value, req.headers, issued);
-    outcome = decide(conv, org);
+    if (provider && !serves(provider, conv.model)) return reject({ kind: "fail", fail: "model-not-found", model: conv.model, retryAfter: 0 });
+    outcome = decide(conv, holder?.org ?? null);
   } catch (err) {
     if (err instanceof BadRequest) return reject({ kind: "bad-request", message: err.message });
     throw err;
@@ -147,13 +158,13 @@ async function handleModelRequest(protocol: Protocol, req: IncomingMessage, res:
     const frames = protocol.frames(reply, conv, issued);
     return writeSse(res, frames, { delayMs: reply.delayMs, cut: streamCut(protocol, reply, conv, frames) });
   }
-  return answerJson(res, reply, protocol.json(reply, conv, issued), protocol.error({ kind: "fail", fail: "server", model: conv.model, retryAfter: 0 }));
+  return answerJson(res, reply, protocol.json(reply, conv, issued), errorOf({ kind: "fail", fail: "server", model: conv.model, retryAfter: 0 }));
 }
 
 async function handleTokenRequest(req: IncomingMessage, res: ServerResponse, credentials: SimCredentials): Promise<void> {
   const body = await readBody(req);
   if (!("text" in body)) return sendJson(res, 413, { error: "invalid_request", error_description: "body too large" });
-  const answer = credentials.refresh(body.text, req.headers["content-type"]);
+  const answer = credentials.refresh(body.text, req.headers["content-type"], credentials.providerAt(req.headers.host));
   sendJson(res, answer.status, answer.body);
 }
 
@@ -162,7 +173,8 @@ function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): Promis
   // The Claude clients append `?beta=true`; routing looks at the path only.
   const path = new URL(req.url ?? "/", "http://simulator").pathname;
   const protocol = ROUTES[path];
-  if (protocol && req.method === "POST") return handleModelRequest(protocol, req, res, ctx);
+  const provider = ctx.credentials?.providerAt(req.headers.host) ?? null;
+  if (protocol && req.method === "POST" && (!provider || PROVIDERS[provider].protocols.includes(protocol.name))) return handleModelRequest(protocol, provider, req, res, ctx);
   if (ctx.credentials && TOKEN_PATHS.has(path) && req.method === "POST") return handleTokenRequest(req, res, ctx.credentials);
   if (path === "/v1/models" && req.method === "GET") {
     const created = Math.floor(Date.now() / 1000);

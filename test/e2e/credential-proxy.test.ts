@@ -312,7 +312,7 @@ describe("with SERVICE_PROXY=off", () => {
   let off: Front;
   let provider: Simulator;
   beforeAll(async () => {
-    provider = await startSimulator({ credentials: { apiKeys: { "sk-live-OFF-777ggg": "org-off" }, refreshTokens: {} } });
+    provider = await startSimulator({ credentials: { apiKeys: { "sk-live-OFF-777ggg": { provider: "openai", org: "org-off" } }, refreshTokens: {}, hosts: {} } });
     const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-proxy-off-"));
     writeFileSync(
       join(dataDir, "accounts.json"),
