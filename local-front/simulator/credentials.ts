@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Provider } from "../../src/api/accounts.js";
 
@@ -12,6 +14,19 @@ export interface CredentialSet {
   hosts: Record<string, Provider>;
   /** Lifetime of the access tokens it issues, in seconds. */
   accessTokenSeconds?: number;
+  /**
+   * Where it keeps the refresh tokens it issued and retired, as a provider keeps them in
+   * its database: a login rotated before a restart stays rotated after it.
+   */
+  stateFile?: string;
+}
+
+type Login = { provider: Provider; accountId: string };
+
+/** What a provider remembers of its logins' rotations. */
+interface Rotations {
+  issued: Record<string, Login>;
+  retired: string[];
 }
 
 /** A credential the simulator accepts, and what it belongs to. */
@@ -29,10 +44,29 @@ export interface Holder {
  */
 export class SimCredentials {
   private readonly accessTokens = new Map<string, Holder>();
-  private readonly refreshTokens: Map<string, { provider: Provider; accountId: string }>;
+  private readonly refreshTokens: Map<string, Login>;
+  private readonly rotations: Rotations;
 
   constructor(private readonly set: CredentialSet) {
-    this.refreshTokens = new Map(Object.entries(set.refreshTokens));
+    this.rotations = set.stateFile && existsSync(set.stateFile) ? (JSON.parse(readFileSync(set.stateFile, "utf8")) as Rotations) : { issued: {}, retired: [] };
+    this.refreshTokens = new Map(Object.entries({ ...set.refreshTokens, ...this.rotations.issued }));
+    for (const used of this.rotations.retired) this.refreshTokens.delete(used);
+  }
+
+  private rotate(used: string, login: Login): string {
+    const next = `sim-rt-${randomBytes(12).toString("hex")}`;
+    this.refreshTokens.delete(used);
+    this.refreshTokens.set(next, login);
+    delete this.rotations.issued[used];
+    this.rotations.issued[next] = login;
+    this.rotations.retired.push(used);
+    const file = this.set.stateFile;
+    if (file) {
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(`${file}.tmp`, JSON.stringify(this.rotations), { mode: 0o600 });
+      renameSync(`${file}.tmp`, file);
+    }
+    return next;
   }
 
   /** The provider answering at `host` (a `Host` header), or null for a host it does not stand in for. */
@@ -61,9 +95,7 @@ export class SimCredentials {
       return { status: 400, body: { error: "unsupported_grant_type", error_description: "only refresh_token is supported" } };
     const login = this.refreshTokens.get(fields.refresh_token);
     if (!login || (provider !== null && login.provider !== provider)) return { status: 400, body: { error: "invalid_grant", error_description: "refresh token is invalid or revoked" } };
-    this.refreshTokens.delete(fields.refresh_token);
-    const refreshToken = `sim-rt-${randomBytes(12).toString("hex")}`;
-    this.refreshTokens.set(refreshToken, login);
+    const refreshToken = this.rotate(fields.refresh_token, login);
     const accessToken = `sim-at-${randomBytes(12).toString("hex")}`;
     this.accessTokens.set(accessToken, { provider: login.provider, org: login.accountId });
     return {
