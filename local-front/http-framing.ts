@@ -389,3 +389,10 @@ export class ChunkedScanner {
     return i - from;
   }
 }
+
+/** A response head (status line to the blank line) saying the connection closes after it, whatever it said before. */
+export function closingHead(head: Buffer): Buffer {
+  const lines = head.toString("latin1").split("\r\n").slice(0, -2);
+  const kept = lines.filter((line, i) => i === 0 || !/^connection\s*:/i.test(line));
+  return Buffer.from([...kept, "connection: close", "", ""].join("\r\n"), "latin1");
+}

@@ -1,7 +1,7 @@
 import { readSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { CODES } from "../src/api/errors.js";
-import { BodyCounter, closes, jsonAnswer, readHead, readRequest, refusalBytes, requestBody, responseFraming, type Head, type Refusal, type RequestBody } from "./http-framing.js";
+import { BodyCounter, closes, closingHead, jsonAnswer, readHead, readRequest, refusalBytes, requestBody, responseFraming, type Head, type Refusal, type RequestBody } from "./http-framing.js";
 import { log as frontLog, type Logger } from "./log.js";
 
 export interface Upstream {
@@ -84,6 +84,8 @@ interface InFlight {
   answered: boolean;
   /** Response head bytes seen so far, until the head is whole. */
   head: Buffer;
+  /** How many bytes at the start of `head` the client already has (after a 1xx head). */
+  headSent: number;
   response: BodyCounter | null;
   closeAfter: boolean;
 }
@@ -221,6 +223,7 @@ export class RoutedConnection {
         retried: false,
         answered: false,
         head: Buffer.alloc(0),
+        headSent: 0,
         response: null,
         closeAfter: request.closes,
       };
@@ -296,11 +299,15 @@ export class RoutedConnection {
     if (!cur || cur.backend !== backend) return this.destroy();
     cur.answered = true;
     cur.sent = null;
-    if (!this.client.write(chunk)) {
-      backend.socket.pause();
-      this.client.once("drain", () => backend.socket.resume());
-    }
+    // A head is held until it is whole, so it can be read (and an event stream's amended) before the client sees it.
+    if (cur.response) this.toClient(backend, chunk);
     this.scanResponse(cur, chunk);
+  }
+
+  private toClient(backend: Backend, bytes: Buffer): void {
+    if (!bytes.length || this.client.write(bytes)) return;
+    backend.socket.pause();
+    this.client.once("drain", () => backend.socket.resume());
   }
 
   private scanResponse(cur: InFlight, chunk: Buffer): void {
@@ -311,14 +318,25 @@ export class RoutedConnection {
         const head = readHead(cur.head);
         if (head === null) return;
         if ("status" in head) return this.destroy();
-        bytes = cur.head.subarray(head.length);
+        const whole = cur.head;
+        bytes = whole.subarray(head.length);
         cur.head = Buffer.alloc(0);
         const status = Number(head.startLine[1]);
         // An event stream lasts as long as its reader: the connection is its, so it becomes
         // a plain pipe rather than have every frame scanned (a thousand followers, a hundred
-        // frames a second each). Should the stream end, what the client sends next on that
-        // connection goes to this process, which answers any route.
-        if (status === 101 || (status === 200 && head.headers.get("content-type")?.startsWith("text/event-stream"))) return this.becomeTunnel(cur.backend);
+        // frames a second each). Its head says the connection closes with it, so no request
+        // follows on it unread by the front's framing checks and routing.
+        const stream = status === 200 && head.headers.get("content-type")?.startsWith("text/event-stream") === true;
+        const unsent = whole.subarray(cur.headSent);
+        this.toClient(cur.backend, stream && cur.headSent === 0 ? Buffer.concat([closingHead(whole.subarray(0, head.length)), bytes]) : unsent);
+        cur.headSent = 0;
+        if (status === 101) return this.becomeTunnel(cur.backend, null, bytes);
+        if (stream) {
+          const framing = responseFraming(head, cur.method);
+          return this.becomeTunnel(cur.backend, framing === "bad" ? new BodyCounter({ kind: "close" }) : new BodyCounter(framing), bytes);
+        }
+        // What follows a 1xx head in this chunk went out with it.
+        if (status >= 100 && status < 200) cur.headSent = bytes.length;
         if (status >= 100 && status < 200) continue;
         if (status >= 500) {
           const fields = { status, method: cur.method, path: loggedPath(cur.target) };
@@ -413,8 +431,14 @@ export class RoutedConnection {
     setTimeout(() => this.client.destroy(), LINGER_MS).unref();
   }
 
-  /** From here on, the connection is bytes to and from this process. */
-  private becomeTunnel(backend: Backend): void {
+  /**
+   * From here on, the connection is bytes from this process, and, for an upgrade
+   * (`stream` null), to it. An event stream's client was told the connection closes with
+   * the stream: nothing it sends reaches workerd unread by the front; the stream's end
+   * (only chunk sizes are read, never its frames) ends the connection, and pipelined
+   * requests held behind it go unanswered, for the client to send again.
+   */
+  private becomeTunnel(backend: Backend, stream: BodyCounter | null, body: Buffer): void {
     this.backends.delete(backend.key);
     for (const b of this.backends.values()) b.socket.destroy();
     this.backends.clear();
@@ -429,10 +453,21 @@ export class RoutedConnection {
     };
     this.client.on("error", close).on("close", close);
     upstream.on("error", close).on("close", close);
-    if (this.held.length) upstream.write(this.held);
+    if (!stream && this.held.length) upstream.write(this.held);
     this.held = Buffer.alloc(0);
-    this.client.pipe(upstream);
-    upstream.pipe(this.client);
+    if (!stream) {
+      this.client.pipe(upstream);
+      upstream.pipe(this.client);
+      this.client.resume();
+      return;
+    }
+    const ended = (bytes: Buffer) => stream.feed(bytes) < 0 || stream.done;
+    this.client.on("data", close);
+    upstream.pipe(this.client, { end: false });
+    upstream.on("data", (bytes: Buffer) => {
+      if (ended(bytes)) this.client.end(() => upstream.destroy());
+    });
+    if (ended(body)) this.client.end(() => upstream.destroy());
     this.client.resume();
   }
 

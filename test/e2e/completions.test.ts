@@ -334,6 +334,8 @@ describe("GET /v1/models/:id", () => {
     const raw = await call(front.url, "GET", "/v1/models/no-such-model");
     expect(raw.body).toEqual({ error: { message: expect.stringContaining("no-such-model"), type: "invalid_request_error", code: "model_not_found", param: null } });
     expect((await call(front.url, "GET", "/v1/models/%E0%A4%80x")).body.error.code).toBe("model_not_found");
+    // Read by the front's framing checks even after an event stream (the completions streams above) on a kept-alive connection.
+    expect((await call(front.url, "GET", "/v1/models/%E0%A4%A")).body.code).toBe("bad-request-framing");
   });
 });
 
