@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
 import type { EngineEntry } from "../../../src/api/engines.js";
+import { versionOf } from "../version-probe.js";
 
 /** What `GET /accounts` lists for engine_a, and whether its turns can run. */
 export type EngineABinary = EngineEntry & { engine: "engine_a" };
@@ -32,10 +31,7 @@ export async function findEngineA(override: string | undefined): Promise<EngineA
   const binary = override || packagedBinary();
   const base = { engine: "engine_a" as const, binary, versionNeeded: null };
   if (!binary) return { ...base, versionFound: null, available: false, reason: "no agent CLI: reinstall @anthropic-ai/claude-agent-sdk with its platform package, or set SERVICE_ENGINE_A_BIN" };
-  try {
-    const { stdout } = await promisify(execFile)(binary, ["--version"], { timeout: 30_000 });
-    return { ...base, versionFound: stdout.trim().split("\n")[0]!.slice(0, 80), available: true, reason: null };
-  } catch (err) {
-    return { ...base, versionFound: null, available: false, reason: `${binary} could not be run: ${(err as Error).message.split("\n")[0]}` };
-  }
+  const probe = await versionOf(binary);
+  if ("failed" in probe) return { ...base, versionFound: null, available: false, reason: probe.failed };
+  return { ...base, versionFound: probe.printed.split("\n")[0]!.slice(0, 80), available: true, reason: null };
 }

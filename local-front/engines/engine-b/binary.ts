@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
 import type { EngineEntry } from "../../../src/api/engines.js";
+import { versionOf } from "../version-probe.js";
 
 export const ENGINE_B_VERSION = "0.160.0";
 
@@ -27,13 +26,10 @@ export async function findEngineB(override: string | undefined): Promise<EngineB
   const binary = override || packagedBinary();
   const base = { engine: "engine_b" as const, binary, versionNeeded: ENGINE_B_VERSION };
   if (!binary) return { ...base, versionFound: null, available: false, reason: "no codex binary: install @openai/codex@0.160.0 or set SERVICE_ENGINE_B_BIN" };
-  try {
-    const { stdout } = await promisify(execFile)(binary, ["--version"], { timeout: 10_000 });
-    const found = /(\d+\.\d+\.\d+\S*)/.exec(stdout)?.[1] ?? stdout.trim().slice(0, 80);
-    if (found !== ENGINE_B_VERSION)
-      return { ...base, versionFound: found, available: false, reason: `${binary} is release ${found}; engine_b needs exactly ${ENGINE_B_VERSION}` };
-    return { ...base, versionFound: found, available: true, reason: null };
-  } catch (err) {
-    return { ...base, versionFound: null, available: false, reason: `${binary} could not be run: ${(err as Error).message.split("\n")[0]}` };
-  }
+  const probe = await versionOf(binary);
+  if ("failed" in probe) return { ...base, versionFound: null, available: false, reason: probe.failed };
+  const found = /(\d+\.\d+\.\d+\S*)/.exec(probe.printed)?.[1] ?? probe.printed.slice(0, 80);
+  if (found !== ENGINE_B_VERSION)
+    return { ...base, versionFound: found, available: false, reason: `${binary} is release ${found}; engine_b needs exactly ${ENGINE_B_VERSION}` };
+  return { ...base, versionFound: found, available: true, reason: null };
 }
