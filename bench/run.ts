@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { freePort, removeDir, startFront, PROJECT_DIR, type Front } from "../test/support/front.js";
 import { startDurableObjectFloor, startSplitDurableObjectFloor, startSqliteFloor } from "./floors.js";
 import { streamSimple, type Api, type Model } from "@mariozechner/pi-ai";
+import OpenAI from "openai";
+import { startSimulator } from "../local-front/simulator/server.js";
 import { percentile, postLoad, sequential, type LoadResult } from "./load.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
@@ -280,6 +282,59 @@ async function turns(front: Front): Promise<void> {
   row("turns on 16 threads at once (send, 10 each)", `${fmt(rate)} turns/s`, "", "", "");
 }
 
+/** A streamed completion of eight deltas, read whole with the official SDK. */
+function streamedCompletion(client: OpenAI): () => Promise<void> {
+  return async () => {
+    const stream = await client.chat.completions.create({ model: "sim-1", stream: true, messages: [{ role: "user", content: '@sim {"reply": "a short answer in a few pieces", "chunks": 8}' }] });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+    if (text !== "a short answer in a few pieces") throw new Error(`unexpected completion: ${text}`);
+  };
+}
+
+/**
+ * A streamed completion through the runtime (the workspace's account, the relay that
+ * watches the stream for a provider's error, the `completion` event) against the same
+ * call made straight to a simulator with the same SDK: once with an account behind the
+ * credential proxy and the simulator standing in for the provider (TLS, as in
+ * production), once on the plain simulator (no account, no proxy).
+ */
+async function completions(): Promise<void> {
+  const sim = await startSimulator();
+  const straight = streamedCompletion(new OpenAI({ apiKey: "bench", baseURL: `${sim.url}/v1`, maxRetries: 0 }));
+  const setups: [string, Record<string, unknown>, Record<string, string>][] = [
+    ["an account behind the credential proxy", { accounts: [{ id: "bench", provider: "openai", apiKey: "sk-live-bench" }] }, { SERVICE_PROVIDER_UPSTREAM: "simulator" }],
+    ["the plain simulator, no proxy", { accounts: [] }, {}],
+  ];
+  try {
+    for (const [what, accounts, env] of setups) {
+      const dataDir = mkdtempSync(join(tmpdir(), "bench-completions-"));
+      writeFileSync(join(dataDir, "accounts.json"), JSON.stringify(accounts));
+      writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify({ workspaces: [{ name: "bench", slug: "acme/bench", accounts: (accounts as { accounts: { id: string }[] }).accounts.map((a) => a.id) }] }));
+      const front = await startFront({ dataDir, env });
+      try {
+        const viaRuntime = streamedCompletion(new OpenAI({ apiKey: "unused", baseURL: `${front.url}/v1`, maxRetries: 0, defaultHeaders: { "x-service-workspace": "bench" } }));
+        await sequential(20, viaRuntime);
+        await sequential(20, straight);
+        const runtime = await sequential(200, viaRuntime);
+        const direct = await sequential(200, straight);
+        row(
+          `a streamed completion (8 deltas) through /v1/chat/completions, ${what} (sequential)`,
+          `p50 ${fmt(runtime.p50, 1)} ms, p99 ${fmt(runtime.p99, 1)} ms`,
+          `the same call straight to a simulator (openai SDK): p50 ${fmt(direct.p50, 1)} ms`,
+          fmt(runtime.p50 / direct.p50, 2),
+          "",
+        );
+      } finally {
+        await front.stop();
+        removeDir(dataDir);
+      }
+    }
+  } finally {
+    await sim.close();
+  }
+}
+
 async function spawnLatency(front: Front): Promise<void> {
   const s = await sequential(200, () => front.client.spawn({ title: "bench" }));
   row("spawn latency (sequential)", `p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms`, "", "", "");
@@ -310,8 +365,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,callers,follow,tail,turns,sandbox,spawn,startup runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,sandbox,spawn,startup").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,completions,sandbox,spawn,startup runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,completions,sandbox,spawn,startup").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -361,6 +416,10 @@ async function main(): Promise<void> {
       await direct.stop();
       removeDir(direct.dataDir);
     }
+  }
+  if (ONLY.has("completions")) {
+    log("completions");
+    await completions();
   }
   if (ONLY.has("sandbox")) {
     log("sandbox");
