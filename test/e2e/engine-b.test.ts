@@ -108,6 +108,25 @@ describe("engine_b: codex app-server 0.160.0, offline against the simulator", ()
     expect(events.filter((e) => e.kind === "reply").map((e) => e.body.text)).toContain("both seen");
   });
 
+  it("asks a separate approval for each of two parallel calls under ask, decided in any order", async () => {
+    const id = await spawn();
+    const tools = [
+      { name: "shell", input: { command: "echo one" } },
+      { name: "shell", input: { command: "echo two" } },
+    ];
+    await call(base, "POST", `/threads/${id}/messages`, { text: sim({ tools, reply: "both asked" }) });
+    const decided: string[] = [];
+    for (const decision of ["deny", "allow"] as const) {
+      const approvalId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals.find((a: string) => !decided.includes(a)));
+      decided.push(approvalId);
+      expect((await call(base, "POST", `/threads/${id}/approvals/${approvalId}`, { decision })).status).toBe(200);
+    }
+    await waitFor(async () => (await log(id)).some((e) => e.kind === "turn-ended"));
+    const events = await log(id);
+    expect(events.filter((e) => e.kind === "approval-request")).toHaveLength(2);
+    expect(events.filter((e) => e.kind === "tool-result").map((e) => e.body.isError).sort()).toEqual([false, true]);
+  });
+
   it("never shows reasoning as the reply, and sends the reasoning item back with its call", async () => {
     const id = await spawn({ permissions: "allow" });
     const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ reasoning: "private thoughts", tool: { name: "shell", input: { command: "true" } }, reply: "answered" }) });
