@@ -72,6 +72,13 @@ export class FollowHub<R extends { seq: number }, F extends Frame> {
     return this.followers.size;
   }
 
+  /** Followers past their catch-up, taking live delivery. */
+  get liveCount(): number {
+    let n = 0;
+    for (const f of this.followers) if (f.live) n++;
+    return n;
+  }
+
   open(after: number, options: FollowOptions<F> = {}): ReadableStream<Uint8Array> {
     const { readable, writable } = new IdentityTransformStream();
     const follower = new Follower(writable.getWriter() as WritableStreamDefaultWriter<Uint8Array>, after, options.accept);

@@ -39,8 +39,8 @@ describe("follow", () => {
       const decoder = new TextDecoder();
       let text = "";
       while (!text.includes("id: 5\n")) text += decoder.decode((await reader.read()).value, { stream: true });
-      // Let the follower finish catching up and go live before its batch is published.
-      await new Promise((r) => setTimeout(r, 20));
+      // The follower has finished catching up and gone live before its batch is published.
+      while (hub.liveCount === 0) await new Promise((r) => setTimeout(r, 1));
       log.markDurable();
       hub.publish([pending]);
       // A later event: anything sent twice would arrive before it.
@@ -86,13 +86,18 @@ describe("follow", () => {
   });
 });
 
+/** Until the thread counts the stream reader just opened, so a delta published next reaches it. */
+async function subscribed(stub: { subscriberCounts(): Promise<{ stream: number }> }): Promise<void> {
+  while ((await stub.subscriberCounts()).stream === 0) await new Promise((r) => setTimeout(r, 1));
+}
+
 describe("stream (live deltas)", () => {
   it("delivers published deltas and never replays them", async () => {
     const { stub } = await newThread();
     await stub.publishDeltas([{ text: "too early" }]);
     const stream = (await sse(stub, "/stream")).body!;
     const reading = readFrames(stream, (f) => f.filter((x) => x.startsWith("event: delta")).length >= 2);
-    await new Promise((r) => setTimeout(r, 20));
+    await subscribed(stub);
     await stub.publishDeltas([{ text: "a" }, { text: "b" }]);
     const deltas = (await reading).filter((x) => x.startsWith("event: delta")).map((x) => JSON.parse(x.split("\n")[1]!.slice(6)));
     expect(deltas).toEqual([{ text: "a" }, { text: "b" }]);
@@ -103,7 +108,7 @@ describe("stream (live deltas)", () => {
     const stream = (await sse(stub, "/stream")).body!;
     const reader = stream.getReader();
     await reader.read(); // the retry hint
-    await new Promise((r) => setTimeout(r, 20));
+    await subscribed(stub);
     for (let i = 0; i < 20; i++) await stub.publishDeltas([{ n: i }]);
     const decoder = new TextDecoder();
     let text = "";
