@@ -84,8 +84,6 @@ interface InFlight {
   answered: boolean;
   /** Response head bytes seen so far, until the head is whole. */
   head: Buffer;
-  /** How many bytes at the start of `head` the client already has (after a 1xx head). */
-  headSent: number;
   response: BodyCounter | null;
   closeAfter: boolean;
 }
@@ -223,7 +221,6 @@ export class RoutedConnection {
         retried: false,
         answered: false,
         head: Buffer.alloc(0),
-        headSent: 0,
         response: null,
         closeAfter: request.closes,
       };
@@ -327,17 +324,17 @@ export class RoutedConnection {
         // frames a second each). Its head says the connection closes with it, so no request
         // follows on it unread by the front's framing checks and routing.
         const stream = status === 200 && head.headers.get("content-type")?.startsWith("text/event-stream") === true;
-        const unsent = whole.subarray(cur.headSent);
-        this.toClient(cur.backend, stream && cur.headSent === 0 ? Buffer.concat([closingHead(whole.subarray(0, head.length)), bytes]) : unsent);
-        cur.headSent = 0;
+        // An interim head goes on alone: what follows it is the next head, held until it is whole too.
+        if (status >= 100 && status < 200 && status !== 101) {
+          this.toClient(cur.backend, whole.subarray(0, head.length));
+          continue;
+        }
+        this.toClient(cur.backend, stream ? Buffer.concat([closingHead(whole.subarray(0, head.length)), bytes]) : whole);
         if (status === 101) return this.becomeTunnel(cur.backend, null, bytes);
         if (stream) {
           const framing = responseFraming(head, cur.method);
           return this.becomeTunnel(cur.backend, framing === "bad" ? new BodyCounter({ kind: "close" }) : new BodyCounter(framing), bytes);
         }
-        // What follows a 1xx head in this chunk went out with it.
-        if (status >= 100 && status < 200) cur.headSent = bytes.length;
-        if (status >= 100 && status < 200) continue;
         if (status >= 500) {
           const fields = { status, method: cur.method, path: loggedPath(cur.target) };
           if (status === 500) this.log.error("workerd answered 500", fields);

@@ -57,7 +57,7 @@ const listen = (s: HttpServer | Server) => new Promise<number>((r) => s.listen(0
 
 /** A front on its own port, routing by path prefix. */
 async function startFront(limits?: FrontLimits): Promise<number> {
-  const pick = (target: string) => ["/zero", "/one", "/flaky", "/dead", "/resets"].findIndex((p) => target.startsWith(p));
+  const pick = (target: string) => ["/zero", "/one", "/flaky", "/dead", "/resets", "/pieces"].findIndex((p) => target.startsWith(p));
   const front = createServer((c) => new RoutedConnection(c, (_m, target) => ups[Math.max(0, pick(target))]!, null, { limits, log: logger }));
   fronts.push(front);
   return listen(front);
@@ -107,6 +107,17 @@ beforeAll(async () => {
         s.destroy();
       });
     }),
+    // "pieces" sends a 100 Continue and then its answer's head in three writes, as a slow process might.
+    createServer((s) => {
+      s.on("data", async (d: Buffer) => {
+        const stream = d.toString("latin1").startsWith("GET /pieces/stream");
+        const parts = PIECES(stream);
+        for (const part of parts) {
+          s.write(part);
+          await new Promise((r) => setTimeout(r, 15));
+        }
+      });
+    }),
   );
   for (const r of raw.slice(2)) ups.push({ host: "127.0.0.1", port: await listen(r) });
   port = await startFront();
@@ -122,6 +133,12 @@ afterAll(() => {
   for (const b of backends) b.close();
   for (const r of raw) r.close();
 });
+
+/** What the "pieces" backend writes, write by write: a 100 Continue, then a head cut in three, then a body. */
+const PIECES = (stream: boolean): string[] =>
+  stream
+    ? ["HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-", "type: text/event-stream\r\nconnection: keep-alive\r\ntransfer-", "encoding: chunked\r\n\r\n7\r\ndata: x\r\n", "0\r\n\r\n"]
+    : ["HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-", "type: application/json\r\ncontent-length: 2\r", "\n\r\n{}"];
 
 /** Writes raw bytes on one connection and collects what comes back until it closes or `until` holds. */
 function exchange(bytes: string | Buffer, until: (text: string) => boolean, writeAfter?: (s: Socket) => void, to = port): Promise<string> {
@@ -205,6 +222,15 @@ describe("the front's routed pipe", () => {
     const whole = await exchange(get("/one/stream") + get("/zero/next"), () => false);
     expect(whole).toContain("data: last");
     expect(bodies(whole)).toEqual([]);
+  });
+
+  it("relays a 1xx and a head that arrives in pieces unchanged, and amends a stream's head however it arrived", async () => {
+    const plain = await exchange(get("/pieces/json"), (t) => t.endsWith("{}"));
+    expect(plain).toBe(PIECES(false).join(""));
+    const stream = await exchange(get("/pieces/stream"), () => false);
+    expect(stream).toBe(
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n7\r\ndata: x\r\n0\r\n\r\n",
+    );
   });
 
   it("closes after an answer that came before the request body, and after Connection: close", async () => {
