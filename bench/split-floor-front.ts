@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import { RoutedConnection, type Upstream } from "../local-front/routed-pipe.js";
+import { RoutedConnection, type Upstream } from "../local-front/front/routed-pipe.js";
 
 /**
  * The front of the two-process floor: the runtime's own routed pipe, in a process of its

@@ -1,16 +1,16 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PROVIDER_BASE_URLS, PROVIDER_TOKEN_URLS, type AccountConfig } from "../src/api/accounts.js";
-import { AccountPool } from "./accounts/pool.js";
-import { TokenStore } from "./accounts/token-store.js";
-import { ConfigError, type FrontConfig } from "./config.js";
-import type { CompletionDeps } from "./completions/call.js";
-import { ModelCatalog } from "./completions/models.js";
-import type { NetworkDeps, SessionProxy } from "./engines/access.js";
-import { loadOrCreateCa, writeTrustBundle, type ProxyCa } from "./proxy/ca.js";
-import { Placeholders } from "./proxy/placeholder.js";
-import { startCredentialProxy, type CredentialProxy } from "./proxy/server.js";
-import { providerUpstream, type Upstream } from "./proxy/upstream.js";
+import { AccountPool } from "./bindings/accounts/pool.js";
+import { TokenStore } from "./bindings/accounts/token-store.js";
+import { ConfigError, type FrontConfig } from "./process/config.js";
+import type { CompletionDeps } from "./bindings/completions/call.js";
+import { ModelCatalog } from "./bindings/completions/models.js";
+import type { NetworkDeps, SessionProxy } from "./bindings/engines/access.js";
+import { loadOrCreateCa, writeTrustBundle, type ProxyCa } from "./bindings/proxy/ca.js";
+import { Placeholders } from "./bindings/proxy/placeholder.js";
+import { startCredentialProxy, type CredentialProxy } from "./bindings/proxy/server.js";
+import { providerUpstream, type Upstream } from "./bindings/proxy/upstream.js";
 import type { CredentialSet } from "./simulator/credentials.js";
 import { startSimulator, type Simulator } from "./simulator/server.js";
 

@@ -2,7 +2,7 @@
 // process before a line of the front has run; that process (and any the loader starts
 // later) would inherit every variable the user exported, provider keys included. So this
 // launcher, plain JavaScript, starts the front with only the system's variables and hands
-// it the whole environment on a pipe (fd 3), which local-front/launched-env.ts reads
+// it the whole environment on a pipe (fd 3), which local-front/process/launched-env.ts reads
 // first thing. Signals go on to the front, and its exit code comes back.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";

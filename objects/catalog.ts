@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Estate } from "../src/api/operator.js";
 import type { ListThreadsFilter, ThreadListPage, ThreadSummary } from "../src/api/threads.js";
-import type { Env } from "../src/env.js";
-import { decodeListCursor, encodeListCursor } from "../src/cursors.js";
+import type { Env } from "../src/platform/env.js";
+import { decodeListCursor, encodeListCursor } from "../src/shared/cursors.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
 

@@ -1,14 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import type { FailureClass } from "../src/api/engine.js";
 import type { Incident } from "../src/api/turns.js";
-import type { Env } from "../src/env.js";
+import type { Env } from "../src/platform/env.js";
 import type { HostReport, HostSample, KeeperThresholds, SpawnPause } from "../src/api/operator.js";
-import { Keeper } from "./lib/keeper.js";
-import { AttentionBoard } from "./lib/attention.js";
-import { Registry } from "./lib/registry.js";
+import { Keeper } from "./host/keeper.js";
+import { AttentionBoard } from "./host/attention-board.js";
+import { Registry } from "./host/registry.js";
 import type { AttentionItem } from "../src/api/operator.js";
 import type { DrainStatus } from "../src/api/drain.js";
-import { Drain, type ArmedDrain } from "./lib/drain.js";
+import { Drain, type ArmedDrain } from "./host/drain.js";
 import { ok, type Outcome } from "./lib/outcome.js";
 
 const INCIDENT_WINDOW_MS = 24 * 60 * 60 * 1000;

@@ -4,22 +4,23 @@ import { CODES } from "../src/api/errors.js";
 import type { EventBodies, EventKind } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
 import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, TurnStatus } from "../src/api/turns.js";
-import { readConfig, type RuntimeConfig } from "../src/config.js";
-import { catalogOf, workspaceOf, type Env } from "../src/env.js";
-import { BlobStore, sha256Hex } from "./lib/blob-store.js";
+import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
+import type { Env } from "../src/platform/env.js";
+import { catalogOf, workspaceOf } from "../src/platform/stubs.js";
+import { BlobStore, sha256Hex } from "./thread/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
-import { DeltaHub } from "./lib/delta-hub.js";
-import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent, type StoredEvent } from "./lib/event-log.js";
+import { DeltaHub } from "./thread/delta-hub.js";
+import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent, type StoredEvent } from "./thread/event-log.js";
 import { FollowHub } from "./lib/follow-hub.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
-import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns } from "./lib/refusals.js";
-import { loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./lib/thread-state.js";
-import type { Accepted } from "./lib/thread-access.js";
-import { TURN_SCHEMA, TurnStore } from "./lib/turn-store.js";
-import { Turns, type TurnResult } from "./lib/turns.js";
-import type { ThreadNews } from "./lib/workspace-feed.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns } from "./thread/refusals.js";
+import { loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
+import type { Accepted } from "./thread/thread-access.js";
+import { TURN_SCHEMA, TurnTables } from "./thread/turn-tables.js";
+import { TurnDriver, type TurnResult } from "./thread/turn-driver.js";
+import type { ThreadNews } from "./workspace/feed.js";
 
 /** How far out the catalog's safety alarm is set, and so how often at most. */
 const SAFETY_ALARM_MS = 60_000;
@@ -58,8 +59,8 @@ export class Thread extends DurableObject<Env> {
   private readonly commits: CommitQueue;
   /** Events of the batch being committed: readers see them once the batch is durable. */
   private unpublished: Accepted[] = [];
-  private readonly turns: TurnStore;
-  private readonly lifecycle: Turns;
+  private readonly tables: TurnTables;
+  private readonly driver: TurnDriver;
   /** What the workspace's feed has not been told yet; it rides the next summary push (memory only). */
   private news: ThreadNews[] = [];
 
@@ -70,7 +71,7 @@ export class Thread extends DurableObject<Env> {
     this.sql.exec(LOG_SCHEMA + STATE_SCHEMA + TURN_SCHEMA);
     this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable));
     this.log = new EventLog(this.sql, new BlobStore(env.BLOBS, this.config.faults.has("blob-put")), this.config.blobThreshold);
-    this.turns = new TurnStore(this.sql);
+    this.tables = new TurnTables(this.sql);
     this.followers = new FollowHub(this.log, this.config.heartbeatMs);
     this.deltas = new DeltaHub(this.config.streamSubscribers, this.config.streamBuffer, this.config.heartbeatMs);
     const saved = this.sql.exec<{ state: string }>("SELECT state FROM thread").toArray()[0];
@@ -79,12 +80,12 @@ export class Thread extends DurableObject<Env> {
     this.updatedAt = last?.ts ?? this.state?.createdAt ?? "";
     // The turn code reaches the Thread only through these closures: making the members
     // public instead would also make them callable over RPC.
-    this.lifecycle = new Turns({
+    this.driver = new TurnDriver({
       env,
       config: this.config,
       log: this.log,
       commits: this.commits,
-      turns: this.turns,
+      tables: this.tables,
       deltas: this.deltas,
       state: () => this.state,
       append: (prepared) => this.append(prepared),
@@ -97,7 +98,7 @@ export class Thread extends DurableObject<Env> {
     });
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.
-    if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.lifecycle.loseTurn());
+    if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.driver.loseTurn());
   }
 
   // ---- creation and rows ----
@@ -133,7 +134,7 @@ export class Thread extends DurableObject<Env> {
       this.append(prepared.value, now);
       if (forked) {
         const e = this.append(forked.value, now);
-        for (const entry of fork!.transcript) this.turns.addEntry(e.seq, entry);
+        for (const entry of fork!.transcript) this.tables.addEntry(e.seq, entry);
       }
       return ok(true);
     });
@@ -184,12 +185,12 @@ export class Thread extends DurableObject<Env> {
       }
       const event = this.append(prepared.value);
       if (message.hold) this.sql.exec("INSERT INTO held (seq, text) VALUES (?, ?)", event.seq, message.text);
-      else if (runsTurns(this.state!)) this.turns.queue(event.seq, message.text, message.from);
+      else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from);
       if (idempotencyKey)
         this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, event.seq, event.ts);
       return ok({ seq: event.seq, ts: event.ts });
     });
-    if (outcome.ok && !message.hold) this.lifecycle.kick();
+    if (outcome.ok && !message.hold) this.driver.kick();
     return outcome;
   }
 
@@ -212,12 +213,12 @@ export class Thread extends DurableObject<Env> {
       if (release) {
         last = this.append(release.value);
         const text = this.sql.exec<{ text: string }>("SELECT text FROM held WHERE seq = ?", seq).one().text;
-        if (runsTurns(this.state!)) this.turns.queue(seq, text);
+        if (runsTurns(this.state!)) this.tables.queue(seq, text);
         this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
       }
       return ok({ seq: last!.seq, ts: last!.ts });
     });
-    if (outcome.ok && release) this.lifecycle.kick();
+    if (outcome.ok && release) this.driver.kick();
     return outcome;
   }
 
@@ -292,7 +293,7 @@ export class Thread extends DurableObject<Env> {
     );
     if (!outcome.ok && taken) await workspace.releaseHead(s.id);
     // A loop's next prompt may have waited out the retirement.
-    if (outcome.ok) this.lifecycle.kick();
+    if (outcome.ok) this.driver.kick();
     return outcome;
   }
 
@@ -421,72 +422,72 @@ export class Thread extends DurableObject<Env> {
     const accepted = await this.postMessage(message);
     if (!accepted.ok) return accepted;
     const { seq, ts } = accepted.value;
-    const result = await this.lifecycle.answer(seq);
+    const result = await this.driver.answer(seq);
     return result.ok ? ok({ seq, ts, ...result.value }) : result;
   }
 
   turnStatus(): Outcome<TurnStatus> {
-    return this.lifecycle.turnStatus();
+    return this.driver.turnStatus();
   }
 
   interrupt(): Promise<Outcome<TurnResult>> {
-    return this.lifecycle.interrupt();
+    return this.driver.interrupt();
   }
 
-  /** Frees this thread's session for the live-session cap (see Turns.evict). */
+  /** Frees this thread's session for the live-session cap (see TurnDriver.evict). */
   evict(why: string, idleMs: number): Promise<Outcome<TurnResult>> {
-    return this.lifecycle.evict(why, idleMs);
+    return this.driver.evict(why, idleMs);
   }
 
   resolveApproval(approvalId: string, decision: ApprovalDecision): Promise<Outcome<ApprovalResolved>> {
-    return this.lifecycle.waits.resolveApproval(approvalId, decision);
+    return this.driver.waits.resolveApproval(approvalId, decision);
   }
 
   question(requestId: string): Outcome<QuestionStatus> {
-    return this.lifecycle.waits.question(requestId);
+    return this.driver.waits.question(requestId);
   }
 
   resolveQuestion(requestId: string, action: QuestionAction, answer?: string): Promise<Outcome<QuestionStatus>> {
-    return this.lifecycle.waits.resolveQuestion(requestId, action, answer);
+    return this.driver.waits.resolveQuestion(requestId, action, answer);
   }
 
   recover(reason: string): Promise<Outcome<MessageAccepted>> {
-    return this.lifecycle.recover(reason);
+    return this.driver.recover(reason);
   }
 
   forkSource(atSeq: number): Outcome<{ spec: ThreadSpec; transcript: string }> {
-    return this.lifecycle.forkSource(atSeq);
+    return this.driver.forkSource(atSeq);
   }
 
   reconcile(): Promise<{ running: boolean }> {
-    return this.lifecycle.reconcile();
+    return this.driver.reconcile();
   }
 
   // ---- loops ----
 
   loopState(): Outcome<{ loop: LoopState | null }> {
-    return this.lifecycle.loops.loopState();
+    return this.driver.loops.loopState();
   }
 
   async startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
     const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
     if (recordOnly) return recordOnly;
-    return this.lifecycle.loops.startLoop(prompt, maxTurns, until);
+    return this.driver.loops.startLoop(prompt, maxTurns, until);
   }
 
   continueLoop(more: number | undefined): Promise<Outcome<LoopState>> {
-    return this.lifecycle.loops.continueLoop(more);
+    return this.driver.loops.continueLoop(more);
   }
 
   stopLoop(): Promise<Outcome<LoopState>> {
-    return this.lifecycle.loops.stopLoop();
+    return this.driver.loops.stopLoop();
   }
 
   // ---- catalog sync ----
 
   /** The safety net (and retry) for catalog pushes; a throw makes the runtime retry it. */
   override async alarm(): Promise<void> {
-    await this.lifecycle.keepAlive();
+    await this.driver.keepAlive();
     await this.syncCatalog(true);
   }
 

@@ -4,14 +4,14 @@ import type { ThreadSummary } from "../src/api/threads.js";
 import type { PendingApproval, PendingQuestion } from "../src/api/turns.js";
 import { CHANGE_KINDS, type FeedBodies, type FeedKind } from "../src/api/workspace-feed.js";
 import type { Policy } from "../src/api/workspaces.js";
-import { readConfig } from "../src/config.js";
-import type { Env } from "../src/env.js";
+import { readConfig } from "../src/platform/config.js";
+import type { Env } from "../src/platform/env.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { FollowHub } from "./lib/follow-hub.js";
 import { ok, refuse, type Outcome } from "./lib/outcome.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
-import { FEED_SCHEMA, toFrame, WorkspaceFeed, type FeedFrame, type FeedRow, type ThreadNews } from "./lib/workspace-feed.js";
+import { FEED_SCHEMA, toFrame, WorkspaceFeed, type FeedFrame, type FeedRow, type ThreadNews } from "./workspace/feed.js";
 
 export interface FeedPageQuery {
   after?: number;

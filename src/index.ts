@@ -1,5 +1,5 @@
 import { app } from "./app.js";
-import type { Env } from "./env.js";
+import type { Env } from "./platform/env.js";
 
 export { Catalog } from "../objects/catalog.js";
 export { Host } from "../objects/host.js";

@@ -1,12 +1,11 @@
 import { WorkerEntrypoint } from "cloudflare:workers";
 import type { DrainStatus } from "./api/drain.js";
-import { noteDrain } from "./drain-gate.js";
-import { layoutOf, type Env } from "./env.js";
-import { shardOfThread } from "./shards.js";
-import { routeStats, type RouteStats } from "./timings.js";
+import { noteDrain } from "./http/drain-gate.js";
+import { layoutOf, type Env } from "./platform/env.js";
+import type { ShardNamespace } from "./platform/peer.js";
+import { shardOfThread } from "./shared/shards.js";
+import { routeStats, type RouteStats } from "./http/timings.js";
 
-/** The object namespaces a shard may reach on the other one. */
-export type ShardNamespace = "THREAD" | "CATALOG" | "HOST" | "WORKSPACE";
 const NAMESPACES = new Set<string>(["THREAD", "CATALOG", "HOST", "WORKSPACE"]);
 
 /**

@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { existsSync, lstatSync, mkdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { shardDirs } from "../shard-layout.js";
+import { shardDirs } from "../process/shard-layout.js";
 import {
   companionOf,
   copyHashed,
@@ -284,7 +284,7 @@ async function copyBody(
   throw new Error(`blob ${row.key} vanished during the backup`);
 }
 
-/** The shards' store directories present in the data directory (local-front/shard-layout.ts), shard 0 first. */
+/** The shards' store directories present in the data directory (local-front/process/shard-layout.ts), shard 0 first. */
 function shardStoreDirs(dataDir: string): { objects: string; blobs: string }[] {
   const found: { objects: string; blobs: string }[] = [];
   for (let n = 0; ; n++) {

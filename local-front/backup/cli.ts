@@ -7,7 +7,7 @@
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { buildOf, dataDirOf, engineStateDirOf } from "../config.js";
+import { buildOf, dataDirOf, engineStateDirOf } from "../process/config.js";
 import { backup } from "./backup.js";
 import { Refusal } from "./files.js";
 import { restore } from "./restore.js";

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { DataDirBusy, DataLock, frontHolding } from "../data-lock.js";
+import { DataDirBusy, DataLock, frontHolding } from "../process/data-lock.js";
 import { copyHashed, emptyOrAbsent, FORMAT, hashFile, isDir, Refusal, type Entry, type Manifest } from "./files.js";
 
 export interface RestoreOptions {

@@ -1,10 +1,10 @@
 import { Hono } from "hono";
-import { accountPool, accountPoolState } from "../account-pool.js";
+import { accountPool, accountPoolState } from "../platform/account-pool.js";
 import { CODES } from "../api/errors.js";
 import { Name } from "../api/threads.js";
-import type { AppEnv } from "../app-env.js";
-import { ENGINE_HOST_SILENT, engineList } from "../engine-list.js";
-import { refusal } from "../http.js";
+import type { AppEnv } from "../http/app-env.js";
+import { ENGINE_HOST_SILENT, engineList } from "../platform/engine-list.js";
+import { refusal } from "../http/answer.js";
 
 /** SPEC "Operating the host": `/accounts` and the access-token route (docs/api.md "Accounts"). */
 export const accounts = new Hono<AppEnv>();

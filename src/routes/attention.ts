@@ -2,11 +2,11 @@ import { Hono, type Context } from "hono";
 import { CODES } from "../api/errors.js";
 import type { AttentionChange } from "../api/operator.js";
 import { HEARTBEAT_COMMENT, RETRY_HINT, SSE_HEADERS } from "../api/sse.js";
-import type { AppEnv } from "../app-env.js";
-import { attentionItems } from "../attention.js";
-import { hostOf } from "../env.js";
-import { refusal } from "../http.js";
-import { intParam, resumeCursor } from "../query.js";
+import type { AppEnv } from "../http/app-env.js";
+import { attentionItems } from "../flows/attention-items.js";
+import { hostOf } from "../platform/stubs.js";
+import { refusal } from "../http/answer.js";
+import { intParam, resumeCursor } from "../http/query.js";
 
 /** SPEC "Operating the host": items that need a person (docs/operating.md, "Attention"). */
 export const attention = new Hono<AppEnv>();

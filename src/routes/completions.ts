@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
-import { accountPool } from "../account-pool.js";
-import { accountScope, scopedAccounts } from "../account-rules.js";
+import { accountPool } from "../platform/account-pool.js";
+import { accountScope, scopedAccounts } from "../rules/accounts.js";
 import {
   ChatCompletionRequest,
   COMPLETIONS_CODES as CODES,
@@ -18,11 +18,11 @@ import {
   type TrafficKind,
 } from "../api/completions.js";
 import { Name } from "../api/threads.js";
-import type { AppEnv } from "../app-env.js";
-import { completionsThreadId, recordCompletion } from "../completions-thread.js";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "../json-depth.js";
-import type { RuntimeConfig } from "../config.js";
-import { ndjson } from "../ndjson.js";
+import type { AppEnv } from "../http/app-env.js";
+import { completionsThreadId, recordCompletion } from "../flows/completions-thread.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../rules/json-depth.js";
+import type { RuntimeConfig } from "../platform/config.js";
+import { ndjson } from "../shared/ndjson.js";
 
 /** SPEC "Completions": an OpenAI-compatible endpoint over the workspace's accounts (docs/completions.md). */
 export const completions = new Hono<AppEnv>();
@@ -87,7 +87,7 @@ async function request(c: Context<AppEnv>): Promise<ChatCompletionRequest | Resp
   return body;
 }
 
-/** A refusal of the account pool (`{error, code}`, see src/account-pool.ts) in the OpenAI error shape. */
+/** A refusal of the account pool (`{error, code}`, see src/platform/account-pool.ts) in the OpenAI error shape. */
 async function poolRefusal(res: Response): Promise<Response> {
   const body = (await res.json().catch(() => ({}))) as { error?: string };
   return oaiError(503, CODES.accountPoolUnavailable, body.error ?? `The account pool answered ${res.status}.`);

@@ -1,11 +1,11 @@
 import { Hono, type Context } from "hono";
 import type { Outcome } from "../../objects/lib/outcome.js";
 import { ArmDrain, ReleaseDrainClaim, type DrainStatus } from "../api/drain.js";
-import type { AppEnv } from "../app-env.js";
-import { settleDrain } from "../drain-gate.js";
-import { hostOf } from "../env.js";
-import { answer } from "../http.js";
-import { jsonBody, valid } from "../validate.js";
+import type { AppEnv } from "../http/app-env.js";
+import { settleDrain } from "../http/drain-gate.js";
+import { hostOf } from "../platform/stubs.js";
+import { answer } from "../http/answer.js";
+import { jsonBody, valid } from "../http/validate.js";
 
 /**
  * SPEC "Operating the host": read, arm and disarm the drain. These routes take any

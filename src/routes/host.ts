@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { SpawnSpec } from "../api/threads.js";
-import type { AppEnv } from "../app-env.js";
-import { hostOf } from "../env.js";
-import { refusal } from "../http.js";
+import type { AppEnv } from "../http/app-env.js";
+import { hostOf } from "../platform/stubs.js";
+import { refusal } from "../http/answer.js";
 
 /** Each spawn field with its accepted values (enums) or its type, read off the schema itself. */
 function describeSpawnFields(): Record<string, string | readonly string[]> {

@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
-import type { AppEnv } from "../app-env.js";
-import { hostOf, threadOf } from "../env.js";
-import { refusal } from "../http.js";
+import type { AppEnv } from "../http/app-env.js";
+import { hostOf, threadOf } from "../platform/stubs.js";
+import { refusal } from "../http/answer.js";
 import { HostReportBody } from "../api/operator.js";
-import { jsonBody } from "../validate.js";
+import { jsonBody } from "../http/validate.js";
 
 /**
  * Routes for the front only, behind the token it shares with the worker

@@ -1,18 +1,20 @@
 import { Hono, type Context } from "hono";
-import { accountViews } from "../account-pool.js";
+import { accountViews } from "../platform/account-pool.js";
 import { CODES } from "../api/errors.js";
 import { DRAIN_RETRY_AFTER_SECONDS } from "../api/drain.js";
 import { ClearSpawnPause } from "../api/operator.js";
 import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from "../api/threads.js";
-import type { AppEnv } from "../app-env.js";
-import type { RuntimeConfig } from "../config.js";
-import { catalogOf, hostOf, orNull, PEER_PATIENCE_MS, shardPeer, type Env } from "../env.js";
-import { exhaustion } from "../exhaustion.js";
-import { refusal } from "../http.js";
-import { prometheus, type MetricsDoc } from "../prometheus.js";
-import { routeTimings, type RouteStats } from "../timings.js";
-import { jsonBody } from "../validate.js";
+import type { AppEnv } from "../http/app-env.js";
+import type { RuntimeConfig } from "../platform/config.js";
+import type { Env } from "../platform/env.js";
+import { catalogOf, hostOf } from "../platform/stubs.js";
+import { orNull, PEER_PATIENCE_MS, shardPeer } from "../platform/peer.js";
+import { exhaustion } from "../rules/exhaustion.js";
+import { refusal } from "../http/answer.js";
+import { prometheus, type MetricsDoc } from "../http/prometheus.js";
+import { routeTimings, type RouteStats } from "../http/timings.js";
+import { jsonBody } from "../http/validate.js";
 
 /** SPEC "Operating the host": the keeper, load, limits, timings and metrics (docs/operating.md). */
 export const operator = new Hono<AppEnv>();

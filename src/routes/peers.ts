@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
 import { ExternalPeerBody, type ExternalPeer } from "../api/operator.js";
-import type { AppEnv } from "../app-env.js";
-import { ENGINE_HOST_SILENT, engineList } from "../engine-list.js";
-import { hostOf } from "../env.js";
-import { refusal } from "../http.js";
-import { jsonBody } from "../validate.js";
+import type { AppEnv } from "../http/app-env.js";
+import { ENGINE_HOST_SILENT, engineList } from "../platform/engine-list.js";
+import { hostOf } from "../platform/stubs.js";
+import { refusal } from "../http/answer.js";
+import { jsonBody } from "../http/validate.js";
 
 /** SPEC "Operating the host": peers (docs/operating.md, "Peers"). */
 export const peers = new Hono<AppEnv>();

@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
 import { PreviewBody, type Preview } from "../api/operator.js";
-import type { AppEnv } from "../app-env.js";
-import { hostOf, threadOf } from "../env.js";
-import { refusal } from "../http.js";
-import { newId } from "../ids.js";
-import { jsonBody } from "../validate.js";
+import type { AppEnv } from "../http/app-env.js";
+import { hostOf, threadOf } from "../platform/stubs.js";
+import { refusal } from "../http/answer.js";
+import { newId } from "../shared/ids.js";
+import { jsonBody } from "../http/validate.js";
 
 /** SPEC "Operating the host": local server previews (docs/operating.md, "Previews"). */
 export const previews = new Hono<AppEnv>();

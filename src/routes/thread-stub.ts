@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { CODES } from "../api/errors.js";
-import type { AppEnv } from "../app-env.js";
-import { threadOf } from "../env.js";
-import { refusal } from "../http.js";
-import { isThreadId } from "../ids.js";
+import type { AppEnv } from "../http/app-env.js";
+import { threadOf } from "../platform/stubs.js";
+import { refusal } from "../http/answer.js";
+import { isThreadId } from "../shared/ids.js";
 
 /** The thread a route names; a malformed id is as unknown as a missing one and never reaches an object. */
 export function thread(c: Context<AppEnv>, id: string) {

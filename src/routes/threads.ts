@@ -1,15 +1,15 @@
-import { listBudgetRefusal } from "../list-budget.js";
+import { listBudgetRefusal } from "../http/list-budget.js";
 import { Hono } from "hono";
 import { z } from "zod";
 import { TAIL_MAX_WAIT_MS } from "../api/tail.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SpawnSpec } from "../api/threads.js";
-import { answer, answerText, refusal } from "../http.js";
-import { jsonBody, valid } from "../validate.js";
-import type { AppEnv } from "../app-env.js";
-import { createThread } from "../create-thread.js";
-import { drainRefusal, notWhileDraining } from "../drain-gate.js";
-import { catalogOf } from "../env.js";
-import { intParam, pageParams, resumeCursor, seqParam } from "../query.js";
+import { answer, answerText, refusal } from "../http/answer.js";
+import { jsonBody, valid } from "../http/validate.js";
+import type { AppEnv } from "../http/app-env.js";
+import { createThread } from "../flows/create-thread.js";
+import { drainRefusal, notWhileDraining } from "../http/drain-gate.js";
+import { catalogOf } from "../platform/stubs.js";
+import { intParam, pageParams, resumeCursor, seqParam } from "../http/query.js";
 import { thread } from "./thread-stub.js";
 
 export const threads = new Hono<AppEnv>();

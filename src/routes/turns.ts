@@ -2,11 +2,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, SendMessage } from "../api/turns.js";
-import type { AppEnv } from "../app-env.js";
-import { createThread } from "../create-thread.js";
-import { notWhileDraining } from "../drain-gate.js";
-import { answer, refusal } from "../http.js";
-import { jsonBody } from "../validate.js";
+import type { AppEnv } from "../http/app-env.js";
+import { createThread } from "../flows/create-thread.js";
+import { notWhileDraining } from "../http/drain-gate.js";
+import { answer, refusal } from "../http/answer.js";
+import { jsonBody } from "../http/validate.js";
 import { thread } from "./thread-stub.js";
 
 /** SPEC "Start work" (send, fork, loops) and "Control a turn". */

@@ -4,13 +4,13 @@ import { Name } from "../api/threads.js";
 import { DEFAULT_WORKSPACE } from "../api/turns.js";
 import { MAX_WATCHED_THREADS } from "../api/workspace-feed.js";
 import { Policy, type WorkspaceConfig } from "../api/workspaces.js";
-import type { AppEnv } from "../app-env.js";
-import { workspaceOf } from "../env.js";
-import { answerText, refusal } from "../http.js";
-import { isThreadId } from "../ids.js";
-import { pageParams, resumeCursor } from "../query.js";
-import { jsonBody } from "../validate.js";
-import { policyOf } from "../workspace-rules.js";
+import type { AppEnv } from "../http/app-env.js";
+import { workspaceOf } from "../platform/stubs.js";
+import { answerText, refusal } from "../http/answer.js";
+import { isThreadId } from "../shared/ids.js";
+import { pageParams, resumeCursor } from "../http/query.js";
+import { jsonBody } from "../http/validate.js";
+import { policyOf } from "../rules/workspaces.js";
 
 /** SPEC "Workspaces and memory": the parts that exist so far. */
 export const workspaces = new Hono<AppEnv>();

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProxyAgent, fetch as undiciFetch } from "undici";
-import { Placeholders } from "../../local-front/proxy/placeholder.js";
+import { Placeholders } from "../../local-front/bindings/proxy/placeholder.js";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim } from "../support/http.js";

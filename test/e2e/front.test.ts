@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { alive } from "../../local-front/data-lock.js";
+import { alive } from "../../local-front/process/data-lock.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
 
 const fronts: Front[] = [];

@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlink
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { alive } from "../../local-front/data-lock.js";
+import { alive } from "../../local-front/process/data-lock.js";
 import { freePort, PROJECT_DIR, removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { shardOfThread, type ShardLayout } from "../../src/shards.js";
+import { shardOfThread, type ShardLayout } from "../../src/shared/shards.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, waitFor } from "../support/http.js";
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { alive, identify } from "../../local-front/sandbox/identity.js";
+import { alive, identify } from "../../local-front/bindings/sandbox/identity.js";
 import { PROJECT_DIR, removeDir, startFront, type Front } from "../support/front.js";
 import { call, sim, waitFor } from "../support/http.js";
 

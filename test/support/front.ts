@@ -77,4 +77,4 @@ export function removeDir(dir: string): void {
 export const PROJECT_DIR = projectDir;
 
 /** For a front that must keep its port across a restart. */
-export { freePort } from "../../local-front/free-port.js";
+export { freePort } from "../../local-front/process/free-port.js";

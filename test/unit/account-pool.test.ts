@@ -2,10 +2,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { AccountPool } from "../../local-front/accounts/pool.js";
-import { TokenStore } from "../../local-front/accounts/token-store.js";
-import { Placeholders } from "../../local-front/proxy/placeholder.js";
-import { providerUpstream } from "../../local-front/proxy/upstream.js";
+import { AccountPool } from "../../local-front/bindings/accounts/pool.js";
+import { TokenStore } from "../../local-front/bindings/accounts/token-store.js";
+import { Placeholders } from "../../local-front/bindings/proxy/placeholder.js";
+import { providerUpstream } from "../../local-front/bindings/proxy/upstream.js";
 import { removeDir } from "../support/front.js";
 
 const dir = mkdtempSync(join(tmpdir(), "account-pool-"));

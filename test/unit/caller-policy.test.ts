@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CallerPolicyError, judgeCaller, readCallerPolicy, untrustedHost } from "../../src/caller-policy.js";
-import { allowedMethods } from "../../src/allowed-methods.js";
+import { CallerPolicyError, judgeCaller, readCallerPolicy, untrustedHost } from "../../src/rules/caller-policy.js";
+import { allowedMethods } from "../../src/http/allowed-methods.js";
 
 const none = readCallerPolicy(undefined, undefined);
 const judge = (method: string, headers: Record<string, string>, policy = none) => judgeCaller(method, new Headers(headers), policy);

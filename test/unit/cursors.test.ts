@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decodeListCursor, encodeListCursor, parseSeqCursor } from "../../src/cursors.js";
-import { isThreadId, newThreadId } from "../../src/ids.js";
+import { decodeListCursor, encodeListCursor, parseSeqCursor } from "../../src/shared/cursors.js";
+import { isThreadId, newThreadId } from "../../src/shared/ids.js";
 
 describe("cursors", () => {
   it("parses seq cursors and refuses garbage", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseFollowRequest } from "../../local-front/follow-relay.js";
+import { parseFollowRequest } from "../../local-front/front/follow-relay.js";
 
 const ID = "thr_01m81kt70y1m1zf7shrrwmfw6s";
 const head = (line: string, ...headers: string[]) => [line, "Host: 127.0.0.1", ...headers].join("\r\n");

@@ -10,7 +10,7 @@ import {
   type Head,
   type Refusal,
   type RequestHead,
-} from "../../local-front/http-framing.js";
+} from "../../local-front/front/http-framing.js";
 
 const b = (s: string) => Buffer.from(s, "latin1");
 const head = (s: string) => readHead(b(s)) as Head;

@@ -1,9 +1,9 @@
 import { createServer as createHttp, type Server as HttpServer } from "node:http";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Logger } from "../../local-front/log.js";
-import { frontLimits } from "../../local-front/pipe.js";
-import { RoutedConnection, type FrontLimits, type Upstream } from "../../local-front/routed-pipe.js";
+import { Logger } from "../../local-front/process/log.js";
+import { frontLimits } from "../../local-front/front/pipe.js";
+import { RoutedConnection, type FrontLimits, type Upstream } from "../../local-front/front/routed-pipe.js";
 
 /** Two real HTTP servers stand in for the two workerd processes; each names itself in its answers. */
 let backends: HttpServer[] = [];

@@ -5,10 +5,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, readFrontConfig } from "../../local-front/config.js";
-import { Sandbox, SandboxRefused } from "../../local-front/sandbox/fence.js";
-import { alive, identify, killIfSame } from "../../local-front/sandbox/identity.js";
-import { StartedProcesses } from "../../local-front/sandbox/started.js";
+import { ConfigError, readFrontConfig } from "../../local-front/process/config.js";
+import { Sandbox, SandboxRefused } from "../../local-front/bindings/sandbox/fence.js";
+import { alive, identify, killIfSame } from "../../local-front/bindings/sandbox/identity.js";
+import { StartedProcesses } from "../../local-front/bindings/sandbox/started.js";
 import { removeDir } from "../support/front.js";
 
 const root = mkdtempSync(join(tmpdir(), "sandbox-fence-"));

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readShardLayout } from "../../local-front/shard-layout.js";
-import { newThreadId } from "../../src/ids.js";
-import { shardOfRequest, shardOfThread, threadIdTime } from "../../src/shards.js";
+import { readShardLayout } from "../../local-front/process/shard-layout.js";
+import { newThreadId } from "../../src/shared/ids.js";
+import { shardOfRequest, shardOfThread, threadIdTime } from "../../src/shared/shards.js";
 
 describe("which workerd process holds a thread", () => {
   const layout = { count: 2, since: 0 };

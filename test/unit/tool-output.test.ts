@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { capToolOutput, TOOL_OUTPUT_CAP } from "../../src/tool-output.js";
+import { capToolOutput, TOOL_OUTPUT_CAP } from "../../src/rules/tool-output.js";
 
 describe("capToolOutput", () => {
   it("keeps an output that fits, to the byte", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { callEngine } from "../../objects/lib/engines.js";
-import { accountPool } from "../../src/account-pool.js";
-import type { Env } from "../../src/env.js";
+import { callEngine } from "../../objects/thread/engine-call.js";
+import { accountPool } from "../../src/platform/account-pool.js";
+import type { Env } from "../../src/platform/env.js";
 
 /** What plain `wrangler dev` answers for a service binding whose service nobody runs (wrangler 4.86). */
 const notRunning = (service: string) => () =>

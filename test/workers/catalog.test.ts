@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ListThreadsFilter, ThreadListPage } from "../../src/api/threads.js";
-import { catalogOf } from "../../src/env.js";
+import { catalogOf } from "../../src/platform/stubs.js";
 import { newThread, value } from "./support.js";
 
 const catalog = () => catalogOf(env);

@@ -1,6 +1,6 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { hostOf } from "../../src/env.js";
+import { hostOf } from "../../src/platform/stubs.js";
 import type { Host } from "../../objects/host.js";
 import { value } from "./support.js";
 

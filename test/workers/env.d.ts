@@ -1,4 +1,4 @@
-import type { Env as RuntimeEnv } from "../../src/env.js";
+import type { Env as RuntimeEnv } from "../../src/platform/env.js";
 
 declare global {
   namespace Cloudflare {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { HostReport } from "../../src/api/operator.js";
-import { hostOf } from "../../src/env.js";
+import { hostOf } from "../../src/platform/stubs.js";
 
 const GB = 1e9;
 const thresholds = { pauseBelowBytes: 10 * GB, resumeAboveBytes: 30 * GB, retryAfterS: 30 };

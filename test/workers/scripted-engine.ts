@@ -1,7 +1,7 @@
 /**
  * The ENGINES binding of the workers tests: a tiny engine host in Node that follows a
  * script in the message text, so the Thread object's turn logic can be tested inside
- * workerd on its own. The real engine host (local-front/engines) is tested end to end.
+ * workerd on its own. The real engine host (local-front/bindings/engines) is tested end to end.
  * Script words: `hang` (never ends until interrupted), `stubborn` (never ends, ignores
  * interrupts), `crash` (the stream breaks),
  * `garbage` (a malformed report line), `bigtool` (a tool result of 300,000 bytes), `unpriced`

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import type { ThreadSpec } from "../../src/api/threads.js";
-import { newThreadId } from "../../src/ids.js";
+import { newThreadId } from "../../src/shared/ids.js";
 
 export const SPEC: ThreadSpec = {
   workspace: null,

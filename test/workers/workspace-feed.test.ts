@@ -1,11 +1,11 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { FEED_RETAIN, type WorkspaceFeed } from "../../objects/lib/workspace-feed.js";
+import { FEED_RETAIN, type WorkspaceFeed } from "../../objects/workspace/feed.js";
 import type { Workspace } from "../../objects/workspace.js";
 import type { ThreadSummary } from "../../src/api/threads.js";
 import type { FeedEntry } from "../../src/api/workspace-feed.js";
-import { workspaceOf } from "../../src/env.js";
-import { newThreadId } from "../../src/ids.js";
+import { workspaceOf } from "../../src/platform/stubs.js";
+import { newThreadId } from "../../src/shared/ids.js";
 import { waitFor } from "../support/http.js";
 import { dataFrames, idsSeenWhileWriting, newThread, readFrames, SPEC, stubOf, value } from "./support.js";
 

@@ -1,0 +1,213 @@
+import {
+  PROVIDER_BASE_URLS,
+  type AccountFailureClass,
+  PROVIDER_TOKEN_URLS,
+  type AccessToken,
+  type AccountConfig,
+  type AccountView,
+  type Provider,
+  type PublicAccount,
+} from "../../../src/api/accounts.js";
+import { MinuteBudget } from "../../../src/shared/minute-budget.js";
+import type { Upstream } from "../proxy/upstream.js";
+import { Health } from "./health.js";
+import { OAuthSession } from "./oauth.js";
+import type { TokenStore } from "./token-store.js";
+
+export interface Credential {
+  kind: "api-key" | "oauth";
+  secret: string;
+}
+
+export type CredentialResult = { ok: true; credential: Credential; expiresAt: number | null } | { ok: false; reason: "revoked" | "unreachable"; error: string };
+
+/** The access-token route's answer: the status and body the worker passes on. */
+export type Issued =
+  | { status: 200; body: AccessToken }
+  | { status: 404 | 409 | 429 | 503; body: { error: string; code: string }; retryAfterS?: number };
+
+interface Pooled {
+  config: AccountConfig;
+  health: Health;
+  oauth: OAuthSession | null;
+  /** The provider's id for the account, learned from its responses. */
+  seenId: string | null;
+  /** Access-token attempts in the last minute. */
+  attempts: MinuteBudget;
+}
+
+/** Response headers in which providers name the organization behind a key. */
+const IDENTITY_HEADERS = ["openai-organization", "anthropic-organization-id"];
+
+/**
+ * The host's provider accounts and everything secret about them. Nothing here leaves
+ * the front except through the credential proxy (to the provider) and the access-token
+ * route (a short-lived token, never a refresh token or an API key).
+ */
+export class AccountPool {
+  private readonly accounts = new Map<string, Pooled>();
+
+  constructor(
+    configs: AccountConfig[],
+    store: TokenStore,
+    upstream: Upstream,
+    private readonly accessTokensPerMinute: number,
+  ) {
+    for (const config of configs)
+      this.accounts.set(config.id, {
+        config,
+        health: new Health(),
+        oauth: config.oauth ? new OAuthSession({ ...config, oauth: config.oauth }, store, upstream) : null,
+        seenId: null,
+        attempts: new MinuteBudget(accessTokensPerMinute),
+      });
+  }
+
+  get size(): number {
+    return this.accounts.size;
+  }
+
+  has(id: string): boolean {
+    return this.accounts.has(id);
+  }
+
+  /** What the worker may know: ids and providers. */
+  public(): PublicAccount[] {
+    return [...this.accounts.values()].map((a) => ({ id: a.config.id, provider: a.config.provider }));
+  }
+
+  provider(id: string): Provider {
+    return this.must(id).config.provider;
+  }
+
+  baseUrl(id: string): string {
+    return (this.must(id).config.baseUrl ?? PROVIDER_BASE_URLS[this.must(id).config.provider]).replace(/\/$/, "");
+  }
+
+  coolingDown(id: string): boolean {
+    return this.must(id).health.coolingDown();
+  }
+
+  /** Epoch ms the account's cool-down ends, or 0. */
+  coolingUntil(id: string): number {
+    return this.must(id).health.coolingUntil();
+  }
+
+  lastFailureClass(id: string): AccountFailureClass | null {
+    return this.must(id).health.lastFailureClass();
+  }
+
+  /** The origins an account's credential may be sent to: its provider's address and its login's token endpoint. */
+  origins(id: string): string[] {
+    const { config } = this.must(id);
+    const out = [new URL(this.baseUrl(id)).origin];
+    if (config.oauth) out.push(new URL(config.oauth.tokenUrl ?? PROVIDER_TOKEN_URLS[config.provider]).origin);
+    return out;
+  }
+
+  /** Every host a provider call of these accounts goes to: the proxy intercepts these. */
+  hosts(): Set<string> {
+    const hosts = new Set(Object.values(PROVIDER_BASE_URLS).map((u) => new URL(u).hostname));
+    for (const { config } of this.accounts.values()) {
+      hosts.add(new URL(this.baseUrl(config.id)).hostname);
+      if (config.oauth) hosts.add(new URL(config.oauth.tokenUrl ?? PROVIDER_TOKEN_URLS[config.provider]).hostname);
+    }
+    return hosts;
+  }
+
+  views(): AccountView[] {
+    return [...this.accounts.values()].map((a) => ({
+      id: a.config.id,
+      identity: {
+        provider: a.config.provider,
+        label: a.config.label ?? a.config.id,
+        kind: a.oauth ? "oauth" : "api-key",
+        accountId: a.oauth?.accountId ?? a.seenId,
+      },
+      health: a.health.view(),
+    }));
+  }
+
+  /**
+   * The account a session of `provider` runs on: the first of `only` (in its order; all
+   * accounts when null) that serves the provider, is not in `exclude` and is not cooling
+   * down; if every candidate is cooling down, the one that comes back first.
+   */
+  pick(provider: Provider, only: string[] | null, exclude: string[]): string | null {
+    const candidates = (only ?? [...this.accounts.keys()])
+      .map((id) => this.accounts.get(id))
+      .filter((a): a is Pooled => a !== undefined && a.config.provider === provider && !exclude.includes(a.config.id));
+    const ready = candidates.find((a) => !a.health.coolingDown());
+    if (ready) return ready.config.id;
+    return candidates.sort((x, y) => x.health.coolingUntil() - y.health.coolingUntil())[0]?.config.id ?? null;
+  }
+
+  async credential(id: string): Promise<CredentialResult> {
+    const account = this.must(id);
+    if (!account.oauth) return { ok: true, credential: { kind: "api-key", secret: account.config.apiKey! }, expiresAt: null };
+    const token = await account.oauth.token();
+    if (!token.ok) {
+      if (token.reason === "revoked") account.health.refused(token.error);
+      else account.health.failure("proxy-unreachable", token.error);
+      return token;
+    }
+    return { ok: true, credential: { kind: "oauth", secret: token.accessToken }, expiresAt: token.expiresAt };
+  }
+
+  /** A provider's answer to a call on `id`. */
+  response(id: string, status: number, headers: Record<string, string | string[] | undefined>, body: string): void {
+    const account = this.accounts.get(id);
+    if (!account) return;
+    const retryAfter = headers["retry-after"];
+    account.health.response(status, typeof retryAfter === "string" ? retryAfter : undefined, body);
+    for (const name of IDENTITY_HEADERS) {
+      const value = headers[name];
+      if (typeof value === "string" && value) account.seenId = value;
+    }
+  }
+
+  /** The proxy could not reach the provider for `id`: not the account's fault, and shown apart from a refused login. */
+  unreachable(id: string, error: string): void {
+    this.accounts.get(id)?.health.failure("proxy-unreachable", error);
+  }
+
+  /**
+   * A short-lived access token for a trusted host-side caller. API-key accounts have
+   * none to give (409: the key itself never leaves the host); a login the provider
+   * refused is 409 too (a person must log in again); a token endpoint that cannot be
+   * reached is 503.
+   */
+  async issueAccessToken(id: string): Promise<Issued> {
+    const account = this.accounts.get(id);
+    if (!account) return { status: 404, body: { error: `no account ${id}`, code: "account-not-found" } };
+    // Every attempt counts, so a refused or unreachable login is not hammered through this route.
+    const retryAfterS = account.attempts.take();
+    if (retryAfterS !== null) {
+      return {
+        status: 429,
+        body: { error: `account ${id} was asked for ${this.accessTokensPerMinute} access tokens in the last minute`, code: "access-token-rate-limited" },
+        retryAfterS,
+      };
+    }
+    if (!account.oauth)
+      return {
+        status: 409,
+        body: { error: `account ${id} holds an API key, which never leaves the host; it has no short-lived tokens to issue`, code: "credential-not-available" },
+      };
+    const result = await this.credential(id);
+    if (!result.ok)
+      return result.reason === "revoked"
+        ? { status: 409, body: { error: `account ${id}'s login was refused by the provider; log in again: ${result.error}`, code: "credential-not-available" } }
+        : { status: 503, body: { error: result.error, code: "credential-unreachable" }, retryAfterS: 30 };
+    return {
+      status: 200,
+      body: { account: id, tokenType: "Bearer", accessToken: result.credential.secret, expiresAt: new Date(result.expiresAt!).toISOString() },
+    };
+  }
+
+  private must(id: string): Pooled {
+    const account = this.accounts.get(id);
+    if (!account) throw new Error(`no account ${id}`);
+    return account;
+  }
+}

@@ -1,0 +1,209 @@
+import { query, type HookCallback, type PermissionResult, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { ApprovalDecision, EngineReport, Json, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
+import type { Sandbox } from "../../sandbox/fence.js";
+import type { EngineABinary } from "./binary.js";
+import { loopbackReach } from "../../sandbox/loopback-bridge.js";
+import { classifyProviderError } from "../pi/failure.js";
+import { sessionAccess, type NetworkDeps } from "../access.js";
+import { engineHome, SessionStore } from "../sessions.js";
+import { childEnv } from "../child-env.js";
+import { preamble } from "../preamble.js";
+import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import { askedQuestion, questionAnswer, QUESTION_TOOL } from "./questions.js";
+
+export interface EngineADeps {
+  network: NetworkDeps;
+  /** Engine resume state (sessions, the CLI's config dir): `SERVICE_ENGINE_STATE_DIR`. */
+  stateDir: string;
+  scratchDir: string;
+  /** The agent's process, and so every tool command it runs, lives inside it. */
+  sandbox: Sandbox;
+  /** The agent CLI probed at start; the SDK runs exactly this one. */
+  binary: EngineABinary;
+}
+
+
+const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+type Block = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; is_error?: boolean };
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return (content as Block[]).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
+}
+
+/**
+ * One `engine_a` turn: the vendor's agent SDK in streaming-input mode (so `interrupt()`
+ * works), resuming the thread's session. Tool permissions go through `canUseTool`, which
+ * becomes the runtime's approvals. The agent's process gets the session's access
+ * (local-front/bindings/engines/access.ts): a placeholder credential and the credential proxy.
+ */
+export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: EngineReport) => void): EngineTurn {
+  const approvals = new Waiting<ApprovalDecision | "interrupted">();
+  const questions = new Waiting<QuestionReply>();
+  const sessions = new SessionStore(deps.stateDir, "engine_a");
+  const abort = new AbortController();
+  let interrupted = false;
+  let interruptAgent: (() => Promise<unknown>) | null = null;
+  let finishInput!: () => void;
+  const inputDone = new Promise<void>((r) => (finishInput = r));
+
+  const canUseTool = async (name: string, input: Record<string, unknown>, options: { signal: AbortSignal; toolUseID: string }): Promise<PermissionResult> => {
+    if (name === QUESTION_TOOL) {
+      const requestId = newId("req_");
+      emit({ type: "question", requestId, question: askedQuestion(input) });
+      return questionAnswer(input, await questions.wait(requestId, options.signal, { action: "dismiss" }));
+    }
+    if (req.permissions === "allow") return { behavior: "allow", updatedInput: input };
+    if (req.permissions === "deny") return { behavior: "deny", message: `denied: this thread's permissions are "deny", so ${name} was not run` };
+    const approvalId = newId("appr_");
+    emit({ type: "approval", approvalId, callId: options.toolUseID, name, input: input as Json });
+    const decision = await approvals.wait(approvalId, options.signal, "interrupted");
+    if (decision === "allow") return { behavior: "allow", updatedInput: input };
+    return { behavior: "deny", message: decision === "deny" ? `the person denied this ${name} call; it was not run` : "interrupted" };
+  };
+
+  /**
+   * The CLI runs calls it deems safe (read-only commands such as `echo` or `ls`, file
+   * reads) without asking canUseTool. A thread's permissions cover every call, so a hook
+   * sends each one to the check: refused at once under `deny`, to a person under `ask`.
+   * Questions to the person are not actions; they always go through.
+   */
+  const everyCall: HookCallback = async (input) => {
+    if ("tool_name" in input && input.tool_name === QUESTION_TOOL) return {};
+    const deny = req.permissions === "deny";
+    return {
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: deny ? "deny" : "ask",
+        ...(deny ? { permissionDecisionReason: `denied: this thread's permissions are "deny", so it was not run` } : {}),
+      },
+    };
+  };
+
+  const run = async (): Promise<RunOutcome> => {
+    const chosen = await sessionAccess(deps.network, req);
+    if ("failure" in chosen) return chosen.failure;
+    const { access } = chosen;
+    const scratch = join(deps.scratchDir, req.threadId);
+    const cwd = req.cwd ?? scratch;
+    // The CLI's config dir holds its sessions' transcripts: one per thread, so a session sees only its own.
+    const configDir = engineHome(deps.stateDir, "engine_a", req.threadId);
+    // A thread whose session lived in the shared config dir of earlier builds starts afresh, from the transcript.
+    const homeIsNew = !existsSync(configDir);
+    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])], reach: loopbackReach(access.env, access.baseUrl) };
+    const refused = deps.sandbox.refusalFor(places);
+    if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_a is not available: ${refused}` } : { class: "permission", error: refused };
+    await mkdir(cwd, { recursive: true });
+    await mkdir(configDir, { recursive: true });
+    const saved = homeIsNew ? null : await sessions.get(req.threadId);
+    const text = (saved ? "" : preamble(req.transcript)) + req.inputs.map((i) => i.text).join("\n\n");
+    async function* prompt(): AsyncGenerator<SDKUserMessage> {
+      yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: saved?.sessionId ?? "" };
+      // The input stays open until the turn's result: closing it ends the agent's process.
+      await inputDone;
+    }
+    const q = query({
+      prompt: prompt(),
+      options: {
+        model: req.model,
+        cwd,
+        ...(deps.binary.binary ? { pathToClaudeCodeExecutable: deps.binary.binary } : {}),
+        // Not `dontAsk` under deny: that mode refuses AskUserQuestion before canUseTool, and a
+        // question is not an action. The hook refuses every call that is one.
+        permissionMode: "default",
+        ...(req.permissions === "allow" ? {} : { hooks: { PreToolUse: [{ hooks: [everyCall] }] } }),
+        settingSources: [],
+        includePartialMessages: true,
+        abortController: abort,
+        ...(saved ? { resume: saved.sessionId } : {}),
+        env: {
+          ...childEnv(access.env),
+          ANTHROPIC_BASE_URL: access.baseUrl,
+          [access.bearer ? "ANTHROPIC_AUTH_TOKEN" : "ANTHROPIC_API_KEY"]: access.apiKey,
+          HOME: configDir,
+          CLAUDE_CONFIG_DIR: configDir,
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          CLAUDE_CODE_MAX_RETRIES: "0",
+        },
+        canUseTool,
+        // The CLI runs inside the fence; its tools inherit it. Its own sandbox is bubblewrap too, which cannot nest here (docs/credentials.md).
+        spawnClaudeCodeProcess: ({ command, args, env, signal }) =>
+          deps.sandbox.spawn([command, ...args], places, { env: definedOnly(env), stdio: ["pipe", "pipe", "ignore"], signal }) as SpawnedProcess,
+      },
+    });
+    interruptAgent = () => q.interrupt();
+    if (interrupted) await q.interrupt().catch(() => {});
+    const toolNames = new Map<string, string>();
+    let sessionId = saved?.sessionId ?? "";
+    try {
+      for await (const m of q as AsyncIterable<SDKMessage>) {
+        if (m.type === "system" && m.subtype === "init") sessionId = m.session_id;
+        else if (m.type === "stream_event") {
+          const e = m.event as { type: string; delta?: { type: string; text?: string } };
+          if (e.type === "content_block_delta" && e.delta?.type === "text_delta") emit({ type: "delta", frame: { type: "text", delta: e.delta.text ?? "" } });
+        } else if (m.type === "assistant" && !m.error && m.parent_tool_use_id === null) {
+          const blocks = m.message.content as Block[];
+          const reply = blocks.map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
+          if (reply) emit({ type: "reply", text: reply });
+          for (const b of blocks)
+            if (b.type === "tool_use" && b.id && b.name) {
+              toolNames.set(b.id, b.name);
+              emit({ type: "tool-call", callId: b.id, name: b.name, input: (b.input ?? {}) as Json });
+            }
+        } else if (m.type === "user" && m.parent_tool_use_id === null && Array.isArray(m.message.content)) {
+          for (const b of m.message.content as Block[])
+            if (b.type === "tool_result" && b.tool_use_id)
+              emit({
+                type: "tool-result",
+                callId: b.tool_use_id,
+                name: toolNames.get(b.tool_use_id) ?? "unknown",
+                output: textOf(b.content),
+                isError: b.is_error === true,
+              });
+        } else if (m.type === "result") {
+          const grew = Math.max(0, m.total_cost_usd - (saved?.costUsd ?? 0));
+          if (sessionId) await sessions.put(req.threadId, { sessionId, costUsd: Math.max(m.total_cost_usd, saved?.costUsd ?? 0) });
+          const usage = m.usage as { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+          const inputTokens = (usage.input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
+          if (inputTokens + (usage.output_tokens ?? 0) > 0 || grew > 0)
+            emit({ type: "usage", model: req.model, inputTokens, outputTokens: usage.output_tokens ?? 0, usd: grew });
+          if (interrupted) return INTERRUPTED;
+          if (!m.is_error) return m.stop_reason === "max_tokens" ? { stop: "length" } : null;
+          const message = "result" in m && typeof m.result === "string" ? m.result : ("errors" in m ? (m.errors as string[]).join("; ") : m.subtype);
+          const status = "api_error_status" in m && typeof m.api_error_status === "number" ? m.api_error_status : null;
+          return classifyProviderError(status, message);
+        }
+      }
+    } finally {
+      finishInput();
+    }
+    if (interrupted) return INTERRUPTED;
+    return { class: "session", error: "the agent ended without a result" };
+  };
+
+  const done = reportEnd(run(), emit, (err) =>
+    interrupted ? INTERRUPTED : { class: "unknown", error: `engine_a crashed: ${err.message}` },
+  );
+
+  return {
+    done,
+    decide: (approvalId, decision) => approvals.settle(approvalId, decision),
+    reply: (requestId, answer) => questions.settle(requestId, answer),
+    interrupt() {
+      interrupted = true;
+      approvals.settleAll("interrupted");
+      questions.settleAll({ action: "dismiss" });
+      if (interruptAgent) void interruptAgent().catch(() => abort.abort());
+    },
+  };
+}

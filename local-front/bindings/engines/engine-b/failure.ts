@@ -1,0 +1,36 @@
+import type { TurnFailure } from "../../../../src/api/engine.js";
+import type { RunOutcome } from "../turn.js";
+import { classifyProviderError } from "../pi/failure.js";
+import type { TurnError } from "./protocol/v2/TurnError.js";
+
+/**
+ * How a codex turn that did not complete ended. codex 0.160.0 fails a turn whose answer
+ * the Responses API marked incomplete at its output limit; for the runtime that turn
+ * ended for a reason, with what the model wrote kept: a length stop, not a failure.
+ */
+export function codexTurnEnd(error: TurnError | null): RunOutcome {
+  if (/Incomplete response returned, reason: max_output_tokens/.test(error?.message ?? "")) return { stop: "length" };
+  return classifyCodexError(error);
+}
+
+/**
+ * A failed codex turn's class, from its `codexErrorInfo` (what codex 0.160.0 reports for
+ * each provider fault, checked against the simulator), falling back to the error text.
+ */
+export function classifyCodexError(error: TurnError | null): TurnFailure {
+  const message = error?.message ?? "the turn failed without an error";
+  const info = error?.codexErrorInfo as unknown;
+  if (info === "usageLimitExceeded") return { class: "quota", error: message };
+  if (info === "unauthorized") return { class: "auth", error: message };
+  if (info === "internalServerError" || info === "serverOverloaded") return { class: "unknown", error: message };
+  if (info && typeof info === "object") {
+    const detail = Object.values(info as Record<string, { httpStatusCode?: number | null } | null>)[0];
+    const status = detail?.httpStatusCode ?? null;
+    if ("responseTooManyFailedAttempts" in info && status === 429) return { class: "quota", error: message };
+    if (status === 401 || status === 403) return { class: /unsupported|not supported/i.test(message) ? "unsupported-model" : "auth", error: message };
+    if (status === 404) return { class: "model-not-found", error: message };
+    if (status === null && "httpConnectionFailed" in info) return { class: "unknown", error: `the provider could not be reached: ${message}` };
+  }
+  if (/stream disconnected|error decoding response body/i.test(message)) return { class: "session", error: message };
+  return classifyProviderError(null, message);
+}

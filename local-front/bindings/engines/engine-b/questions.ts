@@ -1,0 +1,26 @@
+import type { QuestionReply } from "../../../../src/api/engine.js";
+import type { ToolRequestUserInputParams } from "./protocol/v2/ToolRequestUserInputParams.js";
+import type { ToolRequestUserInputResponse } from "./protocol/v2/ToolRequestUserInputResponse.js";
+
+/** The server request codex sends when its model calls `request_user_input`. */
+export const USER_INPUT_REQUEST = "item/tool/requestUserInput";
+
+/** The runtime's question: each of codex's questions (up to three) with its options. */
+export function askedQuestion(params: ToolRequestUserInputParams): string {
+  return params.questions
+    .map((q) => {
+      const options = (q.options ?? []).map((o) => o.label);
+      return options.length ? `${q.question} (options: ${options.join(", ")})` : q.question;
+    })
+    .join("\n");
+}
+
+/**
+ * The person's reply as codex takes it: an answer for every question (one reply answers
+ * them all). Dismissing, or going on without answering, answers none: codex then tells
+ * its model the person gave no answer.
+ */
+export function userInputResponse(params: ToolRequestUserInputParams, reply: QuestionReply): ToolRequestUserInputResponse {
+  if (reply.action !== "answer") return { answers: {} };
+  return { answers: Object.fromEntries(params.questions.map((q) => [q.id, { answers: [reply.answer ?? ""] }])) };
+}

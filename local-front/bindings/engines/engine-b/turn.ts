@@ -1,0 +1,224 @@
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { ApprovalDecision, EngineReport, Json, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
+import type { Sandbox } from "../../sandbox/fence.js";
+import { loopbackReach } from "../../sandbox/loopback-bridge.js";
+import { sessionAccess, type NetworkDeps } from "../access.js";
+import { engineHome, SessionStore } from "../sessions.js";
+import { childEnv } from "../child-env.js";
+import { preamble } from "../preamble.js";
+import { priceOf, usdOf } from "../prices.js";
+import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import type { EngineBinary } from "./binary.js";
+import { codexTurnEnd } from "./failure.js";
+import type { ToolRequestUserInputParams } from "./protocol/v2/ToolRequestUserInputParams.js";
+import { askedQuestion, USER_INPUT_REQUEST, userInputResponse } from "./questions.js";
+import type { RequestId } from "./protocol/RequestId.js";
+import { AppServerRpc, RpcError } from "./rpc.js";
+import type { ThreadItem, ThreadStartResponse, ThreadTokenUsage, TurnError, TurnStartResponse } from "./types.js";
+
+export interface EngineBDeps {
+  network: NetworkDeps;
+  stateDir: string;
+  scratchDir: string;
+  binary: EngineBinary;
+  /** The codex process, and so every command it runs, lives inside it. */
+  sandbox: Sandbox;
+}
+
+const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
+
+
+/** permissions -> codex's approval policy and sandbox. `deny` still asks, and is answered no. */
+function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "untrusted" | "never"; sandbox: "workspace-write" | "danger-full-access" } {
+  return permissions === "allow" ? { approvalPolicy: "never", sandbox: "danger-full-access" } : { approvalPolicy: "untrusted", sandbox: "workspace-write" };
+}
+
+/**
+ * One `engine_b` turn: a `codex app-server` process for the turn, which starts the
+ * thread's codex thread or resumes it (`thread/resume`, by the id kept in the engine
+ * state), runs `turn/start`, and maps items to the log and approval requests to the
+ * runtime's approvals. The process ends with the turn.
+ */
+export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: EngineReport) => void): EngineTurn {
+  const approvals = new Waiting<ApprovalDecision | "interrupted">();
+  const questions = new Waiting<QuestionReply | "interrupted">();
+  const sessions = new SessionStore(deps.stateDir, "engine_b");
+  let interrupted = false;
+  let stop: (() => void) | null = null;
+
+  const run = async (): Promise<RunOutcome> => {
+    const binary = deps.binary;
+    if (!binary.available || !binary.binary) return { class: "engine-unavailable", error: binary.reason ?? "engine_b is not available" };
+    const chosen = await sessionAccess(deps.network, req);
+    if ("failure" in chosen) return chosen.failure;
+    const { access } = chosen;
+    // CODEX_HOME holds codex's sessions: one per thread, so a session sees only its own.
+    const home = engineHome(deps.stateDir, "engine_b", req.threadId);
+    // A thread whose codex thread lived in the shared home of earlier builds starts afresh, from the transcript.
+    const homeIsNew = !existsSync(home);
+    const scratch = join(deps.scratchDir, req.threadId);
+    const cwd = req.cwd ?? scratch;
+    const places = { cwd, own: [home, ...(req.cwd ? [] : [scratch])], reach: loopbackReach(access.env, access.baseUrl) };
+    const refused = deps.sandbox.refusalFor(places);
+    if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_b is not available: ${refused}` } : { class: "permission", error: refused };
+    await mkdir(home, { recursive: true });
+    await mkdir(cwd, { recursive: true });
+    const env: Record<string, string> = { ...childEnv(access.env), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: access.apiKey };
+    const child = deps.sandbox.spawn(
+      [
+        binary.binary,
+        "app-server",
+        "-c",
+        'model_provider="runtime"',
+        "-c",
+        `model_providers.runtime={name="runtime", base_url=${JSON.stringify(access.baseUrl)}, wire_api="responses", env_key="ENGINE_B_API_KEY", request_max_retries=0, stream_max_retries=0}`,
+        "-c",
+        "include_environment_context=false",
+        // Without these it reaches for outside hosts, and retries an unreachable provider forever.
+        "--disable",
+        "plugins",
+        "--disable",
+        "apps",
+        "--disable",
+        "remote_plugin",
+        "--disable",
+        "unbounded_connection_retries",
+        // request_user_input answers only in Plan mode otherwise; the runtime's questions are for every turn.
+        "--enable",
+        "default_mode_request_user_input",
+      ],
+      places,
+      { env, stdio: ["pipe", "pipe", "pipe"] },
+    ) as ChildProcessWithoutNullStreams;
+    child.stderr.resume();
+    // Interrupted before the turn started (a slow start, or the report stream went away):
+    // nothing to ask codex to stop yet, so the process goes.
+    stop = () => child.kill("SIGKILL");
+    if (interrupted) stop();
+    let settleTurn!: (f: RunOutcome) => void;
+    const turnEnded = new Promise<RunOutcome>((r) => (settleTurn = r));
+    let lastError: TurnError | null = null;
+    const usage = { input: 0, cached: 0, output: 0 };
+
+    const item = (phase: "started" | "completed", it: ThreadItem) => {
+      if (it.type === "agentMessage" && phase === "completed" && it.text) emit({ type: "reply", text: it.text });
+      else if (it.type === "commandExecution") {
+        if (phase === "started") emit({ type: "tool-call", callId: it.id, name: "exec_command", input: { command: it.command } });
+        else
+          emit({
+            type: "tool-result",
+            callId: it.id,
+            name: "exec_command",
+            output: it.aggregatedOutput ?? (it.status === "declined" ? "declined" : ""),
+            isError: it.status !== "completed" || (it.exitCode ?? 0) !== 0,
+          });
+      } else if (it.type === "fileChange") {
+        const paths = it.changes.map((c) => c.path);
+        if (phase === "started") emit({ type: "tool-call", callId: it.id, name: "apply_patch", input: { paths } });
+        else emit({ type: "tool-result", callId: it.id, name: "apply_patch", output: `${it.status}: ${paths.join(", ")}`, isError: it.status !== "completed" });
+      }
+    };
+
+    const rpc = new AppServerRpc(
+      child,
+      (method, params) => {
+        const p = params as Record<string, unknown>;
+        if (method === "item/agentMessage/delta") emit({ type: "delta", frame: { type: "text", delta: String(p.delta ?? "") } });
+        else if (method === "item/started" || method === "item/completed") item(method === "item/started" ? "started" : "completed", p.item as ThreadItem);
+        else if (method === "thread/tokenUsage/updated") {
+          const last = (p.tokenUsage as ThreadTokenUsage).last;
+          usage.input += last.inputTokens;
+          usage.cached += last.cachedInputTokens;
+          usage.output += last.outputTokens;
+        } else if (method === "error" && !(p as { willRetry?: boolean }).willRetry) lastError = (p as { error: TurnError }).error;
+        else if (method === "turn/completed") {
+          const turn = (p as { turn: { status: string; error: TurnError | null } }).turn;
+          if (turn.status === "completed") settleTurn(null);
+          else if (turn.status === "interrupted" || interrupted) settleTurn(INTERRUPTED);
+          else settleTurn(codexTurnEnd(turn.error ?? lastError));
+        }
+      },
+      (method, id, params) => void answerRequest(method, id, params as Record<string, unknown>),
+    );
+    const gone = () => settleTurn(interrupted ? INTERRUPTED : { class: "session", error: "codex app-server exited during the turn" });
+    child.on("exit", gone);
+    child.on("error", gone);
+
+    const answerRequest = async (method: string, id: RequestId, p: Record<string, unknown>) => {
+      if (method === USER_INPUT_REQUEST) {
+        const params = p as unknown as ToolRequestUserInputParams;
+        const requestId = newId("req_");
+        emit({ type: "question", requestId, question: askedQuestion(params) });
+        const reply = await questions.wait(requestId);
+        // An interrupted turn's pending request is resolved by codex itself: no answer.
+        if (reply !== "interrupted") rpc.respond(id, userInputResponse(params, reply));
+        return;
+      }
+      if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval")
+        return rpc.refuse(id, `${method} is not supported by this runtime`);
+      if (req.permissions === "deny") return rpc.respond(id, { decision: "decline" });
+      const name = method === "item/fileChange/requestApproval" ? "apply_patch" : "exec_command";
+      const approvalId = newId("appr_");
+      emit({ type: "approval", approvalId, callId: String(p.itemId ?? ""), name, input: { command: (p.command as Json) ?? null, cwd: (p.cwd as Json) ?? null } });
+      const decision = await approvals.wait(approvalId);
+      // An interrupted turn's pending request is resolved by codex itself: no answer.
+      if (decision !== "interrupted") rpc.respond(id, { decision: decision === "allow" ? "accept" : "decline" });
+    };
+
+    try {
+      await rpc.request("initialize", { clientInfo: { name: "agent_runtime", title: "Agent Runtime", version: "0.1.0" }, capabilities: { experimentalApi: false, requestAttestation: false } });
+      rpc.notify("initialized");
+      const saved = homeIsNew ? null : await sessions.get(req.threadId);
+      const { approvalPolicy, sandbox } = policy(req.permissions);
+      let threadId: string | null = null;
+      if (saved) {
+        try {
+          const resumed = await rpc.request<ThreadStartResponse>("thread/resume", { threadId: saved.sessionId, excludeTurns: true, model: req.model, cwd, approvalPolicy, sandbox });
+          threadId = resumed.thread.id;
+        } catch (err) {
+          if (!(err instanceof RpcError)) throw err;
+        }
+      }
+      const fresh = threadId === null;
+      if (fresh) {
+        const started = await rpc.request<ThreadStartResponse>("thread/start", { model: req.model, cwd, approvalPolicy, sandbox });
+        threadId = started.thread.id;
+        await sessions.put(req.threadId, { sessionId: threadId, costUsd: 0 });
+      }
+      const text = (fresh ? preamble(req.transcript) : "") + req.inputs.map((i) => i.text).join("\n\n");
+      const started = await rpc.request<TurnStartResponse>("turn/start", { threadId, input: [{ type: "text", text, text_elements: [] }] });
+      stop = () => void rpc.request("turn/interrupt", { threadId, turnId: started.turn.id }).catch(() => child.kill("SIGKILL"));
+      if (interrupted) stop();
+      const failure = await turnEnded;
+      if (usage.input + usage.output > 0) {
+        // codex counts cached input inside its input tokens, as OpenAI does; the cache reads are priced apart.
+        const tokens = { input: usage.input - usage.cached, cacheRead: usage.cached, output: usage.output };
+        emit({ type: "usage", model: req.model, inputTokens: usage.input, outputTokens: usage.output, usd: usdOf(priceOf(access.provider, req.model), tokens) });
+      }
+      return failure;
+    } finally {
+      child.stdin.end();
+      setTimeout(() => child.kill("SIGKILL"), 2000).unref();
+    }
+  };
+
+  const done = reportEnd(run(), emit, (err) =>
+    interrupted ? INTERRUPTED : { class: "session", error: `engine_b: ${err.message}` },
+  );
+
+  return {
+    done,
+    decide: (approvalId, decision) => approvals.settle(approvalId, decision),
+    reply: (requestId, answer) => questions.settle(requestId, answer),
+    interrupt() {
+      interrupted = true;
+      approvals.settleAll("interrupted");
+      questions.settleAll("interrupted");
+      stop?.();
+    },
+  };
+}

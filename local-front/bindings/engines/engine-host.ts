@@ -1,0 +1,150 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../../src/api/engine.js";
+import { runEngineATurn } from "./engine-a/turn.js";
+import type { EngineEntry } from "../../../src/api/engines.js";
+import type { EngineABinary } from "./engine-a/binary.js";
+import type { EngineBinary } from "./engine-b/binary.js";
+import { runEngineBTurn } from "./engine-b/turn.js";
+import { runPiTurn, type PiDeps } from "./pi/turn.js";
+import type { EngineTurn } from "./turn.js";
+import { readJson, reply } from "../http.js";
+import { logTurnEnd } from "./turn-log.js";
+
+/** An idle report stream says it is alive this often. */
+const PING_MS = 15_000;
+
+export interface EngineHost {
+  /** host:port, for the worker's ENGINES binding. */
+  address: string;
+  close(): Promise<void>;
+}
+
+const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS) });
+const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
+
+/**
+ * The engines binding, served by the front (src/api/engine.ts has the protocol). Turns
+ * live here, in memory: when the Thread object's report stream goes away (the object
+ * was evicted or the host is stopping), the turn is interrupted, because nobody would
+ * record what it does next.
+ */
+export interface EngineDeps extends PiDeps {
+  /** Engine resume state: `SERVICE_ENGINE_STATE_DIR`. */
+  stateDir: string;
+  /** engine_a's CLI (the agent SDK's) as found at boot. */
+  engineA: EngineABinary;
+  /** engine_b's CLI as found at boot. */
+  engineB: EngineBinary;
+  /** Why the credential proxy last failed a thread's provider call since a time, if it did. */
+  proxyFailureSince(threadId: string, sinceMs: number): string | null;
+}
+
+/** engine_a's and engine_b's processes run only inside the sandbox; pi runs, and refuses each tool call instead. */
+function engineEntries(deps: EngineDeps): EngineEntry[] {
+  const fenced = deps.sandbox.state === "unavailable" ? { available: false, reason: deps.sandbox.refusal() } : {};
+  return [
+    { engine: "pi", binary: null, versionFound: "in process (pi-agent-core)", versionNeeded: null, available: true, reason: null },
+    deps.engineA.available ? { ...deps.engineA, ...fenced } : deps.engineA,
+    deps.engineB.available ? { ...deps.engineB, ...fenced } : deps.engineB,
+  ];
+}
+
+/**
+ * A failed turn whose provider calls the proxy could not complete says so first: an
+ * engine reports an unreachable provider as a login or connection failure, and an
+ * operator must be able to tell that from a revoked login (incidents group by message).
+ */
+function withProxyCause(r: EngineReport & { type: "end" }, cause: string | null): EngineReport {
+  if (!r.failure || !cause) return r;
+  return { ...r, failure: { ...r.failure, error: `${cause}; the engine reported: ${r.failure.error}` } };
+}
+
+export async function startEngineHost(deps: EngineDeps, token: string): Promise<EngineHost> {
+  const turns = new Map<string, EngineTurn>();
+
+  const startTurn = (request: TurnRequest, res: ServerResponse) => {
+    const entry = engineEntries(deps).find((e) => e.engine === request.engine);
+    const startedAt = Date.now();
+    if (entry && !entry.available) {
+      logTurnEnd(request, "engine-unavailable", startedAt);
+      return reply(res, 503, { class: "engine-unavailable", error: `${entry.engine} is not available: ${entry.reason}` });
+    }
+    res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
+    res.flushHeaders();
+    let ended = false;
+    const emit = (r: EngineReport) => {
+      if (ended || res.writableEnded) return;
+      if (r.type === "end") {
+        ended = true;
+        logTurnEnd(request, r.failure?.class ?? null, startedAt);
+        r = withProxyCause(r, deps.proxyFailureSince(request.threadId, startedAt));
+      }
+      res.write(`${JSON.stringify(r)}\n`);
+      if (ended) res.end();
+    };
+    const turn =
+      request.engine === "engine_a"
+        ? runEngineATurn(request, { ...deps, binary: deps.engineA }, emit)
+        : request.engine === "engine_b"
+          ? runEngineBTurn(request, { ...deps, binary: deps.engineB }, emit)
+          : runPiTurn(request, deps, emit);
+    turns.set(request.turnId, turn);
+    const ping = setInterval(() => emit({ type: "ping" }), PING_MS);
+    res.on("close", () => {
+      if (!ended) turn.interrupt();
+    });
+    void turn.done.finally(() => {
+      clearInterval(ping);
+      turns.delete(request.turnId);
+    });
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? "/", "http://engines").pathname;
+    // Turns run tools on this machine: only the worker, which holds this boot's token, may ask.
+    if (req.headers[ENGINES_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
+    if (req.method === "GET" && path === "/engines") return reply(res, 200, { engines: engineEntries(deps) });
+    if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
+    const body = await readJson(req);
+    if (path === "/turns") return startTurn(body as TurnRequest, res);
+    const m = /^\/turns\/([^/]+)\/(interrupt|approvals|questions)(?:\/([^/]+))?$/.exec(path);
+    const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
+    if (!m) return reply(res, 404, { error: `no engine route ${path}` });
+    if (!turn) return reply(res, 404, { error: `no running turn ${m[1]}` });
+    if (m[2] === "interrupt") {
+      turn.interrupt();
+      return reply(res, 200, { interrupting: true });
+    }
+    const id = decodeURIComponent(m[3] ?? "");
+    if (m[2] === "approvals") {
+      const d = DecisionBody.safeParse(body);
+      if (!d.success) return reply(res, 400, { error: "decision must be allow or deny" });
+      return turn.decide(id, d.data.decision) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no approval ${id}` });
+    }
+    const q = QuestionBody.safeParse(body);
+    if (!q.success) return reply(res, 400, { error: "action must be answer, dismiss or continue" });
+    return turn.reply(id, q.data) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no question ${id}` });
+  };
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (!res.headersSent) reply(res, 400, { error: (err as Error).message });
+      else res.destroy();
+    });
+  });
+  // A turn waiting on a person may keep its report stream open for hours.
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    close: async () => {
+      for (const t of turns.values()) t.interrupt();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

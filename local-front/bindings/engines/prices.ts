@@ -1,0 +1,40 @@
+import { getModels, type Api, type KnownProvider, type Model } from "@mariozechner/pi-ai";
+import type { Provider } from "../../../src/api/accounts.js";
+
+/** $ per million tokens, as pi-ai's catalog states prices. */
+export type Price = Model<Api>["cost"];
+
+/**
+ * The simulator's own models have a price, so cost accounting is exercised offline;
+ * `local-front/bindings/completions/models.ts` lists the same ids.
+ */
+const SIMULATED = new Set(["sim-1", "sim-2", "sim-3", "sim-mini", "sim-legacy", "gpt-sim", "claude-sim"]);
+const SIM_PRICE: Price = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 };
+
+/** A known model's catalog entry (prices, limits) from pi-ai, if it has one. */
+export function catalogEntry(provider: Provider, id: string): Model<Api> | undefined {
+  return (getModels(provider as KnownProvider) as Model<Api>[]).find((m) => m.id === id);
+}
+
+/**
+ * What a model's tokens cost, or null when no catalog prices it: an unknown model's
+ * spend is unknown, and reporting it as 0 would undercount a thread's cost unseen.
+ */
+export function priceOf(provider: Provider, id: string): Price | null {
+  if (SIMULATED.has(id)) return SIM_PRICE;
+  return catalogEntry(provider, id)?.cost ?? null;
+}
+
+export interface TokenCounts {
+  /** Input tokens not read from the provider's cache. */
+  input: number;
+  cacheRead: number;
+  output: number;
+}
+
+/** The call's cost in dollars, rounded to a billionth, or null without a price. */
+export function usdOf(price: Price | null, tokens: TokenCounts): number | null {
+  if (!price) return null;
+  const usd = (tokens.input * price.input + tokens.cacheRead * price.cacheRead + tokens.output * price.output) / 1_000_000;
+  return Math.round(usd * 1e9) / 1e9;
+}

@@ -1,0 +1,34 @@
+import type { Api, Model } from "@mariozechner/pi-ai";
+import type { SessionAccess } from "./access.js";
+import { catalogEntry, priceOf } from "./prices.js";
+
+function isResponsesModel(id: string): boolean {
+  return /^(gpt-|o\d)/.test(id);
+}
+
+/**
+ * The pi-ai model for `id` on the session's provider. The wire protocol follows the
+ * model's family: the engine_a vendor's ids speak Anthropic Messages, OpenAI's current
+ * families (gpt-*, o*) the Responses API, and every other id chat completions. Offline
+ * the simulator answers all three. Prices come from pi-ai's catalog for known models
+ * (local-front/bindings/engines/prices.ts).
+ */
+export function piModel(access: SessionAccess, id: string): Model<Api> {
+  const api: Api = access.provider === "anthropic" ? "anthropic-messages" : isResponsesModel(id) ? "openai-responses" : "openai-completions";
+  const known = access.account ? catalogEntry(access.provider, id) : undefined;
+  return {
+    ...(known ?? {
+      id,
+      name: id,
+      provider: access.account ? access.provider : "simulator",
+      reasoning: false,
+      input: ["text"],
+      // No price: pi-ai computes 0, which the turn reports as unknown (usd null), never as free.
+      cost: priceOf(access.provider, id) ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 200_000,
+      maxTokens: 8192,
+    }),
+    api,
+    baseUrl: access.baseUrl,
+  } as Model<Api>;
+}

@@ -1,0 +1,68 @@
+import type { ApprovalDecision, EngineReport, QuestionReply, TurnFailure, TurnStop } from "../../../src/api/engine.js";
+
+/** A turn an engine is running, as the engine host drives it. */
+export interface EngineTurn {
+  /** Settles after the turn's `end` report was emitted. */
+  done: Promise<void>;
+  /** False when the engine waits on no such approval. */
+  decide(approvalId: string, decision: ApprovalDecision): boolean;
+  /** False when the engine waits on no such question. */
+  reply(requestId: string, answer: QuestionReply): boolean;
+  interrupt(): void;
+}
+
+/** How every engine reports a turn a person interrupted. */
+export const INTERRUPTED: TurnFailure = { class: "interrupted", error: "interrupted by a person" };
+
+/** How a turn's run settled: it failed, it completed, or it completed because the output limit cut its answer. */
+export type RunOutcome = TurnFailure | null | { stop: TurnStop };
+
+/** Emits a turn's `end` report from how its run settled. */
+export function reportEnd(
+  run: Promise<RunOutcome>,
+  emit: (r: EngineReport) => void,
+  crashed: (err: Error) => TurnFailure,
+): Promise<void> {
+  return run.then(
+    (outcome) =>
+      emit(
+        outcome === null
+          ? { type: "end", outcome: "completed" }
+          : "stop" in outcome
+            ? { type: "end", outcome: "completed", stop: outcome.stop }
+            : { type: "end", outcome: "failed", failure: outcome },
+      ),
+    (err: unknown) => emit({ type: "end", outcome: "failed", failure: crashed(err as Error) }),
+  );
+}
+
+/** What an engine waits on from a person (approvals, answers), by id. */
+export class Waiting<T> {
+  private readonly settlers = new Map<string, (value: T) => void>();
+
+  /** Resolves with the person's answer, or with `onAbort` once `signal` aborts. */
+  wait(id: string, signal?: AbortSignal, onAbort?: T): Promise<T> {
+    return new Promise<T>((resolve) => {
+      const settle = (v: T) => {
+        this.settlers.delete(id);
+        resolve(v);
+      };
+      this.settlers.set(id, settle);
+      if (signal && onAbort !== undefined) {
+        if (signal.aborted) settle(onAbort);
+        signal.addEventListener("abort", () => settle(onAbort), { once: true });
+      }
+    });
+  }
+
+  /** False when nothing waits on this id. */
+  settle(id: string, value: T): boolean {
+    const settle = this.settlers.get(id);
+    settle?.(value);
+    return settle !== undefined;
+  }
+
+  settleAll(value: T): void {
+    for (const settle of [...this.settlers.values()]) settle(value);
+  }
+}

@@ -1,0 +1,169 @@
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { LoopbackBridge, portOf } from "./loopback-bridge.js";
+import type { StartedProcesses } from "./started.js";
+
+const FORWARDER = join(import.meta.dirname, "loopback-forwarder.mjs");
+/**
+ * What a session runs from the runtime itself: the checkout (the engines' CLIs in its
+ * node_modules, the forwarder) and Node. A checkout or a Node under /tmp (as in a CI's
+ * fresh clone) would vanish under the session's private /tmp, so each is bound back, read-only.
+ */
+const PROGRAMS = [join(import.meta.dirname, "..", "..", ".."), dirname(process.execPath)];
+
+/** `bwrap`: every engine process and tool command runs fenced; `off`: unfenced (SERVICE_SANDBOX=off, unsafe); `unavailable`: refused. */
+export type SandboxState = "bwrap" | "off" | "unavailable";
+
+export class SandboxRefused extends Error {}
+
+/** What no session may read, and the few things inside it that sessions are handed. */
+export interface FencedPlaces {
+  /** Directories and files hidden from every session: the data directory, the engine state, secret files kept elsewhere. */
+  hidden: string[];
+  /** Files inside hidden places that sessions are told to read (the proxy's CA certificate and trust bundle). */
+  readable: string[];
+}
+
+/** Where one session works. */
+export interface SessionPlaces {
+  /** Its working directory: the spawn's `cwd`, or its own scratch directory. */
+  cwd: string;
+  /** Directories of its own that may lie inside hidden places (its scratch directory, its engine's home): bound back writable. */
+  own: string[];
+  /**
+   * The loopback URLs it must reach (its proxy, the simulator): it gets a network of its
+   * own in which only these answer. Null or absent: the host's network (no proxy on loopback to go through).
+   */
+  reach?: string[] | null;
+}
+
+const BASE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
+/**
+ * Namespaces of its own: pids (other processes' /proc, their environment included, are
+ * not there) and, unless the session keeps the host's network, the network; a session of
+ * its own (no terminal to push input into); the whole sandbox killed with bwrap or its
+ * parent, the front.
+ */
+const ISOLATION = ["--unshare-all", "--die-with-parent", "--new-session"];
+
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function within(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+const INSTALL =
+  "install Debian's bubblewrap package (apt-get install bubblewrap), or set SERVICE_SANDBOX=off to run them unfenced (unsafe: a session can then read the data directory's secrets and the front's environment)";
+
+/**
+ * The fence around everything a session runs: bubblewrap with a read-only view of the
+ * machine, a private /tmp, the hidden places under empty tmpfs (or /dev/null for files),
+ * the session's own directories bound back writable, in pids (and, behind a proxy on
+ * loopback, a network) of its own. Decided once at start; with bwrap missing or broken,
+ * nothing a session asks to run runs at all.
+ */
+export class Sandbox {
+  private constructor(
+    readonly state: SandboxState,
+    /** Why the sandbox is unavailable. */
+    readonly reason: string | null,
+    private readonly places: FencedPlaces,
+    private readonly started: StartedProcesses,
+    private readonly bridge: LoopbackBridge | null = null,
+  ) {}
+
+  /** `dataDir` keeps the sessions' loopback sockets (loopback-bridge.ts). */
+  static start(mode: "on" | "off", places: FencedPlaces, started: StartedProcesses, dataDir: string): Sandbox {
+    if (mode === "off") return new Sandbox("off", null, places, started);
+    const trial = spawnSync("bwrap", [...BASE, ...ISOLATION, "true"], { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    if (trial.error) {
+      const missing = (trial.error as NodeJS.ErrnoException).code === "ENOENT";
+      return new Sandbox("unavailable", missing ? "bubblewrap (bwrap) is not installed" : `bwrap could not run: ${trial.error.message}`, places, started);
+    }
+    if (trial.status !== 0) return new Sandbox("unavailable", `bwrap does not work here: ${trial.stderr.toString().trim() || `exit ${trial.status}`}`, places, started);
+    return new Sandbox("bwrap", null, places, started, new LoopbackBridge(dataDir));
+  }
+
+  /** Closes the sessions' loopback sockets (at stop). */
+  close(): void {
+    this.bridge?.close();
+  }
+
+  /** For the start line. */
+  describe(): string {
+    return `sandbox=${this.state}`;
+  }
+
+  /** The sentence a refused tool command or engine reports. */
+  refusal(): string {
+    return `tool commands run only inside the sandbox, and ${this.reason}: ${INSTALL}`;
+  }
+
+  /** The bwrap arguments that fence `session`, or a refusal. */
+  private fenceArgs(session: SessionPlaces): string[] {
+    const present = this.places.hidden.filter(existsSync).map(real);
+    // A secret inside a hidden directory is hidden with it.
+    const hidden = present.filter((h, i) => !present.some((other, j) => j !== i && other !== h && within(h, other)));
+    const own = session.own.map(real);
+    const cwd = real(session.cwd);
+    const inHidden = (p: string) => hidden.some((h) => within(p, h));
+    if (inHidden(cwd) && !own.some((o) => within(cwd, o)))
+      throw new SandboxRefused(`the working directory ${session.cwd} is inside the runtime's private data; sessions may not work there`);
+    const writable = [cwd, ...own].filter(existsSync);
+    const args = [...BASE];
+    for (const p of PROGRAMS.map(real)) if (within(p, "/tmp")) args.push("--ro-bind", p, p);
+    for (const p of writable) if (!inHidden(p)) args.push("--bind", p, p);
+    for (const h of hidden) args.push(...(statSync(h).isDirectory() ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
+    for (const p of writable) if (inHidden(p)) args.push("--bind", p, p);
+    for (const f of this.places.readable.filter(existsSync).map(real)) if (inHidden(f)) args.push("--ro-bind", f, f);
+    if (session.reach) args.push("--ro-bind", this.bridge!.dir, this.bridge!.dir);
+    return [...args, ...ISOLATION, ...(session.reach ? [] : ["--share-net"]), "--chdir", cwd];
+  }
+
+  /** The forwarder that opens the session's loopback ports inside its network, before `argv`. */
+  private forwarded(argv: string[], reach: string[]): string[] {
+    const ports = [...new Set(reach.map(portOf))];
+    for (const port of ports) this.bridge!.open(port);
+    return [process.execPath, FORWARDER, this.bridge!.dir, ...ports.map(String), "--", ...argv];
+  }
+
+  /** `argv` as the program and arguments to spawn: inside bwrap, as is with the sandbox off, or a refusal. */
+  command(argv: string[], session: SessionPlaces): { file: string; args: string[] } {
+    if (this.state === "off") return { file: argv[0]!, args: argv.slice(1) };
+    if (this.state === "unavailable") throw new SandboxRefused(this.refusal());
+    const fence = this.fenceArgs(session);
+    return { file: "bwrap", args: [...fence, "--", ...(session.reach ? this.forwarded(argv, session.reach) : argv)] };
+  }
+
+  /** Why a process of `session` may not run (no sandbox, or a working directory among the secrets), or null. */
+  refusalFor(session: SessionPlaces): string | null {
+    try {
+      this.command(["true"], session);
+      return null;
+    } catch (err) {
+      if (err instanceof SandboxRefused) return err.message;
+      throw err;
+    }
+  }
+
+  /**
+   * Spawns `argv` fenced for `session`, in a process group of its own, carrying this
+   * boot's tag and recorded until it exits, so that a later boot can stop it if the front dies first.
+   */
+  spawn(argv: string[], session: SessionPlaces, options: Omit<SpawnOptions, "cwd" | "detached"> & { env: Record<string, string> }): ChildProcess {
+    const { file, args } = this.command(argv, session);
+    const child = spawn(file, args, { ...options, cwd: session.cwd, detached: true, env: { ...options.env, ...this.started.env() } });
+    this.started.add(child.pid);
+    child.once("exit", () => this.started.remove(child.pid));
+    return child;
+  }
+}
+

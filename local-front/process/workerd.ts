@@ -1,0 +1,98 @@
+import { Log, LogLevel, Miniflare } from "miniflare";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import type { ShardLayout } from "../../src/shared/shards.js";
+import type { FrontConfig } from "./config.js";
+import { freePort } from "./free-port.js";
+import { shardDirs } from "./shard-layout.js";
+import { bundleWorker } from "./worker-bundle.js";
+
+/** One workerd process of the host. */
+export interface Shard {
+  mf: Miniflare;
+  /** The worker's direct socket: a plain HTTP listener inside workerd, without Miniflare's entry worker. */
+  direct: URL;
+}
+
+export interface Runtime {
+  /** Shard 0 (home: the catalog, the Host object, the workspaces) first. */
+  shards: Shard[];
+  layout: ShardLayout;
+  dispose(): Promise<void>;
+}
+
+/**
+ * Starts workerd with the worker as wrangler.toml describes it (bindings, objects,
+ * compatibility), persisting Durable Objects and blobs under the data directory.
+ */
+export interface Boot {
+  /** host:port of the engine host, for the ENGINES binding. */
+  engines: string;
+  /** host:port of the account pool, for the ACCOUNTS binding. */
+  accounts: string;
+  /** Fresh each start: the incident window begins anew with it. */
+  bootId: string;
+  /** Shared secret for the worker's internal routes and the shards' peer calls. */
+  internalToken: string;
+  /** Shared secret the worker sends to the engine host. */
+  enginesToken: string;
+  /** Shared secret the worker sends to the account pool. */
+  accountsToken: string;
+}
+
+/**
+ * The host as `layout.count` workerd processes running the same worker, each with its
+ * own stores (docs/decisions.md, "Two workerd processes"). Each serves HTTP on a direct
+ * socket and its ShardPeer entrypoint on a second one, which the other reaches through
+ * its SHARD_PEER binding.
+ */
+export async function startRuntime(config: FrontConfig, boot: Boot, layout: ShardLayout): Promise<Runtime> {
+  if (layout.count > 2) throw new Error(`the front runs at most two workerd processes, not ${layout.count}`);
+  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(config.projectDir, "wrangler.toml"));
+  const script = await bundleWorker(config.projectDir, main ?? "src/index.ts");
+  const peerPorts = await Promise.all(Array.from({ length: layout.count }, () => freePort()));
+  const start = async (n: number): Promise<Shard> => {
+    const dirs = shardDirs(n);
+    const other = layout.count === 2 ? peerPorts[1 - n]! : null;
+    const mf = new Miniflare({
+      ...workerOptions,
+      name: "agent-runtime",
+      modules: [{ type: "ESModule", path: "worker.js", contents: script }],
+      bindings: {
+        ...workerOptions.bindings,
+        BUILD: config.build,
+        SERVICE_BOOT_ID: boot.bootId,
+        SERVICE_INTERNAL_TOKEN: boot.internalToken,
+        SERVICE_ENGINES_TOKEN: boot.enginesToken,
+        SERVICE_ACCOUNTS_TOKEN: boot.accountsToken,
+        SERVICE_SHARD: String(n),
+        SERVICE_SHARD_COUNT: String(layout.count),
+        SERVICE_SHARD_SINCE: String(layout.since),
+        ...config.workerVars,
+      },
+      serviceBindings: {
+        ...workerOptions.serviceBindings,
+        ENGINES: { external: { address: boot.engines, http: {} } },
+        ACCOUNTS: { external: { address: boot.accounts, http: {} } },
+        ...(other === null ? {} : { SHARD_PEER: { external: { address: `127.0.0.1:${other}`, http: {} } } }),
+      },
+      durableObjectsPersist: join(config.dataDir, dirs.objects),
+      r2Persist: join(config.dataDir, dirs.blobs),
+      cf: false,
+      unsafeDirectSockets: [
+        { host: "127.0.0.1", port: 0 },
+        { host: "127.0.0.1", port: peerPorts[n]!, entrypoint: "ShardPeer" },
+      ],
+      log: new Log(LogLevel.WARN),
+      handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+        const tag = layout.count > 1 ? `[workerd ${n}]` : "[workerd]";
+        stdout.on("data", (d: Buffer) => process.stderr.write(`${tag} ${d}`));
+        stderr.on("data", (d: Buffer) => process.stderr.write(`${tag} ${d}`));
+      },
+    });
+    return { mf, direct: await mf.unsafeGetDirectURL("agent-runtime") };
+  };
+  const shards = await Promise.all(Array.from({ length: layout.count }, (_, n) => start(n)));
+  return { shards, layout, dispose: async () => void (await Promise.all(shards.map((s) => s.mf.dispose()))) };
+}

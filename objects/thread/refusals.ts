@@ -1,0 +1,34 @@
+import { CODES } from "../../src/api/errors.js";
+import { refuse, type Outcome } from "../lib/outcome.js";
+import type { ThreadState } from "./thread-state.js";
+
+export function missing(): Outcome<never> {
+  return refuse(404, "no such thread", CODES.threadNotFound);
+}
+
+export function archivedRefusal(s: ThreadState): Outcome<never> {
+  return refuse(409, `thread ${s.id} is retired; restore it first`, CODES.threadArchived);
+}
+
+export function degradedRefusal(s: ThreadState): Outcome<never> {
+  const d = s.degraded!;
+  return refuse(
+    503,
+    `thread ${s.id} is degraded: a body of turn ${d.index} (${d.tag}) could not be saved; POST /threads/${s.id}/recover reopens it`,
+    CODES.threadDegraded,
+    { key: d.key, index: d.index, tag: d.tag },
+  );
+}
+
+/** Thread types that record work done elsewhere: messages land in the log, and no turn runs here. */
+export const RECORD_ONLY_TYPES: readonly string[] = ["external", "completions"];
+
+/** Whether messages on this thread wait for a turn; a record-only thread's messages are only logged. */
+export function runsTurns(s: ThreadState): boolean {
+  return !RECORD_ONLY_TYPES.includes(s.spec.type);
+}
+
+export function recordOnlyRefusal(s: ThreadState): Outcome<never> | null {
+  if (runsTurns(s)) return null;
+  return refuse(409, `thread ${s.id} is a ${s.spec.type} thread: it records work done elsewhere, and no turn runs on it`, CODES.recordOnlyThread);
+}

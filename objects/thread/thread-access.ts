@@ -1,0 +1,49 @@
+import type { EventBodies, EventKind } from "../../src/api/events.js";
+import type { MessageAccepted } from "../../src/api/threads.js";
+import type { RuntimeConfig } from "../../src/platform/config.js";
+import type { Env } from "../../src/platform/env.js";
+import type { CommitQueue } from "../lib/commit-queue.js";
+import type { DeltaHub } from "./delta-hub.js";
+import type { EventLog, PreparedEvent, SerializedEvent } from "./event-log.js";
+import type { Outcome } from "../lib/outcome.js";
+import type { ThreadState } from "./thread-state.js";
+import type { TurnTables } from "./turn-tables.js";
+
+export type Accepted = SerializedEvent & { ts: string };
+
+/**
+ * What the turn code may use of its Thread. The Thread stays the single writer: the turn
+ * code writes only through its commit queue and `append`, and sees nothing else of it.
+ */
+export interface ThreadAccess {
+  readonly env: Env;
+  readonly config: RuntimeConfig;
+  readonly log: EventLog;
+  readonly commits: CommitQueue;
+  readonly tables: TurnTables;
+  readonly deltas: DeltaHub;
+  /** Null until the thread is created. Change it only inside a commit, then `saveState`. */
+  state(): ThreadState | null;
+  /** Writes one event; call only inside a CommitQueue write. */
+  append(prepared: PreparedEvent): Accepted;
+  prepareOrRefuse<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<PreparedEvent>>;
+  saveState(): void;
+  /** A change to the thread's row, recorded as an event; `refusal` is asked before and again inside the commit. */
+  change<K extends EventKind>(
+    kind: K,
+    body: EventBodies[K],
+    refusal: (s: ThreadState) => Outcome<never> | null,
+    apply: (s: ThreadState, event: Accepted) => void,
+  ): Promise<Outcome<MessageAccepted>>;
+  syncCatalogNow(): Promise<void>;
+  setAlarm(scheduledTime: number): Promise<void>;
+  /** Resets the object: the next instance starts from what is on disk. */
+  abort(reason: string): void;
+}
+
+/** The stage follows from the state: call inside a commit after any change to it. */
+export function restage(thread: ThreadAccess): void {
+  const s = thread.state()!;
+  s.stage = s.degraded ? "degraded" : !s.turn ? "idle" : thread.tables.openWaits(s.turn.id).length > 0 ? "waiting" : "running";
+  thread.saveState();
+}

@@ -1,0 +1,511 @@
+import { turnAccount } from "../../src/rules/accounts.js";
+import type { TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
+import { CODES } from "../../src/api/errors.js";
+import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
+import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
+import type { PreparedEvent } from "./event-log.js";
+import { hostOf } from "../../src/platform/stubs.js";
+import { callEngine } from "./engine-call.js";
+import { Loops } from "./loops.js";
+import { ok, refuse, type Outcome } from "../lib/outcome.js";
+import { archivedRefusal, degradedRefusal, missing, runsTurns } from "./refusals.js";
+import { restage, type ThreadAccess } from "./thread-access.js";
+import { activeModel, type ThreadState } from "./thread-state.js";
+import { recordTurnEvent } from "./turn-events.js";
+import { TurnRunner, type TurnEnd } from "./turn-runner.js";
+import { capToolOutput } from "../../src/rules/tool-output.js";
+import { nextOnChain } from "./failover.js";
+import { Waits, type PreparedCancellation } from "./waits.js";
+
+/**
+ * While a turn runs, an alarm fires this often. An object with no incoming requests may
+ * be evicted after about a minute even while it waits on the engine (a person may take
+ * long to approve); the alarm counts as activity and keeps the turn's stream alive.
+ */
+const KEEPALIVE_MS = 30_000;
+
+export const LOST_TURN_TEXT = "This turn was lost to a host restart";
+
+/** A turn this object instance is running: the engine's report stream and what /send waits for. */
+interface LiveTurn {
+  id: string;
+  index: number;
+  inputs: number[];
+  /** seq of its `turn-started`: its transcript entries come after it. */
+  startedSeq: number;
+  /** The messages themselves, for a retry on a fallback model. */
+  messages: TurnInput[];
+  /** The turn answers the loop's prompt, so it counts as one of the loop's turns. */
+  loopTurn: boolean;
+  runner: TurnRunner;
+  lastReply: { seq: number; text: string } | null;
+  done: Promise<TurnEnd>;
+}
+
+export interface TurnResult {
+  turnId: string | null;
+  outcome: "completed" | "failed" | "queued";
+  failure: TurnFailure | null;
+  reply: { seq: number; text: string } | null;
+  queuedBecause?: QueuedBecause;
+}
+
+/** How long a turn that could not start waits before the next try. */
+const START_RETRY_MS = 2000;
+
+function randomId(prefix: string): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return prefix + [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The turns of one Thread: starting one when messages wait, running it against the
+ * engine host, recording what it reports, and ending it. The Thread creates this and
+ * hands it only `ThreadAccess`; every write still goes through the Thread's commit queue.
+ */
+export class TurnDriver {
+  readonly waits: Waits;
+  readonly loops: Loops;
+  private live: LiveTurn | null = null;
+  /** Set while a turn is being started, so two messages cannot start two turns. */
+  private starting = false;
+  /** Settles once the turn being started runs (or could not start). */
+  private start: Promise<void> = Promise.resolve();
+  /** The queued nudge follows a stalled turn of the loop (memory only: a restart pauses loops anyway). */
+  private nudgedLoop = false;
+  /** `/send` callers, by the seq of their message, until a turn answers it (or none will). */
+  private readonly sendWaiters = new Map<number, (r: Outcome<TurnResult>) => void>();
+
+  constructor(private readonly thread: ThreadAccess) {
+    this.waits = new Waits(thread);
+    this.loops = new Loops(thread, () => this.kick());
+  }
+
+  private get state(): ThreadState | null {
+    return this.thread.state();
+  }
+
+  /** The end of the turn that takes the message at `seq`, for `/send`. */
+  answer(seq: number): Promise<Outcome<TurnResult>> {
+    return new Promise<Outcome<TurnResult>>((resolve) => this.sendWaiters.set(seq, resolve));
+  }
+
+  turnStatus(): Outcome<TurnStatus> {
+    const s = this.state;
+    if (!s) return missing();
+    const waits = s.turn ? this.thread.tables.openWaits(s.turn.id) : [];
+    return ok({
+      running: s.turn !== null,
+      turn: s.turn ? { turnId: s.turn.id, index: s.turn.index, startedAt: s.turn.startedAt, inputs: s.turn.inputs } : null,
+      waitingOn: {
+        approvals: waits.filter((w) => w.kind === "approval").map((w) => w.id),
+        questions: waits.filter((w) => w.kind === "question").map((w) => w.id),
+      },
+      queued: this.thread.tables.queued(),
+    });
+  }
+
+  /**
+   * Asks the engine to stop the running turn and waits for the turn to end. An engine
+   * that does not stop within the grace time has its report stream cut: the turn ends
+   * here either way, with class `interrupted`.
+   */
+  async interrupt(): Promise<Outcome<TurnResult>> {
+    if (!this.state) return missing();
+    // The row says running from its commit on; the engine's stream comes a moment later.
+    if (this.starting) await this.start;
+    const live = this.live;
+    if (!this.state.turn || !live) return refuse(409, "no turn is running on this thread", CODES.noTurnRunning);
+    const timer = setTimeout(
+      () => live.runner.cancel({ class: "interrupted", error: "interrupted (the engine did not stop in time; the turn was cut)" }),
+      this.thread.config.interruptGraceMs,
+    );
+    const cut = () => live.runner.cancel({ class: "interrupted", error: "interrupted (the engine could not be reached; the turn was cut)" });
+    void callEngine(this.thread.env, `/turns/${live.id}/interrupt`, {}).then((r) => (r.ok ? undefined : cut()), cut);
+    const end = await live.done;
+    clearTimeout(timer);
+    return ok({ turnId: live.id, outcome: end.outcome, failure: end.failure ?? null, reply: live.lastReply });
+  }
+
+  /**
+   * Ends the running turn as `closed` (SPEC: a session closed on purpose, never retried) to
+   * free its session under the live-session cap. Cutting the report stream makes the
+   * engine host stop the engine's process; the thread and its log stay as they are.
+   */
+  async evict(why: string, idleMs: number): Promise<Outcome<TurnResult>> {
+    if (!this.state) return missing();
+    if (this.starting) await this.start;
+    const live = this.live;
+    if (!this.state.turn || !live) return refuse(409, "no turn is running on this thread", CODES.noTurnRunning);
+    // Decided here, not on the catalog's word: the person may have answered a moment ago.
+    const waits = this.thread.tables.openWaits(live.id);
+    const since = Math.max(...waits.map((w) => Date.parse(this.thread.log.get(w.seq)?.ts ?? "") || Date.now()));
+    if (waits.length === 0 || Date.now() - since < idleMs) return refuse(409, "the turn is not idle: it does not wait on a person, or not long enough", CODES.turnNotIdle);
+    live.runner.cancel({ class: "closed", error: why });
+    const end = await live.done;
+    return ok({ turnId: live.id, outcome: end.outcome, failure: end.failure ?? null, reply: live.lastReply });
+  }
+
+  /** Reopens a degraded thread; the history that could not be saved stays missing. */
+  async recover(reason: string): Promise<Outcome<MessageAccepted>> {
+    const notDegraded = (s: ThreadState) => (s.degraded ? null : refuse(409, `thread ${s.id} is not degraded`, CODES.threadNotDegraded));
+    const outcome = await this.thread.change("recovered", { reason, acknowledgeHistoryGap: true }, notDegraded, (s) => {
+      s.degraded = null;
+      restage(this.thread);
+    });
+    if (outcome.ok) this.kick();
+    return outcome;
+  }
+
+  /** What a fork at `atSeq` continues from: the spec and the conversation up to there (JSON text). */
+  forkSource(atSeq: number): Outcome<{ spec: ThreadSpec; transcript: string }> {
+    if (!this.state) return missing();
+    const log = this.thread.log;
+    if (atSeq > log.durableSeq)
+      return refuse(400, `atSeq ${atSeq} is beyond the thread's last event (${log.durableSeq})`, CODES.forkSeqOutOfRange);
+    return ok({ spec: this.state.spec, transcript: JSON.stringify(this.thread.tables.transcript(atSeq + 1)) });
+  }
+
+  /**
+   * Boot sweep: activates this thread, which records a lost turn, and starts the turn of
+   * messages that were accepted but had not started when the host went down.
+   */
+  async reconcile(): Promise<{ running: boolean }> {
+    const s = this.state;
+    if (s && !s.turn) {
+      if (this.thread.tables.queued() > 0 && !s.degraded && !s.archivedAt) this.kick();
+      else await hostOf(this.thread.env).turnEnded(s.id);
+    }
+    return { running: s?.turn != null || this.starting };
+  }
+
+  /** From the alarm: a running turn sets the next one, to keep the object alive. */
+  async keepAlive(): Promise<void> {
+    if (this.state?.turn) await this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
+  }
+
+  /** Starts the next turn if none runs and messages wait. Never throws: failures are recorded. */
+  kick(): void {
+    const s = this.state;
+    if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt || !runsTurns(s)) return;
+    if (this.thread.tables.queued() === 0) return;
+    this.starting = true;
+    this.start = this.startTurn()
+      .catch((err: unknown) => {
+        // The messages are still queued: try again shortly rather than wait for the next one.
+        console.error(`thread ${this.state?.id}: a turn could not start (retrying):`, err);
+        setTimeout(() => this.kick(), START_RETRY_MS);
+      })
+      .finally(() => {
+        this.starting = false;
+      });
+  }
+
+  /** Starts a turn and returns once it runs; the turn ends on its own (finishTurn), which kicks the next. */
+  private async startTurn(): Promise<void> {
+    const s = this.state!;
+    const env = this.thread.env;
+    // Registered first: a crash after the turn is marked running must find it on boot.
+    await hostOf(env).turnStarted(s.id);
+    try {
+      await this.launch(s);
+    } catch (err) {
+      // The messages are still queued and will be retried: the thread stays in the index.
+      if (this.thread.tables.queued() === 0) await hostOf(env).turnEnded(s.id).catch(() => {});
+      throw err;
+    }
+  }
+
+  private async launch(s: ThreadState): Promise<void> {
+    const env = this.thread.env;
+    const turnId = randomId("turn_");
+    const prepared = await this.thread.prepareOrRefuse("turn-started", { turnId, index: s.turns + 1, inputs: [] });
+    if (!prepared.ok) throw new Error(prepared.body.error);
+    const started = await this.thread.commits.write(() => {
+      if (this.state!.turn || this.state!.degraded) return null;
+      const inputs = this.thread.tables.takeQueued();
+      if (inputs.length === 0) return null;
+      const transcript = this.thread.tables.transcript();
+      const body = { turnId, index: this.state!.turns + 1, inputs: inputs.map((i) => i.seq) };
+      // The inputs are only known inside the commit; a list of seqs is never a large body.
+      const e = this.thread.append({ ...prepared.value, text: JSON.stringify(body) });
+      for (const input of inputs) this.thread.tables.addEntry(input.seq, { role: "user", text: input.text });
+      this.state!.turns = body.index;
+      this.state!.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs };
+      restage(this.thread);
+      return { inputs, transcript, index: body.index, seq: e.seq };
+    });
+    if (!started) {
+      await hostOf(env).turnEnded(s.id);
+      return;
+    }
+    void this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
+    void this.thread.syncCatalogNow();
+    const runner = new TurnRunner(turnId);
+    let settle!: (end: TurnEnd) => void;
+    const live: LiveTurn = {
+      id: turnId,
+      index: started.index,
+      startedSeq: started.seq,
+      inputs: started.inputs.map((i) => i.seq),
+      messages: started.inputs,
+      // A nudge after a stalled loop turn is still that loop's turn.
+      loopTurn: started.inputs.some((i) => i.from === "loop") || (this.nudgedLoop && started.inputs.some((i) => i.from === RUNTIME_SENDER)),
+      runner,
+      lastReply: null,
+      done: new Promise<TurnEnd>((resolve) => (settle = resolve)),
+    };
+    this.live = live;
+    const active = activeModel(s);
+    const request: TurnRequest = {
+      turnId,
+      threadId: s.id,
+      ...active,
+      permissions: s.spec.permissions,
+      cwd: s.spec.cwd,
+      ...turnAccount(this.thread.config, s.spec, active.engine, active.model),
+      proxyEnv: s.spec.proxyEnv,
+      transcript: started.transcript,
+      inputs: started.inputs,
+    };
+    void this.runTurn(live, request)
+      .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))
+      .then(async (end) => {
+        try {
+          await this.finishTurn(live, end);
+        } catch (err) {
+          console.error(`thread ${s.id}: turn ${turnId} could not be ended as reported:`, err);
+          await this.endPlainly(live, err as Error);
+        } finally {
+          settle(end);
+        }
+      });
+  }
+
+  /**
+   * The turn's full end could not be written (a body to save failed, say): write the least
+   * that ends it, so the thread does not stay mid-turn. If even that fails the storage is
+   * broken, and the object is reset: its next instance finds the turn and records it lost.
+   */
+  private async endPlainly(live: LiveTurn, cause: Error): Promise<void> {
+    const failure: TurnFailure = { class: "unknown", error: `the turn's end could not be recorded: ${cause.message}`.slice(0, 2000) };
+    try {
+      const failed = await this.thread.log.prepare("turn-failed", { turnId: live.id, ...failure });
+      await this.thread.commits.write(() => {
+        this.thread.append(failed);
+        this.state!.turn = null;
+        restage(this.thread);
+      });
+    } catch (err) {
+      this.thread.abort(`turn ${live.id} could not be ended: ${(err as Error).message}`);
+      return;
+    }
+    this.live = null;
+    await this.afterTurnEnded(live.id, failure, []);
+    this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: "failed", failure, reply: live.lastReply }));
+    this.kick();
+  }
+
+  private answerWaiters(seqs: Iterable<number>, result: Outcome<TurnResult>): void {
+    for (const seq of seqs) {
+      const waiter = this.sendWaiters.get(seq);
+      this.sendWaiters.delete(seq);
+      waiter?.(result);
+    }
+  }
+
+  private async runTurn(live: LiveTurn, request: TurnRequest): Promise<TurnEnd> {
+    let response: Response;
+    try {
+      response = await callEngine(this.thread.env, "/turns", request);
+    } catch (err) {
+      return { outcome: "failed", failure: { class: "unknown", error: `the engine host could not be reached: ${(err as Error).message}` } };
+    }
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as { error?: string; class?: TurnFailure["class"] };
+      return {
+        outcome: "failed",
+        failure: { class: body.class ?? "unknown", error: body.error ?? `the engine host answered ${response.status}` },
+      };
+    }
+    // The kind of the last durable report: a turn that completes right after a tool result
+    // stalled (the engine ran a tool and stopped without answering).
+    let last: string | null = null;
+    const end = await live.runner.run(response, {
+      delta: (frame) => this.thread.deltas.publish([{ turnId: live.id, ...frame }]),
+      durable: async (report) => {
+        if (report.type !== "usage") last = report.type;
+        switch (report.type) {
+          case "reply": {
+            const e = await recordTurnEvent(this.thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text });
+            if (e) live.lastReply = { seq: e.seq, text: report.text };
+            return;
+          }
+          case "tool-call":
+            await recordTurnEvent(
+              this.thread,
+              "tool-call",
+              { turnId: live.id, callId: report.callId, name: report.name, input: report.input },
+              { role: "tool-call", callId: report.callId, name: report.name, input: report.input },
+            );
+            return;
+          case "tool-result": {
+            // Capped here, where every engine's results are recorded, so no engine host can send the log more.
+            const output = capToolOutput(report.output);
+            await recordTurnEvent(
+              this.thread,
+              "tool-result",
+              { turnId: live.id, callId: report.callId, name: report.name, output, isError: report.isError },
+              { role: "tool-result", callId: report.callId, name: report.name, output, isError: report.isError },
+            );
+            return;
+          }
+          case "approval":
+            await this.waits.openWait(live.id, "approval", report.approvalId, "approval-request", {
+              turnId: live.id,
+              approvalId: report.approvalId,
+              callId: report.callId,
+              name: report.name,
+              input: report.input,
+            });
+            return;
+          case "question":
+            await this.waits.openWait(live.id, "question", report.requestId, "question", {
+              turnId: live.id,
+              requestId: report.requestId,
+              question: report.question,
+            });
+            return;
+          case "usage": {
+            const body = { turnId: live.id, model: report.model, inputTokens: report.inputTokens, outputTokens: report.outputTokens, usd: report.usd };
+            const prepared = await this.thread.prepareOrRefuse("usage", body);
+            if (!prepared.ok) return;
+            await this.thread.commits.write(() => {
+              this.thread.append(prepared.value);
+              const cost = this.state!.cost;
+              if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
+              else cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
+              cost.inputTokens += report.inputTokens;
+              cost.outputTokens += report.outputTokens;
+              this.thread.saveState();
+            });
+            return;
+          }
+        }
+      },
+    });
+    if (end.outcome === "completed" && last === "tool-result" && !this.thread.tables.dismissedIn(live.id))
+      return { outcome: "failed", failure: { class: "stalled", error: "the engine ended the turn after a tool result without answering" } };
+    return end;
+  }
+
+  /**
+   * Ends the running turn: its outcome, every approval or question it still waited on
+   * (cancelled), and, for a loop, what comes next. Then /send callers get their answer
+   * and the next queued message starts the next turn.
+   */
+  /** A turn that stalled gets one nudge from the runtime, which its senders wait for; a nudged turn that stalls again ends. */
+  private async prepareNudge(live: LiveTurn, failure: TurnFailure | null): Promise<PreparedEvent | null> {
+    if (failure?.class !== "stalled" || live.messages.every((m) => m.from === RUNTIME_SENDER)) return null;
+    return this.thread.log.prepare("message", { text: STALLED_NUDGE, from: RUNTIME_SENDER });
+  }
+
+  private async finishTurn(live: LiveTurn, end: TurnEnd): Promise<void> {
+    const log = this.thread.log;
+    const failure = end.outcome === "failed" ? (end.failure ?? { class: "unknown" as const, error: "the turn failed" }) : null;
+    const closing = failure
+      ? await log.prepare("turn-failed", { turnId: live.id, class: failure.class, error: failure.error })
+      : await log.prepare("turn-ended", { turnId: live.id, ...(end.stop ? { stop: end.stop } : {}) });
+    const system = end.lost ? await log.prepare("system", { level: "error", text: `${LOST_TURN_TEXT}: ${failure!.error}`, turnId: live.id }) : null;
+    const cancelled = await this.waits.prepareCancellations(live.id);
+    const next = failure ? nextOnChain(this.state!, failure.class) : null;
+    const failover = next
+      ? await log.prepare("failover", { turnId: live.id, class: failure!.class, from: activeModel(this.state!), to: next.to, inputs: live.inputs })
+      : null;
+    const nudge = failover ? null : await this.prepareNudge(live, failure);
+    const loopNext = failover || nudge ? null : await this.loops.prepareLoopStep(live.lastReply?.text ?? null, failure, live.loopTurn);
+    let nudged: number | null = null;
+    await this.thread.commits.write(() => {
+      if (system) this.thread.append(system);
+      this.thread.append(closing);
+      this.waits.applyCancellations(cancelled);
+      if (failover && next) {
+        // The same messages go again, first in line, on the next model of the chain.
+        this.thread.append(failover);
+        this.state!.chainStep = next.step;
+        this.thread.tables.dropTurnEntries(live.inputs, live.startedSeq);
+        for (const m of live.messages) this.thread.tables.queue(m.seq, m.text, m.from);
+      }
+      if (nudge) {
+        const e = this.thread.append(nudge);
+        this.thread.tables.queue(e.seq, STALLED_NUDGE, RUNTIME_SENDER);
+        nudged = e.seq;
+        this.nudgedLoop = live.loopTurn;
+      }
+      this.loops.applyLoopStep(loopNext);
+      this.state!.turn = null;
+      restage(this.thread);
+    });
+    this.live = null;
+    // The nudge's turn answers the stalled turn's senders: moved before any await, so the
+    // nudge's turn cannot end before its waiters are in place.
+    if (nudged !== null)
+      for (const seq of live.inputs) {
+        const waiter = this.sendWaiters.get(seq);
+        this.sendWaiters.delete(seq);
+        if (waiter) this.sendWaiters.set(nudged, waiter);
+      }
+    await this.afterTurnEnded(live.id, failure, cancelled);
+    // After a failover the senders wait on: the retry answers their messages.
+    if (!failover && nudged === null) this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: end.outcome, failure, reply: live.lastReply }));
+    this.kick();
+    // Messages queued behind a turn that left the thread degraded (or retired) get no turn
+    // until it is recovered (or restored): their senders hear that now, not never.
+    const s = this.state!;
+    const hold = s.degraded ? degradedRefusal(s) : s.archivedAt ? archivedRefusal(s) : null;
+    if (hold && !hold.ok)
+      this.answerWaiters(
+        [...this.sendWaiters.keys()],
+        ok({ turnId: null, outcome: "queued", failure: null, reply: null, queuedBecause: hold.body as QueuedBecause }),
+      );
+  }
+
+  /** The system error line for a turn the host lost, written when this object is rebuilt. */
+  async loseTurn(): Promise<void> {
+    const turn = this.state!.turn!;
+    const log = this.thread.log;
+    const system = await log.prepare("system", { level: "error", text: LOST_TURN_TEXT, turnId: turn.id });
+    const failed = await log.prepare("turn-failed", { turnId: turn.id, class: "session", error: LOST_TURN_TEXT });
+    const cancelled = await this.waits.prepareCancellations(turn.id);
+    const paused = await log.prepare("loop-stopped", { reason: "turn-failed" });
+    await this.thread.commits.write(() => {
+      this.thread.append(system);
+      this.thread.append(failed);
+      this.waits.applyCancellations(cancelled);
+      if (this.state!.loop?.status === "running") {
+        this.state!.loop = { ...this.state!.loop, status: "paused", reason: "turn-failed" };
+        this.thread.append(paused);
+      }
+      this.state!.turn = null;
+      restage(this.thread);
+    });
+    await this.afterTurnEnded(turn.id, { class: "session", error: LOST_TURN_TEXT }, cancelled);
+    this.kick();
+  }
+
+  private async afterTurnEnded(turnId: string, failure: TurnFailure | null, cancelled: PreparedCancellation[]): Promise<void> {
+    const s = this.state!;
+    const id = s.id;
+    const host = hostOf(this.thread.env);
+    // With messages queued the next turn starts at once: the thread stays in the running
+    // index between the two, so a drain never sees it idle in the gap, and a crash in the
+    // gap leaves it for the boot sweep to start.
+    const next = this.thread.tables.queued() > 0 && !s.degraded && !s.archivedAt;
+    await Promise.all([
+      next ? null : host.turnEnded(id),
+      failure ? host.recordFailure(id, failure.class, failure.error) : null,
+      ...cancelled.map((c) => this.waits.afterWaitClosed(c.wait.kind, c.wait.id, "cancelled")),
+      this.thread.syncCatalogNow(),
+    ]).catch((err: unknown) => console.error(`thread ${id}: after turn ${turnId}:`, err));
+  }
+}

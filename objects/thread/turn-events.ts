@@ -1,0 +1,47 @@
+import type { TranscriptEntry } from "../../src/api/engine.js";
+import type { EventBodies } from "../../src/api/events.js";
+import { BlobSaveError } from "./blob-store.js";
+import { restage, type Accepted, type ThreadAccess } from "./thread-access.js";
+
+/**
+ * Records an event of the running turn and its transcript entry. A body that cannot
+ * be saved (the blob store failed) is recorded without its content and marks the
+ * thread degraded: the turn goes on, because the engine still holds the content, but
+ * no later turn starts on a history with a hole in it until someone recovers it.
+ */
+export async function recordTurnEvent<K extends "reply" | "tool-call" | "tool-result">(
+  thread: ThreadAccess,
+  kind: K,
+  body: EventBodies[K],
+  entry: TranscriptEntry,
+): Promise<Accepted | null> {
+  try {
+    const prepared = await thread.log.prepare(kind, body);
+    return await thread.commits.write(() => {
+      const e = thread.append(prepared);
+      thread.tables.addEntry(e.seq, entry);
+      return e;
+    });
+  } catch (err) {
+    if (!(err instanceof BlobSaveError)) throw err;
+    const lost = `[this ${kind} could not be saved (${err.key}); the history has a gap here]`;
+    const stub = { ...body, lost: err.key, ...(kind === "reply" ? { text: "" } : kind === "tool-result" ? { output: "" } : { input: null }) };
+    const stubEntry: TranscriptEntry =
+      entry.role === "tool-result" ? { ...entry, output: lost } : entry.role === "tool-call" ? { ...entry, input: {} } : { role: "assistant", text: lost };
+    const state = thread.state()!;
+    const ref = { key: err.key, index: state.turn?.index ?? state.turns, tag: kind };
+    const event = await thread.log.prepare(kind, stub as EventBodies[K]);
+    const degraded = await thread.log.prepare("degraded", { ...ref, error: err.message });
+    const e = await thread.commits.write(() => {
+      const written = thread.append(event);
+      thread.tables.addEntry(written.seq, stubEntry);
+      thread.append(degraded);
+      // The first hole is the one named: the history is whole up to it.
+      thread.state()!.degraded ??= ref;
+      restage(thread);
+      return written;
+    });
+    void thread.syncCatalogNow();
+    return e;
+  }
+}

@@ -1,0 +1,159 @@
+import type { TranscriptEntry, TurnInput } from "../../src/api/engine.js";
+
+/**
+ * The turn tables of one Thread object: the inbox of messages waiting for a turn, the
+ * transcript the engine is given, and the approvals and questions a turn waits on.
+ * Every write here runs inside the object's commit queue, next to the event it belongs to.
+ */
+export const TURN_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS inbox (
+    seq    INTEGER PRIMARY KEY,
+    text   TEXT NOT NULL,
+    sender TEXT
+  );
+  CREATE TABLE IF NOT EXISTS transcript (
+    id    INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq   INTEGER NOT NULL,
+    entry TEXT NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS transcript_seq ON transcript (seq);
+  CREATE TABLE IF NOT EXISTS waits (
+    id       TEXT PRIMARY KEY,
+    kind     TEXT NOT NULL,
+    turn_id  TEXT NOT NULL,
+    seq      INTEGER NOT NULL,
+    detail   TEXT NOT NULL,
+    status   TEXT NOT NULL,
+    outcome  TEXT,
+    resolved_seq INTEGER
+  );
+`;
+
+/** An approval or a question a turn waits on. */
+export interface Wait {
+  id: string;
+  kind: "approval" | "question";
+  turnId: string;
+  /** The event that opened it. */
+  seq: number;
+  /** For an approval `{callId, name, input}`, for a question `{question}`. */
+  detail: Record<string, unknown>;
+  status: "open" | "resolved" | "cancelled";
+  /** The decision (`allow`/`deny`) or the question's action and answer. */
+  outcome: Record<string, unknown> | null;
+  resolvedSeq: number | null;
+}
+
+type WaitRow = {
+  id: string;
+  kind: Wait["kind"];
+  turn_id: string;
+  seq: number;
+  detail: string;
+  status: Wait["status"];
+  outcome: string | null;
+  resolved_seq: number | null;
+};
+
+const toWait = (r: WaitRow): Wait => ({
+  id: r.id,
+  kind: r.kind,
+  turnId: r.turn_id,
+  seq: r.seq,
+  detail: JSON.parse(r.detail) as Record<string, unknown>,
+  status: r.status,
+  outcome: r.outcome ? (JSON.parse(r.outcome) as Record<string, unknown>) : null,
+  resolvedSeq: r.resolved_seq,
+});
+
+export class TurnTables {
+  constructor(private readonly sql: SqlStorage) {}
+
+  queue(seq: number, text: string, from?: string): void {
+    this.sql.exec("INSERT OR REPLACE INTO inbox (seq, text, sender) VALUES (?, ?, ?)", seq, text, from ?? null);
+  }
+
+  /** Whether a message from `sender` waits in the inbox. */
+  hasQueuedFrom(sender: string): boolean {
+    return this.sql.exec("SELECT 1 FROM inbox WHERE sender = ? LIMIT 1", sender).toArray().length > 0;
+  }
+
+  queued(): number {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM inbox").one().n;
+  }
+
+  /** Every queued message, oldest first, removed from the inbox. */
+  takeQueued(): TurnInput[] {
+    const rows = this.sql.exec<{ seq: number; text: string; sender: string | null }>("SELECT seq, text, sender FROM inbox ORDER BY seq").toArray();
+    this.sql.exec("DELETE FROM inbox");
+    return rows.map((r) => ({ seq: r.seq, text: r.text, ...(r.sender ? { from: r.sender } : {}) }));
+  }
+
+  /**
+   * Takes back what a failed turn added to the transcript (its messages and everything
+   * after its `turn-started`): the next turn answers the same messages from scratch.
+   */
+  dropTurnEntries(inputs: number[], startedSeq: number): void {
+    for (const seq of inputs) this.sql.exec(`DELETE FROM transcript WHERE seq = ? AND entry LIKE '{"role":"user"%'`, seq);
+    this.sql.exec("DELETE FROM transcript WHERE seq >= ?", startedSeq);
+  }
+
+  addEntry(seq: number, entry: TranscriptEntry): void {
+    this.sql.exec("INSERT INTO transcript (seq, entry) VALUES (?, ?)", seq, JSON.stringify(entry));
+  }
+
+  /** The transcript from events before `beforeSeq` (all of it when absent), oldest first. */
+  transcript(beforeSeq = Number.MAX_SAFE_INTEGER): TranscriptEntry[] {
+    return this.sql
+      .exec<{ entry: string }>("SELECT entry FROM transcript WHERE seq < ? ORDER BY id", beforeSeq)
+      .toArray()
+      .map((r) => JSON.parse(r.entry) as TranscriptEntry);
+  }
+
+  openWait(w: Omit<Wait, "status" | "outcome" | "resolvedSeq">): void {
+    this.sql.exec(
+      "INSERT INTO waits (id, kind, turn_id, seq, detail, status) VALUES (?, ?, ?, ?, ?, 'open')",
+      w.id,
+      w.kind,
+      w.turnId,
+      w.seq,
+      JSON.stringify(w.detail),
+    );
+  }
+
+  /** Whether a person dismissed a question of this turn, which ends the turn on purpose. */
+  dismissedIn(turnId: string): boolean {
+    return (
+      this.sql
+        .exec("SELECT 1 FROM waits WHERE turn_id = ? AND kind = 'question' AND json_extract(outcome, '$.action') = 'dismiss'", turnId)
+        .toArray().length > 0
+    );
+  }
+
+  /** Whether any approval or question has this id: the two share one id space. */
+  hasWait(id: string): boolean {
+    return this.sql.exec("SELECT 1 FROM waits WHERE id = ?", id).toArray().length > 0;
+  }
+
+  wait(id: string, kind: Wait["kind"]): Wait | null {
+    const row = this.sql.exec<WaitRow>("SELECT * FROM waits WHERE id = ? AND kind = ?", id, kind).toArray()[0];
+    return row ? toWait(row) : null;
+  }
+
+  openWaits(turnId?: string): Wait[] {
+    const rows = turnId
+      ? this.sql.exec<WaitRow>("SELECT * FROM waits WHERE status = 'open' AND turn_id = ? ORDER BY seq", turnId)
+      : this.sql.exec<WaitRow>("SELECT * FROM waits WHERE status = 'open' ORDER BY seq");
+    return rows.toArray().map(toWait);
+  }
+
+  closeWait(id: string, status: "resolved" | "cancelled", outcome: Record<string, unknown>, resolvedSeq: number): void {
+    this.sql.exec(
+      "UPDATE waits SET status = ?, outcome = ?, resolved_seq = ? WHERE id = ?",
+      status,
+      JSON.stringify(outcome),
+      resolvedSeq,
+      id,
+    );
+  }
+}

@@ -1,0 +1,29 @@
+import { ACCOUNTS_TOKEN_HEADER, type AccountView } from "../api/accounts.js";
+import { CODES } from "../api/errors.js";
+import { ACCOUNT_POOL_NOT_CONNECTED, bindingAnswer } from "./binding-answer.js";
+import type { Env } from "./env.js";
+
+/**
+ * A call to the account pool binding (the front serves it), with this boot's token. With
+ * no pool behind the binding (plain `wrangler dev`), a JSON 503 `account-pool-unavailable`
+ * that says how to run with one.
+ */
+export async function accountPool(env: Env, path: string, init: RequestInit = {}): Promise<Response> {
+  const res = await env.ACCOUNTS.fetch(`https://accounts${path}`, { ...init, headers: { ...init.headers, [ACCOUNTS_TOKEN_HEADER]: env.SERVICE_ACCOUNTS_TOKEN ?? "" } });
+  return bindingAnswer(res, { error: ACCOUNT_POOL_NOT_CONNECTED, code: CODES.accountPoolUnavailable });
+}
+
+/** The accounts with health and identity, and whether the simulator answers every call; null when the pool does not answer. */
+export async function accountPoolState(env: Env): Promise<{ accounts: AccountView[]; simulator: boolean } | null> {
+  try {
+    const res = await accountPool(env, "/accounts");
+    if (!res.ok) return null;
+    return (await res.json()) as { accounts: AccountView[]; simulator: boolean };
+  } catch {
+    return null;
+  }
+}
+
+export async function accountViews(env: Env): Promise<AccountView[] | null> {
+  return (await accountPoolState(env))?.accounts ?? null;
+}

@@ -1,0 +1,32 @@
+import type { Catalog } from "../../objects/catalog.js";
+import type { Host } from "../../objects/host.js";
+import type { Thread } from "../../objects/thread.js";
+import type { Workspace } from "../../objects/workspace.js";
+import type { ShardLayout } from "../shared/shards.js";
+import type { ConfigVars } from "./config.js";
+
+export interface Env extends ConfigVars {
+  THREAD: DurableObjectNamespace<Thread>;
+  CATALOG: DurableObjectNamespace<Catalog>;
+  HOST: DurableObjectNamespace<Host>;
+  WORKSPACE: DurableObjectNamespace<Workspace>;
+  BLOBS: R2Bucket;
+  /** The engine host (fetch-shaped; the local front serves it). See src/api/engine.ts. */
+  ENGINES: Fetcher;
+  /** The account pool (fetch-shaped; the local front serves it). See src/api/accounts.ts. */
+  ACCOUNTS: Fetcher;
+  /**
+   * Set only by the local front, which runs the host as two workerd processes
+   * (docs/decisions.md, "Two workerd processes"): this process's shard ("0" is home),
+   * the layout, and the other process's ShardPeer entrypoint. Absent on Cloudflare, where
+   * every object is reached through its namespace.
+   */
+  SERVICE_SHARD?: string;
+  SERVICE_SHARD_COUNT?: string;
+  SERVICE_SHARD_SINCE?: string;
+  SHARD_PEER?: Fetcher;
+}
+
+export function layoutOf(env: Env): ShardLayout {
+  return { count: Number(env.SERVICE_SHARD_COUNT ?? 1), since: Number(env.SERVICE_SHARD_SINCE ?? 0) };
+}

@@ -1,0 +1,72 @@
+import type { Provider } from "../api/accounts.js";
+import { CODES } from "../api/errors.js";
+import type { Engine, EngineModel, SpawnSpec, ThreadSpec } from "../api/threads.js";
+import type { RuntimeConfig } from "../platform/config.js";
+
+/** Short family aliases of the engine_a vendor's models. */
+const ENGINE_A_ALIASES = new Set(["opus", "sonnet", "haiku"]);
+
+export function isEngineAModel(model: string): boolean {
+  return model.startsWith("claude-") || ENGINE_A_ALIASES.has(model);
+}
+
+/** SPEC: a model of the engine_a family selects engine_a; every other id selects pi; never engine_b. */
+export function engineForModel(model: string): Engine {
+  return isEngineAModel(model) ? "engine_a" : "pi";
+}
+
+/**
+ * The provider that serves a model on an engine: engine_a speaks to its vendor, engine_b
+ * to OpenAI, and `pi` follows the model's family.
+ */
+export function providerOf(engine: Engine, model: string): Provider {
+  if (engine === "engine_a") return "anthropic";
+  if (engine === "engine_b") return "openai";
+  return isEngineAModel(model) ? "anthropic" : "openai";
+}
+
+function mismatch(engine: Engine, model: string): string | null {
+  if (engine === "engine_b" && isEngineAModel(model)) return `engine_b cannot serve ${model}: it is an engine_a model`;
+  if (engine === "engine_a" && !isEngineAModel(model)) return `engine_a serves only its vendor's models (claude-*, opus, sonnet, haiku), not ${model}`;
+  return null;
+}
+
+/** A chain entry: a bare model id keeps the thread's engine when that engine can serve it. */
+function chainEntry(entry: string | EngineModel, engine: Engine): EngineModel {
+  if (typeof entry !== "string") return entry;
+  return { engine: mismatch(engine, entry) ? engineForModel(entry) : engine, model: entry };
+}
+
+export type SpawnDecision = { ok: true; spec: ThreadSpec } | { ok: false; status: number; error: string; code: string; details?: Record<string, unknown> };
+
+/** Fills a spawn's omitted fields and refuses combinations no engine can run. */
+export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): SpawnDecision {
+  const model = input.model ?? (input.engine === "engine_a" ? "sonnet" : config.defaultModel);
+  const engine = input.engine ?? engineForModel(model);
+  const wrong = mismatch(engine, model);
+  if (wrong) return { ok: false, status: 422, code: CODES.engineModelMismatch, error: wrong, details: { engine, model } };
+  const fallback = (input.fallback ?? []).map((e) => chainEntry(e, engine));
+  for (const [i, e] of fallback.entries()) {
+    const bad = mismatch(e.engine, e.model);
+    if (bad) return { ok: false, status: 422, code: CODES.engineModelMismatch, error: `fallback[${i}]: ${bad}`, details: { ...e, index: i } };
+  }
+  const type = input.type ?? "chat";
+  if (type === "build" && !input.cwd)
+    return { ok: false, status: 400, code: CODES.spawnCwdRequired, error: "a build thread needs a cwd" };
+  return {
+    ok: true,
+    spec: {
+      workspace: input.workspace ?? null,
+      title: input.title ?? null,
+      role: input.role ?? "chat",
+      type,
+      engine,
+      model,
+      permissions: input.permissions ?? "ask",
+      cwd: input.cwd ?? null,
+      account: input.account ?? null,
+      proxyEnv: input.proxyEnv ?? null,
+      fallback: fallback.length ? fallback : null,
+    },
+  };
+}
