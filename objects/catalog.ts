@@ -4,7 +4,7 @@ import type { ListThreadsFilter, ThreadListPage, ThreadSummary } from "../src/ap
 import type { Env } from "../src/platform/env.js";
 import { decodeListCursor, encodeListCursor } from "../src/shared/cursors.js";
 import { CommitQueue } from "./lib/commit-queue.js";
-import { ok, refuse, type Outcome } from "./lib/outcome.js";
+import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS threads (

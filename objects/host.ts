@@ -9,7 +9,7 @@ import { Registry } from "./host/registry.js";
 import type { AttentionItem } from "../src/api/operator.js";
 import type { DrainStatus } from "../src/api/drain.js";
 import { Drain, type ArmedDrain } from "./host/drain.js";
-import { ok, type Outcome } from "./lib/outcome.js";
+import { ok, type Outcome } from "../src/api/outcome.js";
 
 const INCIDENT_WINDOW_MS = 24 * 60 * 60 * 1000;
 

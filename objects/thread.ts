@@ -14,7 +14,7 @@ import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent, type St
 import { FollowHub } from "./lib/follow-hub.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
-import { ok, refuse, type Outcome } from "./lib/outcome.js";
+import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns } from "./thread/refusals.js";
 import { loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
 import type { Accepted } from "./thread/thread-access.js";

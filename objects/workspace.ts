@@ -8,7 +8,7 @@ import { readConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { FollowHub } from "./lib/follow-hub.js";
-import { ok, refuse, type Outcome } from "./lib/outcome.js";
+import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { FEED_SCHEMA, toFrame, WorkspaceFeed, type FeedFrame, type FeedRow, type ThreadNews } from "./workspace/feed.js";

@@ -6,7 +6,8 @@ import { CODES } from "./api/errors.js";
 import { bodyLimit } from "./http/body-limit.js";
 import { callerGate } from "./http/caller-gate.js";
 import { readConfig, type RuntimeConfig } from "./platform/config.js";
-import { refusal } from "./http/answer.js";
+import { Refused } from "./http/answer.js";
+import { refuse } from "./api/outcome.js";
 import { timings } from "./http/timings.js";
 import { host } from "./routes/host.js";
 import { drain } from "./routes/drain.js";
@@ -55,13 +56,18 @@ app.notFound((c) => {
   const build = c.var.config.build;
   methodsOf ??= allowedMethods(app.routes);
   const allow = methodsOf(path);
-  if (allow.length === 0) return refusal(404, `no route for ${c.req.method} ${path}`, undefined, { build });
-  if (c.req.method === "OPTIONS") return new Response(null, { status: 204, headers: { allow: allow.join(", ") } });
-  return refusal(405, `${c.req.method} is not served on ${path}; it serves ${allow.join(", ")}`, CODES.methodNotAllowed, { build, allow }, { allow: allow.join(", ") });
+  if (c.req.method === "OPTIONS" && allow.length > 0) return new Response(null, { status: 204, headers: { allow: allow.join(", ") } });
+  const r =
+    allow.length === 0
+      ? refuse(404, `no route for ${c.req.method} ${path}`, undefined, { build })
+      : refuse(405, `${c.req.method} is not served on ${path}; it serves ${allow.join(", ")}`, CODES.methodNotAllowed, { build, allow }, { allow: allow.join(", ") });
+  return new Refused(r.status, r.body, r.headers).toResponse();
 });
 
 app.onError((err, c) => {
-  if (err instanceof HTTPException) return err.res ?? refusal(err.status, err.message || "bad request");
+  if (err instanceof Refused) return err.toResponse();
+  // hono's own refusals (a body its helpers could not read): plain 400-class, as the spec wants input errors.
+  if (err instanceof HTTPException) return new Refused(err.status, { error: err.message || "bad request" }).toResponse();
   console.error(`${c.req.method} ${c.req.url} failed:`, err);
-  return refusal(500, `internal error: ${(err as Error).message}`, "internal");
+  return new Refused(500, { error: `internal error: ${(err as Error).message}`, code: CODES.internal }).toResponse();
 });

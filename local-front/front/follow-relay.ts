@@ -4,7 +4,8 @@ import { HEARTBEAT_COMMENT, RETRY_HINT, SSE_HEADERS } from "../../src/api/sse.js
 import { judgeCaller, type CallerPolicy } from "../../src/rules/caller-policy.js";
 import { parseSeqCursor } from "../../src/shared/cursors.js";
 import { isThreadId } from "../../src/shared/ids.js";
-import type { Upstream } from "./pipe.js";
+import type { Head } from "./http-framing.js";
+import type { Upstream } from "./routed-pipe.js";
 
 /** Frames a relay keeps so that followers joining near the head need no log read. */
 const RING_FRAMES = 2048;
@@ -26,26 +27,17 @@ export interface FollowRequest {
  * worker gives). Anything else (including a bad cursor, which the worker refuses with 400)
  * goes through the pipe.
  */
-export function parseFollowRequest(head: string): FollowRequest | null {
-  const [requestLine, ...headerLines] = head.split("\r\n");
-  const parts = requestLine!.split(" ");
-  if (parts.length !== 3 || parts[0] !== "GET") return null;
-  const m = FOLLOW_PATH.exec(parts[1]!);
+export function parseFollowRequest(head: Head): FollowRequest | null {
+  const { startLine, headers } = head;
+  if (startLine.length !== 3 || startLine[0] !== "GET") return null;
+  const m = FOLLOW_PATH.exec(startLine[1]!);
   if (!m || !isThreadId(m[1]!)) return null;
-  let lastEventId: string | undefined;
-  let host: string | null = null;
-  for (const line of headerLines) {
-    const colon = line.indexOf(":");
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    if (name === "content-length" && value !== "0") return null;
-    if (name === "transfer-encoding" || name === "upgrade" || name === "origin") return null;
-    if (name === "last-event-id") lastEventId = value;
-    if (name === "host") host = value;
-  }
-  const after = parseSeqCursor(lastEventId ?? new URLSearchParams(m[2] ?? "").get("after") ?? "0");
+  const length = headers.get("content-length");
+  if (length !== undefined && length !== "0") return null;
+  if (headers.has("transfer-encoding") || headers.has("upgrade") || headers.has("origin")) return null;
+  const after = parseSeqCursor(headers.get("last-event-id") ?? new URLSearchParams(m[2] ?? "").get("after") ?? "0");
   if (after === null) return null;
-  return { threadId: m[1]!, after, host };
+  return { threadId: m[1]!, after, host: headers.get("host") ?? null };
 }
 
 interface Follower {

@@ -26,9 +26,9 @@ export function startPipe(
   const limits = frontLimits(env);
   const sockets = new Set<Socket>();
   const takeover: Takeover | null = relays
-    ? (client, head, bytes) => {
+    ? (client, head) => {
         if (head.startLine[0] !== "GET" || !head.startLine[1]!.includes("/follow")) return false;
-        const follow = parseFollowRequest(bytes.toString("latin1", 0, head.length - 4));
+        const follow = parseFollowRequest(head);
         return follow !== null && relays.serve(client, follow);
       }
     : null;

@@ -13,7 +13,7 @@ export interface Upstream {
 export type PickUpstream = (method: string, target: string) => Upstream;
 
 /** Takes over a connection whose next request is this head (the follow relay); false to leave it. */
-export type Takeover = (client: Socket, head: Head, bytes: Buffer) => boolean;
+export type Takeover = (client: Socket, head: Head) => boolean;
 
 /** How long a client may take. */
 export interface FrontLimits {
@@ -201,10 +201,9 @@ export class RoutedConnection {
       if ("status" in request) return this.refuse(request, head.startLine[0], head.startLine[1]);
       const { method, target, framing } = request;
       if (this.takeover && framing.kind === "none" && this.held.length === head.length) {
-        const bytes = this.held;
         this.detach();
         this.client.setTimeout(0);
-        if (this.takeover(this.client, head, bytes)) return this.detachAll();
+        if (this.takeover(this.client, head)) return this.detachAll();
         this.client.setTimeout(this.limits.idleMs);
         this.reattach();
       }

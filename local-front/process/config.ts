@@ -5,6 +5,7 @@ import { CallerPolicyError, readCallerPolicy, type CallerPolicy } from "../../sr
 import { isLoopback } from "../../src/shared/loopback.js";
 import { AccountsFile, type AccountConfig, type PublicAccount } from "../../src/api/accounts.js";
 import { WorkspacesFile } from "../../src/api/workspaces.js";
+import { SETTINGS } from "../../src/platform/config.js";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
@@ -45,26 +46,10 @@ export interface FrontConfig {
   callers: CallerPolicy;
 }
 
-/** Variables the worker reads; set in the front's environment, they override wrangler.toml. */
-const WORKER_VARS = [
-  "SERVICE_AGENTS_BLOB_THRESHOLD",
-  "SERVICE_AGENTS_MAX_BODY",
-  "SERVICE_SSE_HEARTBEAT_MS",
-  "SERVICE_STREAM_SUBSCRIBERS",
-  "SERVICE_STREAM_BUFFER",
-  "SERVICE_DEFAULT_MODEL",
-  "SERVICE_CATALOG_SYNC_MS",
-  "SERVICE_FAULTS",
-  "SERVICE_INTERRUPT_GRACE_MS",
-  "SERVICE_COMPLETIONS_DEFAULT_WORKSPACE",
-  "SERVICE_SESSION_CAP",
-  "SERVICE_SESSION_IDLE_MS",
-  "SERVICE_THREAD_LIST_BUDGET",
-  "SERVICE_HUB_URL",
-  "SERVICE_ALLOWED_HOSTS",
-  "SERVICE_ALLOWED_ORIGINS",
-];
-
+/** Variables the worker reads that are the user's: set in the front's environment, they override wrangler.toml. */
+const WORKER_VARS = Object.values(SETTINGS)
+  .filter((s) => s.source === "operator")
+  .map((s) => s.name);
 
 export class ConfigError extends Error {}
 

@@ -1,5 +1,5 @@
 import { CODES } from "../../src/api/errors.js";
-import { ok, refuse, type Outcome } from "../lib/outcome.js";
+import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 
 const DRAIN_SCHEMA = `
   CREATE TABLE IF NOT EXISTS drain (

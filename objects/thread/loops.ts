@@ -4,7 +4,7 @@ import type { EventBodies } from "../../src/api/events.js";
 import { LOOP_DEFAULT_TURNS, LOOP_SENDER, type LoopState } from "../../src/api/turns.js";
 import type { PreparedEvent } from "./event-log.js";
 import { loopAfterTurn } from "./loop-step.js";
-import { ok, refuse, type Outcome } from "../lib/outcome.js";
+import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
 import type { ThreadState } from "./thread-state.js";

@@ -1,5 +1,5 @@
 import { CODES } from "../../src/api/errors.js";
-import { refuse, type Outcome } from "../lib/outcome.js";
+import { refuse, type Outcome } from "../../src/api/outcome.js";
 import type { ThreadState } from "./thread-state.js";
 
 export function missing(): Outcome<never> {

@@ -5,7 +5,7 @@ import type { Env } from "../../src/platform/env.js";
 import type { CommitQueue } from "../lib/commit-queue.js";
 import type { DeltaHub } from "./delta-hub.js";
 import type { EventLog, PreparedEvent, SerializedEvent } from "./event-log.js";
-import type { Outcome } from "../lib/outcome.js";
+import type { Outcome } from "../../src/api/outcome.js";
 import type { ThreadState } from "./thread-state.js";
 import type { TurnTables } from "./turn-tables.js";
 

@@ -7,7 +7,7 @@ import type { PreparedEvent } from "./event-log.js";
 import { hostOf } from "../../src/platform/stubs.js";
 import { callEngine } from "./engine-call.js";
 import { Loops } from "./loops.js";
-import { ok, refuse, type Outcome } from "../lib/outcome.js";
+import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, runsTurns } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
 import { activeModel, type ThreadState } from "./thread-state.js";
@@ -16,6 +16,7 @@ import { TurnRunner, type TurnEnd } from "./turn-runner.js";
 import { capToolOutput } from "../../src/rules/tool-output.js";
 import { nextOnChain } from "./failover.js";
 import { Waits, type PreparedCancellation } from "./waits.js";
+import { newId } from "../../src/shared/ids.js";
 
 /**
  * While a turn runs, an alarm fires this often. An object with no incoming requests may
@@ -52,11 +53,6 @@ export interface TurnResult {
 
 /** How long a turn that could not start waits before the next try. */
 const START_RETRY_MS = 2000;
-
-function randomId(prefix: string): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return prefix + [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /**
  * The turns of one Thread: starting one when messages wait, running it against the
@@ -218,7 +214,7 @@ export class TurnDriver {
 
   private async launch(s: ThreadState): Promise<void> {
     const env = this.thread.env;
-    const turnId = randomId("turn_");
+    const turnId = newId("turn_");
     const prepared = await this.thread.prepareOrRefuse("turn-started", { turnId, index: s.turns + 1, inputs: [] });
     if (!prepared.ok) throw new Error(prepared.body.error);
     const started = await this.thread.commits.write(() => {

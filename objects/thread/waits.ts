@@ -5,7 +5,7 @@ import type { ApprovalResolved, QuestionStatus } from "../../src/api/turns.js";
 import { workspaceOf } from "../../src/platform/stubs.js";
 import { callEngine } from "./engine-call.js";
 import type { PreparedEvent } from "./event-log.js";
-import { ok, refuse, type Outcome } from "../lib/outcome.js";
+import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { missing } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
 import type { ThreadState } from "./thread-state.js";

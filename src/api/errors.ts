@@ -61,6 +61,12 @@ export const CODES = {
   peerExists: "peer-exists",
   peerNotFound: "peer-not-found",
   previewNotFound: "preview-not-found",
+  /** The front has not measured the machine yet (`GET /host/load`). */
+  hostLoadUnknown: "host-load-unknown",
+  /** No model of that id in the catalog (the account pool's `/models/:id`). */
+  modelNotFound: "model-not-found",
+  /** A bug: the router caught an error nobody refused on purpose (500). */
+  internal: "internal",
   /** From the front: the workerd process that holds the request's thread closed the connection without answering. */
   upstreamUnavailable: "upstream-unavailable",
   /** From the front (400): a request whose framing it refuses before workerd sees it (docs/operating.md "What the front refuses"). */

@@ -93,6 +93,9 @@ export const PatchMessage = z
   .refine((b) => b.text !== undefined || b.hold !== undefined, "give text, hold: false, or both");
 export type PatchMessage = z.infer<typeof PatchMessage>;
 
+/** `PUT /threads/:id/seat-lease`: who holds the thread's seat, or null to free it. */
+export const SeatLease = z.object({ seatLease: z.string().min(1).max(200).nullable() }).strict();
+
 export interface MessageAccepted {
   seq: number;
   ts: string;

@@ -81,6 +81,9 @@ export const RecoverBody = z
   })
   .strict();
 
+/** `POST /threads/:id/role`: a head retires to chat; no other role change is accepted. */
+export const RoleChange = z.object({ role: z.literal("chat", { message: "a head can only be retired to chat; no other role change is accepted" }) }).strict();
+
 export const ForkBody = SpawnSpec.extend({ atSeq: z.number().int().positive() }).strict();
 export type ForkBody = z.infer<typeof ForkBody>;
 

@@ -4,7 +4,7 @@ import type { RuntimeConfig } from "../platform/config.js";
 import type { Env } from "../platform/env.js";
 import { threadOf, workspaceOf } from "../platform/stubs.js";
 import { newThreadId } from "../shared/ids.js";
-import type { Outcome } from "../../objects/lib/outcome.js";
+import type { Outcome } from "../api/outcome.js";
 
 /** The spec of a workspace's completions thread: it records calls; nothing runs on it by itself. */
 function completionsSpec(config: RuntimeConfig, workspace: string): ThreadSpec {

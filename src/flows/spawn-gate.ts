@@ -2,7 +2,7 @@ import { CODES } from "../api/errors.js";
 import type { RuntimeConfig } from "../platform/config.js";
 import type { Env } from "../platform/env.js";
 import { catalogOf, hostOf, threadOf } from "../platform/stubs.js";
-import { refusal } from "../http/answer.js";
+import { refused } from "../http/answer.js";
 
 /** What a refused caller is told to wait when no idle session is coming due. */
 const SESSION_CAP_RETRY_S = 30;
@@ -14,17 +14,17 @@ const SESSION_CAP_RETRY_S = 30;
  * `sessionIdleMs`: the longest-waiting one is evicted (its turn ends `closed`, its
  * engine process stops, its thread stays) to make room.
  */
-export async function spawnGate(env: Env, config: RuntimeConfig): Promise<Response | null> {
+export async function spawnGate(env: Env, config: RuntimeConfig): Promise<void> {
   const { pause, running } = await hostOf(env).spawnGate();
   if (pause.paused)
-    return refusal(
+    refused(
       503,
       `spawns are paused: ${pause.reason}`,
       CODES.spawnsPaused,
       { since: pause.since, freeBytes: pause.freeBytes, resumeAboveBytes: pause.resumeAboveBytes },
       { "retry-after": String(pause.retryAfterS ?? SESSION_CAP_RETRY_S) },
     );
-  if (running.length < config.sessionCap) return null;
+  if (running.length < config.sessionCap) return;
   const now = Date.now();
   const waiting = (await catalogOf(env).summaries(running))
     .filter((s) => s.stage === "waiting")
@@ -33,11 +33,11 @@ export async function spawnGate(env: Env, config: RuntimeConfig): Promise<Respon
   for (const candidate of waiting.filter((w) => w.idleMs >= config.sessionIdleMs)) {
     const why = `this session waited ${Math.round(candidate.idleMs / 1000)} s on a person and was evicted to make room under the live-session cap (${config.sessionCap}); the thread is intact, send a message to go on`;
     const evicted = (await threadOf(env, candidate.id).evict(why, config.sessionIdleMs)) as { ok: boolean };
-    if (evicted.ok) return null;
+    if (evicted.ok) return;
   }
   const nextDue = waiting.map((w) => config.sessionIdleMs - w.idleMs).filter((ms) => ms > 0);
   const retryAfterS = nextDue.length ? Math.ceil(Math.min(...nextDue) / 1000) : SESSION_CAP_RETRY_S;
-  return refusal(
+  refused(
     429,
     `the host runs ${running.length} live sessions, its cap; none has been idle ${Math.round(config.sessionIdleMs / 1000)} s to be evicted`,
     CODES.sessionCap,

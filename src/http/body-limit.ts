@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { CODES } from "../api/errors.js";
 import type { AppEnv } from "./app-env.js";
-import { refusal } from "./answer.js";
+import { refused } from "./answer.js";
 
 /** Past this much, an oversized body is not read to its end: the connection is dropped instead. */
 const DRAIN_LIMIT = 64 * 1024 * 1024;
@@ -19,7 +19,7 @@ export const bodyLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (declared <= max) return next();
   const body = c.req.raw.body;
   if (!body) return next();
-  const tooLarge = () => refusal(413, `request body is larger than ${max} bytes`, CODES.bodyTooLarge, { limit: max });
+  const tooLarge = (): never => refused(413, `request body is larger than ${max} bytes`, CODES.bodyTooLarge, { limit: max });
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = body.getReader();
@@ -30,10 +30,10 @@ export const bodyLimit = createMiddleware<AppEnv>(async (c, next) => {
     if (size <= max) chunks.push(value);
     if (size > DRAIN_LIMIT) {
       await reader.cancel();
-      return tooLarge();
+      tooLarge();
     }
   }
-  if (size > max || declared > max) return tooLarge();
+  if (size > max || declared > max) tooLarge();
   const whole = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) (whole.set(chunk, at), (at += chunk.byteLength));

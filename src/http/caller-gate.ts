@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { CODES } from "../api/errors.js";
 import type { AppEnv } from "./app-env.js";
 import { judgeCaller } from "../rules/caller-policy.js";
-import { refusal } from "./answer.js";
+import { refused } from "./answer.js";
 
 /** Methods the API serves, for preflights. */
 const CORS_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
@@ -46,7 +46,7 @@ export const callerGate = createMiddleware<AppEnv>(async (c, next) => {
   // A call through a service binding (a program, never a browser) may carry no Host: its URL names the host instead.
   const headers = req.headers.has("host") ? req.headers : { get: (name: string) => (name === "host" ? new URL(req.url).host : req.headers.get(name)) };
   const verdict = judgeCaller(req.method, headers, c.var.config.callers);
-  if (!verdict.ok) return refusal(403, `refused: ${verdict.why}`, CODES.untrustedCaller);
+  if (!verdict.ok) refused(403, `refused: ${verdict.why}`, CODES.untrustedCaller);
   const origin = verdict.corsOrigin;
   if (req.method === "OPTIONS" && origin && req.headers.has("access-control-request-method")) {
     return new Response(null, {

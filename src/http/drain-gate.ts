@@ -5,7 +5,7 @@ import type { AppEnv } from "./app-env.js";
 import type { Env } from "../platform/env.js";
 import { hostOf } from "../platform/stubs.js";
 import { orNull, PEER_PATIENCE_MS, shardPeer } from "../platform/peer.js";
-import { refusal } from "./answer.js";
+import { refused } from "./answer.js";
 
 /**
  * How long this isolate trusts what it knows of the drain before asking the Host object
@@ -67,13 +67,13 @@ async function armed(env: Env, waitUntil: (p: Promise<unknown>) => void): Promis
   return known.armed;
 }
 
-/** The 503 `draining` refusal while the drain is armed, with the threads still mid-turn; null otherwise. */
-export async function drainRefusal(env: Env, waitUntil: (p: Promise<unknown>) => void): Promise<Response | null> {
-  if (!(await armed(env, waitUntil))) return null;
+/** Refuses with 503 `draining` while the drain is armed, naming the threads still mid-turn. */
+export async function refuseWhileDraining(env: Env, waitUntil: (p: Promise<unknown>) => void): Promise<void> {
+  if (!(await armed(env, waitUntil))) return;
   // Armed: the refusal names the threads mid-turn, which only the Host object knows now.
   const status = await refresh(env);
-  if (!status.armed) return null;
-  return refusal(
+  if (!status.armed) return;
+  refused(
     503,
     "the host is draining: it takes no new work until the drain is disarmed",
     CODES.draining,
@@ -83,8 +83,11 @@ export async function drainRefusal(env: Env, waitUntil: (p: Promise<unknown>) =>
 }
 
 /** For the routes that start new work (spawns, messages, forks, loops): refused while the host drains. */
-export const notWhileDraining = createMiddleware<AppEnv>(async (c, next) => {
-  const refused = await drainRefusal(c.env, (p) => c.executionCtx.waitUntil(p));
-  if (refused) return refused;
-  await next();
-});
+export const notWhileDraining = Object.assign(
+  createMiddleware<AppEnv>(async (c, next) => {
+    await refuseWhileDraining(c.env, (p) => c.executionCtx.waitUntil(p));
+    await next();
+  }),
+  /** Read off the router by test/unit/contract.test.ts: the routes src/api/contract.ts marks `drains`. */
+  { drains: true as const },
+);

@@ -1,5 +1,5 @@
 import { CODES } from "../api/errors.js";
-import { refusal } from "./answer.js";
+import { refused } from "./answer.js";
 import { MinuteBudget } from "../shared/minute-budget.js";
 
 /** Clients remembered at most; the quietest are forgotten first. */
@@ -24,7 +24,7 @@ function clientOf(headers: Headers): string {
  * Pages after the first are free: a client paging through is not polling. The window
  * lives in this isolate's memory: the router runs as one isolate on a host.
  */
-export function listBudgetRefusal(headers: Headers, budget: number, now = Date.now()): Response | null {
+export function spendListBudget(headers: Headers, budget: number, now = Date.now()): void {
   const client = clientOf(headers);
   const window = spent.get(client) ?? new MinuteBudget(budget);
   spent.delete(client);
@@ -32,12 +32,11 @@ export function listBudgetRefusal(headers: Headers, budget: number, now = Date.n
   if (spent.size > MAX_CLIENTS) spent.delete(spent.keys().next().value!);
   const retryAfterS = window.take(now);
   if (retryAfterS !== null)
-    return refusal(
+    refused(
       429,
       `this client spent its budget of ${budget} first pages of /threads a minute; follow /workspaces/:name/changes instead of polling`,
       CODES.threadListRateLimited,
       { budget, client },
       { "retry-after": String(retryAfterS) },
     );
-  return null;
 }

@@ -2,95 +2,103 @@ import type { PublicAccount } from "../api/accounts.js";
 import { WorkspacesFile, type WorkspaceConfig } from "../api/workspaces.js";
 import { readCallerPolicy, type CallerPolicy } from "../rules/caller-policy.js";
 
-/** Limits and settings from the worker's vars (wrangler.toml [vars]; the front may override them). */
-export interface RuntimeConfig {
-  build: string;
-  blobThreshold: number;
-  maxBody: number;
-  heartbeatMs: number;
-  streamSubscribers: number;
-  streamBuffer: number;
-  defaultModel: string;
-  catalogSyncMs: number;
-  /** Shared with the front: internal routes (the boot sweep) require it. Empty disables them. */
-  internalToken: string;
-  /** Faults to inject, for drills and tests: `blob-put` makes every large-body save fail. */
-  faults: Set<string>;
-  /** How long an interrupt waits for the engine to end the turn before the thread ends it. */
-  interruptGraceMs: number;
-  /** The operator's workspaces by name; null when none are configured (names are then free labels). */
-  workspaces: Map<string, WorkspaceConfig> | null;
-  /** The host's provider accounts (ids and providers only); empty when none are configured and the simulator stands in. */
-  accounts: Map<string, PublicAccount>;
-  /** The workspace completions calls without `x-service-workspace` are charged to, if any. */
-  completionsDefaultWorkspace: string | null;
-  /** Live sessions (turns running or waiting on a person) the host allows before refusing spawns. */
-  sessionCap: number;
-  /** How long a session must have waited on a person before it may be evicted for a new one. */
-  sessionIdleMs: number;
-  /** First pages of `GET /threads` one client may ask for per minute. */
-  threadListBudget: number;
+/** Reads a variable's text (its default when unset) into the value the runtime uses. */
+type Parser<T> = (raw: string | undefined, fallback: string | null) => T;
+
+/** A bad number falls back to the default rather than stopping a worker that is already deployed. */
+const positive: Parser<number> = (raw, fallback) => {
+  const n = Number(raw);
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : Number(fallback);
+};
+const text: Parser<string> = (raw, fallback) => raw || fallback || "";
+const optional: Parser<string | null> = (raw) => raw || null;
+const names: Parser<Set<string>> = (raw) => new Set((raw ?? "").split(",").map((f) => f.trim()).filter(Boolean));
+
+/**
+ * One variable of the worker. `operator` variables are the user's: wrangler.toml sets the
+ * defaults, and the front passes the user's own value through (local-front/process/config.ts);
+ * `doc` is their line in the README's configuration table. `front` variables are set by
+ * the front at each boot; those without a parser are read where they are used, as `env`.
+ */
+interface Setting<N extends string, T> {
+  name: N;
+  source: "operator" | "front";
+  default: string | null;
+  read: Parser<T>;
+  doc: string;
+}
+type Raw<N extends string> = Omit<Setting<N, never>, "read"> & { read: null };
+
+const operator = <const N extends string, T>(name: N, read: Parser<T>, fallback: string | null, doc: string): Setting<N, T> => ({
+  name,
+  source: "operator",
+  default: fallback,
+  read,
+  doc,
+});
+const front = <const N extends string, T>(name: N, doc: string, read: Parser<T>, fallback: string | null = null): Setting<N, T> => ({
+  name,
+  source: "front",
+  default: fallback,
+  read,
+  doc,
+});
+const raw = <const N extends string>(name: N, doc: string): Raw<N> => ({ name, source: "front", default: null, read: null, doc });
+
+/**
+ * The worker's configuration, each variable once: the `Env` type, `readConfig`, the
+ * front's pass-through, wrangler.toml's [vars] and the README's table all follow from it
+ * (test/unit/config-table.test.ts fails when one of them drifts).
+ */
+export const SETTINGS = {
+  blobThreshold: operator("SERVICE_AGENTS_BLOB_THRESHOLD", positive, "65536", "Event bodies larger than this many bytes are stored apart from the log"),
+  maxBody: operator("SERVICE_AGENTS_MAX_BODY", positive, "8388608", "Largest request body; larger ones get 413"),
+  heartbeatMs: operator("SERVICE_SSE_HEARTBEAT_MS", positive, "15000", "Heartbeat comment on idle SSE streams"),
+  streamSubscribers: operator("SERVICE_STREAM_SUBSCRIBERS", positive, "64", "`stream` readers allowed per thread; one more gets 429"),
+  streamBuffer: operator("SERVICE_STREAM_BUFFER", positive, "256", "Frames queued per `stream` reader before its oldest are dropped"),
+  defaultModel: operator("SERVICE_DEFAULT_MODEL", text, "sim-1", "Model of a spawn that names none (and no `engine_a`)"),
+  catalogSyncMs: operator("SERVICE_CATALOG_SYNC_MS", positive, "1000", "How often a busy thread's activity reaches the thread list"),
+  completionsDefaultWorkspace: operator("SERVICE_COMPLETIONS_DEFAULT_WORKSPACE", optional, null, "Workspace charged by completions calls without `x-service-workspace`"),
+  sessionCap: operator("SERVICE_SESSION_CAP", positive, "16", "Live sessions (turns running or waiting on a person) before spawns and forks get 429 `session-cap`"),
+  sessionIdleMs: operator("SERVICE_SESSION_IDLE_MS", positive, "1800000", "How long a session must have waited on a person before it is evicted to make room at the cap"),
+  threadListBudget: operator("SERVICE_THREAD_LIST_BUDGET", positive, "120", "First pages of `GET /threads` one client may ask for per minute (429 `thread-list-rate-limited`)"),
+  hubUrl: operator("SERVICE_HUB_URL", optional, null, "The review hub; `GET /limits` reads the build seat limit from its `/limits`"),
+  allowedHosts: operator("SERVICE_ALLOWED_HOSTS", optional, null, "Host names (`name` or `name:port`, comma-separated) that name the runtime besides the loopback ones; any other `Host` gets 403 `untrusted-caller` on every route (`docs/operating.md`, \"Callers\")"),
+  allowedOrigins: operator("SERVICE_ALLOWED_ORIGINS", optional, null, "Browser origins (`scheme://host[:port]`, comma-separated) allowed to call and given CORS answers, besides the runtime's own and the application server's (`http://127.0.0.1:5189`, `http://localhost:5189`)"),
+  interruptGraceMs: operator("SERVICE_INTERRUPT_GRACE_MS", positive, "5000", "How long an interrupt waits for the engine before the thread cuts the turn"),
+  faults: operator("SERVICE_FAULTS", names, null, "Fault drills: `blob-put` makes every large-body save fail (how the degraded-thread test breaks storage)"),
+  build: front("BUILD", "The build id `/health` and every 404 report (the front sets it from SERVICE_BUILD or git).", text, "dev"),
+  internalToken: front("SERVICE_INTERNAL_TOKEN", "Shared with the front: internal routes (the boot sweep) and the shard peer require it. Empty disables them.", text),
+  workspaces: front("SERVICE_WORKSPACES", "workspaces.json as the front read and checked it.", (raw) =>
+    raw ? new Map(WorkspacesFile.parse(JSON.parse(raw)).workspaces.map((w): [string, WorkspaceConfig] => [w.name, w])) : null,
+  ),
+  accounts: front("SERVICE_ACCOUNTS", "The account pool's ids and providers, as the front read them (`PublicAccount[]`).", (raw) =>
+    new Map(((raw ? JSON.parse(raw) : []) as PublicAccount[]).map((a): [string, PublicAccount] => [a.id, a])),
+  ),
+  bootId: raw("SERVICE_BOOT_ID", "This boot of the front: a drain armed by an earlier boot does not count."),
+  enginesToken: raw("SERVICE_ENGINES_TOKEN", "What the engine host wants from its callers, new at each boot."),
+  accountsToken: raw("SERVICE_ACCOUNTS_TOKEN", "What the account pool wants from its callers, new at each boot."),
+  shard: raw("SERVICE_SHARD", "This workerd process's shard (`0` is home); absent on Cloudflare, where one namespace spans every machine."),
+  shardCount: raw("SERVICE_SHARD_COUNT", "The workerd processes of the host (docs/decisions.md, \"Two workerd processes\")."),
+  shardSince: raw("SERVICE_SHARD_SINCE", "When the host went to its shard layout: threads created before stay home."),
+};
+
+type Settings = typeof SETTINGS;
+type Parsed = { [K in keyof Settings as Settings[K]["read"] extends null ? never : K]: Settings[K]["read"] extends Parser<infer T> ? T : never };
+
+/** The worker's variables as wrangler and the front give them: text, or unset. */
+export type ConfigVars = { [K in keyof Settings as Settings[K]["name"]]?: string };
+
+/** The worker's settings, read. */
+export type RuntimeConfig = Parsed & {
   /** Which `Host` names and browser origins may call (SERVICE_ALLOWED_HOSTS, SERVICE_ALLOWED_ORIGINS). */
   callers: CallerPolicy;
-}
-
-export interface ConfigVars {
-  BUILD?: string;
-  SERVICE_AGENTS_BLOB_THRESHOLD?: string;
-  SERVICE_AGENTS_MAX_BODY?: string;
-  SERVICE_SSE_HEARTBEAT_MS?: string;
-  SERVICE_STREAM_SUBSCRIBERS?: string;
-  SERVICE_STREAM_BUFFER?: string;
-  SERVICE_DEFAULT_MODEL?: string;
-  SERVICE_CATALOG_SYNC_MS?: string;
-  SERVICE_BOOT_ID?: string;
-  SERVICE_INTERNAL_TOKEN?: string;
-  SERVICE_ENGINES_TOKEN?: string;
-  SERVICE_FAULTS?: string;
-  SERVICE_INTERRUPT_GRACE_MS?: string;
-  /** workspaces.json as the front read and checked it. */
-  SERVICE_WORKSPACES?: string;
-  /** The account pool's ids and providers, as the front read them (`PublicAccount[]`). */
-  SERVICE_ACCOUNTS?: string;
-  SERVICE_ACCOUNTS_TOKEN?: string;
-  SERVICE_COMPLETIONS_DEFAULT_WORKSPACE?: string;
-  SERVICE_SESSION_CAP?: string;
-  SERVICE_SESSION_IDLE_MS?: string;
-  SERVICE_THREAD_LIST_BUDGET?: string;
-  /** The review hub, whose `/limits` names the build seat limit. */
-  SERVICE_HUB_URL?: string;
-  /** Host names beyond loopback that name this runtime (comma-separated `name` or `name:port`). */
-  SERVICE_ALLOWED_HOSTS?: string;
-  /** Browser origins beyond the runtime's own and the application server's (comma-separated). */
-  SERVICE_ALLOWED_ORIGINS?: string;
-}
-
-function positive(raw: string | undefined, fallback: number): number {
-  const n = Number(raw);
-  return Number.isFinite(n) && n > 0 ? Math.floor(n) : fallback;
-}
+};
 
 export function readConfig(vars: ConfigVars): RuntimeConfig {
-  return {
-    build: vars.BUILD || "dev",
-    blobThreshold: positive(vars.SERVICE_AGENTS_BLOB_THRESHOLD, 65536),
-    maxBody: positive(vars.SERVICE_AGENTS_MAX_BODY, 8 * 1024 * 1024),
-    heartbeatMs: positive(vars.SERVICE_SSE_HEARTBEAT_MS, 15_000),
-    streamSubscribers: positive(vars.SERVICE_STREAM_SUBSCRIBERS, 64),
-    streamBuffer: positive(vars.SERVICE_STREAM_BUFFER, 256),
-    defaultModel: vars.SERVICE_DEFAULT_MODEL || "sim-1",
-    catalogSyncMs: positive(vars.SERVICE_CATALOG_SYNC_MS, 1000),
-    internalToken: vars.SERVICE_INTERNAL_TOKEN ?? "",
-    faults: new Set((vars.SERVICE_FAULTS ?? "").split(",").map((f) => f.trim()).filter(Boolean)),
-    interruptGraceMs: positive(vars.SERVICE_INTERRUPT_GRACE_MS, 5000),
-    workspaces: vars.SERVICE_WORKSPACES
-      ? new Map(WorkspacesFile.parse(JSON.parse(vars.SERVICE_WORKSPACES)).workspaces.map((w) => [w.name, w]))
-      : null,
-    accounts: new Map(((vars.SERVICE_ACCOUNTS ? JSON.parse(vars.SERVICE_ACCOUNTS) : []) as PublicAccount[]).map((a) => [a.id, a])),
-    completionsDefaultWorkspace: vars.SERVICE_COMPLETIONS_DEFAULT_WORKSPACE || null,
-    sessionCap: positive(vars.SERVICE_SESSION_CAP, 16),
-    sessionIdleMs: positive(vars.SERVICE_SESSION_IDLE_MS, 30 * 60_000),
-    threadListBudget: positive(vars.SERVICE_THREAD_LIST_BUDGET, 120),
-    callers: readCallerPolicy(vars.SERVICE_ALLOWED_HOSTS, vars.SERVICE_ALLOWED_ORIGINS),
-  };
+  const values = vars as Record<string, string | undefined>;
+  const config: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [string, Setting<string, unknown> | Raw<string>][]) if (s.read) config[key] = s.read(values[s.name], s.default);
+  config.callers = readCallerPolicy(vars.SERVICE_ALLOWED_HOSTS, vars.SERVICE_ALLOWED_ORIGINS);
+  return config as RuntimeConfig;
 }

@@ -17,13 +17,9 @@ export interface Env extends ConfigVars {
   ACCOUNTS: Fetcher;
   /**
    * Set only by the local front, which runs the host as two workerd processes
-   * (docs/decisions.md, "Two workerd processes"): this process's shard ("0" is home),
-   * the layout, and the other process's ShardPeer entrypoint. Absent on Cloudflare, where
-   * every object is reached through its namespace.
+   * (docs/decisions.md, "Two workerd processes"): the other process's ShardPeer
+   * entrypoint. Absent on Cloudflare, where every object is reached through its namespace.
    */
-  SERVICE_SHARD?: string;
-  SERVICE_SHARD_COUNT?: string;
-  SERVICE_SHARD_SINCE?: string;
   SHARD_PEER?: Fetcher;
 }
 

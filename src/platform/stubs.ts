@@ -1,11 +1,10 @@
-import type { Catalog } from "../../objects/catalog.js";
-import type { Host } from "../../objects/host.js";
-import type { Thread } from "../../objects/thread.js";
-import type { Workspace } from "../../objects/workspace.js";
 import { DEFAULT_WORKSPACE } from "../api/turns.js";
 import { shardOfThread } from "../shared/shards.js";
 import { layoutOf, type Env } from "./env.js";
 import { shardPeer, type ShardNamespace } from "./peer.js";
+
+/** The stub of an object of namespace `K`, named through Env (whose types name the object classes). */
+type StubOf<K extends ShardNamespace> = ReturnType<Env[K]["get"]>;
 
 const thisShard = (env: Env) => Number(env.SERVICE_SHARD ?? 0);
 
@@ -27,23 +26,23 @@ const away = (env: Env) => env.SHARD_PEER !== undefined && thisShard(env) !== 0;
 
 /** The host's one Catalog object. */
 export function catalogOf(env: Env) {
-  if (away(env)) return remote<DurableObjectStub<Catalog>>(env, "CATALOG", "host");
+  if (away(env)) return remote<StubOf<"CATALOG">>(env, "CATALOG", "host");
   return env.CATALOG.get(env.CATALOG.idFromName("host"));
 }
 
 /** The host's one Host object. */
 export function hostOf(env: Env) {
-  if (away(env)) return remote<DurableObjectStub<Host>>(env, "HOST", "host");
+  if (away(env)) return remote<StubOf<"HOST">>(env, "HOST", "host");
   return env.HOST.get(env.HOST.idFromName("host"));
 }
 
 /** A workspace's object; threads spawned without a workspace belong to `default`. */
 export function workspaceOf(env: Env, name: string | null) {
-  if (away(env)) return remote<DurableObjectStub<Workspace>>(env, "WORKSPACE", name ?? DEFAULT_WORKSPACE);
+  if (away(env)) return remote<StubOf<"WORKSPACE">>(env, "WORKSPACE", name ?? DEFAULT_WORKSPACE);
   return env.WORKSPACE.get(env.WORKSPACE.idFromName(name ?? DEFAULT_WORKSPACE));
 }
 
 export function threadOf(env: Env, id: string) {
-  if (env.SHARD_PEER && shardOfThread(id, layoutOf(env)) !== thisShard(env)) return remote<DurableObjectStub<Thread>>(env, "THREAD", id);
+  if (env.SHARD_PEER && shardOfThread(id, layoutOf(env)) !== thisShard(env)) return remote<StubOf<"THREAD">>(env, "THREAD", id);
   return env.THREAD.get(env.THREAD.idFromName(id));
 }

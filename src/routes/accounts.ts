@@ -4,15 +4,15 @@ import { CODES } from "../api/errors.js";
 import { Name } from "../api/threads.js";
 import type { AppEnv } from "../http/app-env.js";
 import { ENGINE_HOST_SILENT, engineList } from "../platform/engine-list.js";
-import { refusal } from "../http/answer.js";
+import { refused } from "../http/answer.js";
 
 /** SPEC "Operating the host": `/accounts` and the access-token route (docs/api.md "Accounts"). */
 export const accounts = new Hono<AppEnv>();
 
 accounts.get("/accounts", async (c) => {
   const [engines, pool] = await Promise.all([engineList(c.env), accountPoolState(c.env)]);
-  if (!engines) return refusal(503, ENGINE_HOST_SILENT, CODES.engineHostUnavailable);
-  if (!pool) return refusal(503, "the account pool did not answer", CODES.accountPoolUnavailable);
+  if (!engines) refused(503, ENGINE_HOST_SILENT, CODES.engineHostUnavailable);
+  if (!pool) refused(503, "the account pool did not answer", CODES.accountPoolUnavailable);
   return c.json({ ...pool, engines });
 });
 
@@ -26,12 +26,12 @@ accounts.post("/accounts/:id/access-token", async (c) => {
   const id = c.req.param("id");
   // Account ids are names (src/api/accounts.ts): anything else, `..` above all, would make
   // another path of the account service once its URL is parsed.
-  if (!Name.safeParse(id).success) return refusal(404, "no such account: account ids are letters, digits, '.', '_' or '-', starting with a letter or digit", CODES.accountNotFound);
+  if (!Name.safeParse(id).success) refused(404, "no such account: account ids are letters, digits, '.', '_' or '-', starting with a letter or digit", CODES.accountNotFound);
   let res: Response;
   try {
     res = await accountPool(c.env, `/accounts/${encodeURIComponent(id)}/access-token`, { method: "POST" });
   } catch {
-    return refusal(503, "the account pool did not answer", CODES.credentialUnreachable, undefined, { "retry-after": "5" });
+    refused(503, "the account pool did not answer", CODES.credentialUnreachable, undefined, { "retry-after": "5" });
   }
   const headers = new Headers({ "content-type": "application/json", "cache-control": "no-store" });
   const retryAfter = res.headers.get("retry-after");

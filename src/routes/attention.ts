@@ -5,7 +5,7 @@ import { HEARTBEAT_COMMENT, RETRY_HINT, SSE_HEADERS } from "../api/sse.js";
 import type { AppEnv } from "../http/app-env.js";
 import { attentionItems } from "../flows/attention-items.js";
 import { hostOf } from "../platform/stubs.js";
-import { refusal } from "../http/answer.js";
+import { refused } from "../http/answer.js";
 import { intParam, resumeCursor } from "../http/query.js";
 
 /** SPEC "Operating the host": items that need a person (docs/operating.md, "Attention"). */
@@ -35,9 +35,7 @@ attention.get("/attention", async (c) => {
 
 attention.get("/attention/changes", async (c) => {
   const after = resumeCursor(c);
-  if (after instanceof Response) return after;
   const limit = intParam(c.req.query("limit"), "limit", CHANGES_DEFAULT, CHANGES_MAX);
-  if (limit instanceof Response) return limit;
   const { seq } = await look(c);
   const changes = await changesAfter(c, after, limit);
   const nextAfter = changes.at(-1)?.seq ?? Math.min(after, seq);
@@ -51,7 +49,6 @@ attention.get("/attention/changes", async (c) => {
  */
 attention.get("/attention/follow", async (c) => {
   let after = resumeCursor(c);
-  if (after instanceof Response) return after;
   const signal = c.req.raw.signal;
   const encoder = new TextEncoder();
   const heartbeatMs = c.var.config.heartbeatMs;
@@ -94,6 +91,6 @@ attention.get("/attention/follow", async (c) => {
 attention.get("/attention/:id", async (c) => {
   const { items } = await look(c);
   const item = items.find((i) => i.id === c.req.param("id"));
-  if (!item) return refusal(404, `no open attention item ${c.req.param("id")}`, CODES.attentionNotFound);
+  if (!item) refused(404, `no open attention item ${c.req.param("id")}`, CODES.attentionNotFound);
   return c.json(item);
 });

@@ -18,6 +18,7 @@ import {
   type TrafficKind,
 } from "../api/completions.js";
 import { Name } from "../api/threads.js";
+import { Refused } from "../http/answer.js";
 import type { AppEnv } from "../http/app-env.js";
 import { completionsThreadId, recordCompletion } from "../flows/completions-thread.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../rules/json-depth.js";
@@ -36,9 +37,10 @@ const ERROR_TYPES: Record<number, string> = {
   503: "api_error",
 };
 
-function oaiError(status: number, code: string, message: string, retryAfterS?: number): Response {
+/** A refusal in the completions endpoint's own (OpenAI) shape, thrown as every other refusal is. */
+function oaiRefused(status: number, code: string, message: string, retryAfterS?: number): never {
   const body: CompletionsError = { error: { message, type: ERROR_TYPES[status] ?? "api_error", code, param: null } };
-  return Response.json(body, { status, headers: retryAfterS ? { "retry-after": String(retryAfterS) } : {} });
+  throw new Refused(status, body, retryAfterS ? { "retry-after": String(retryAfterS) } : undefined);
 }
 
 interface Caller {
@@ -47,50 +49,50 @@ interface Caller {
   traffic: TrafficKind;
 }
 
-function caller(c: Context<AppEnv>): Caller | Response {
+function caller(c: Context<AppEnv>): Caller {
   const config = c.var.config;
   const workspace = c.req.header(WORKSPACE_HEADER) || config.completionsDefaultWorkspace;
   if (!workspace)
-    return oaiError(400, CODES.unknownWorkspace, `Name the workspace to charge in the ${WORKSPACE_HEADER} header (this host sets no default workspace).`);
+    oaiRefused(400, CODES.unknownWorkspace, `Name the workspace to charge in the ${WORKSPACE_HEADER} header (this host sets no default workspace).`);
   const known = config.workspaces ? config.workspaces.has(workspace) : Name.safeParse(workspace).success;
-  if (!known) return oaiError(400, CODES.unknownWorkspace, `No workspace ${JSON.stringify(workspace)} on this host.`);
+  if (!known) oaiRefused(400, CODES.unknownWorkspace, `No workspace ${JSON.stringify(workspace)} on this host.`);
   const session = c.req.header(SESSION_HEADER) ?? null;
   if (session !== null && session.length > SESSION_LABEL_MAX)
-    return oaiError(400, CODES.sessionLabelTooLong, `${SESSION_HEADER} is ${session.length} characters; at most ${SESSION_LABEL_MAX}.`);
+    oaiRefused(400, CODES.sessionLabelTooLong, `${SESSION_HEADER} is ${session.length} characters; at most ${SESSION_LABEL_MAX}.`);
   const traffic = c.req.header(TRAFFIC_HEADER) ?? "work";
   if (!(TRAFFIC_KINDS as readonly string[]).includes(traffic))
-    return oaiError(400, CODES.badTrafficKind, `${TRAFFIC_HEADER} is work or smoke, not ${JSON.stringify(traffic)}.`);
+    oaiRefused(400, CODES.badTrafficKind, `${TRAFFIC_HEADER} is work or smoke, not ${JSON.stringify(traffic)}.`);
   return { workspace, session, traffic: traffic as TrafficKind };
 }
 
 /** The body, checked: one model call with text only. */
-async function request(c: Context<AppEnv>): Promise<ChatCompletionRequest | Response> {
+async function request(c: Context<AppEnv>): Promise<ChatCompletionRequest> {
   let raw: unknown;
   try {
     raw = JSON.parse(await c.req.text());
   } catch (err) {
-    return oaiError(400, CODES.invalidRequest, `The body is not valid JSON: ${(err as Error).message}`);
+    oaiRefused(400, CODES.invalidRequest, `The body is not valid JSON: ${(err as Error).message}`);
   }
-  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) return oaiError(400, CODES.invalidRequest, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
+  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) oaiRefused(400, CODES.invalidRequest, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
   const parsed = ChatCompletionRequest.safeParse(raw);
   if (!parsed.success)
-    return oaiError(400, CODES.invalidRequest, parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+    oaiRefused(400, CODES.invalidRequest, parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
   const body = parsed.data;
   for (const [i, m] of body.messages.entries())
     if (Array.isArray(m.content)) {
       const other = m.content.find((p) => p.type !== "text");
       if (other)
-        return oaiError(400, CODES.imageNotSupported, `messages.${i}.content has a ${other.type} part: this endpoint takes text only (no images, audio or files).`);
+        oaiRefused(400, CODES.imageNotSupported, `messages.${i}.content has a ${other.type} part: this endpoint takes text only (no images, audio or files).`);
     }
   const tooled = ["tools", "functions", "tool_choice", "function_call"].find((k) => k in body);
-  if (tooled) return oaiError(400, CODES.toolsNotSupported, `${tooled}: this endpoint makes one model call without tools.`);
+  if (tooled) oaiRefused(400, CODES.toolsNotSupported, `${tooled}: this endpoint makes one model call without tools.`);
   return body;
 }
 
 /** A refusal of the account pool (`{error, code}`, see src/platform/account-pool.ts) in the OpenAI error shape. */
-async function poolRefusal(res: Response): Promise<Response> {
+async function poolRefused(res: Response): Promise<never> {
   const body = (await res.json().catch(() => ({}))) as { error?: string };
-  return oaiError(503, CODES.accountPoolUnavailable, body.error ?? `The account pool answered ${res.status}.`);
+  oaiRefused(503, CODES.accountPoolUnavailable, body.error ?? `The account pool answered ${res.status}.`);
 }
 
 completions.get("/v1/models", async (c) => {
@@ -98,9 +100,9 @@ completions.get("/v1/models", async (c) => {
   try {
     res = await accountPool(c.env, "/models");
   } catch {
-    return oaiError(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
+    oaiRefused(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
   }
-  if (!res.ok) return poolRefusal(res);
+  if (!res.ok) return poolRefused(res);
   return new Response(res.body, { headers: { "content-type": "application/json" } });
 });
 
@@ -108,23 +110,21 @@ completions.get("/v1/models", async (c) => {
 completions.get("/v1/models/:id", async (c) => {
   const id = c.req.param("id");
   // Encoded, `.` and `..` stay dot segments, which URL parsing would turn into another path of the account service.
-  if (id === "." || id === "..") return oaiError(404, CODES.modelNotFound, `The model ${JSON.stringify(id)} does not exist on this host.`);
+  if (id === "." || id === "..") oaiRefused(404, CODES.modelNotFound, `The model ${JSON.stringify(id)} does not exist on this host.`);
   let res: Response;
   try {
     res = await accountPool(c.env, `/models/${encodeURIComponent(id)}`);
   } catch {
-    return oaiError(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
+    oaiRefused(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
   }
-  if (res.status === 404) return oaiError(404, CODES.modelNotFound, `The model ${JSON.stringify(id)} does not exist on this host.`);
-  if (!res.ok) return poolRefusal(res);
+  if (res.status === 404) oaiRefused(404, CODES.modelNotFound, `The model ${JSON.stringify(id)} does not exist on this host.`);
+  if (!res.ok) return poolRefused(res);
   return new Response(res.body, { headers: { "content-type": "application/json" } });
 });
 
 completions.post("/v1/chat/completions", async (c) => {
   const who = caller(c);
-  if (who instanceof Response) return who;
   const body = await request(c);
-  if (body instanceof Response) return body;
   const config = c.var.config;
   const started = Date.now();
   const threadId = await completionsThreadId(c.env, who.workspace);
@@ -153,18 +153,18 @@ completions.post("/v1/chat/completions", async (c) => {
     });
   } catch {
     await record("failed", CODES.accountPoolUnavailable, null, null, []);
-    return oaiError(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
+    oaiRefused(503, CODES.accountPoolUnavailable, "The account pool did not answer.");
   }
   if (!res.ok || !res.body) {
     await record("failed", CODES.accountPoolUnavailable, null, null, []);
-    return poolRefusal(res);
+    return poolRefused(res);
   }
   const reports = ndjson(res.body) as AsyncGenerator<CompletionReport>;
   const first = (await reports.next()).value as CompletionReport | undefined;
   if (!first || first.type === "error") {
     const e = first ?? { status: 502, code: CODES.upstreamError, message: "The account pool ended the call without an answer.", attempts: [] };
     await record("failed", e.code, null, null, e.attempts);
-    return oaiError(e.status, e.code, e.message, "retryAfterS" in e ? e.retryAfterS : undefined);
+    oaiRefused(e.status, e.code, e.message, "retryAfterS" in e ? e.retryAfterS : undefined);
   }
   const account = first.type === "start" ? first.account : null;
 
@@ -177,11 +177,11 @@ completions.post("/v1/chat/completions", async (c) => {
         return c.json(completion ?? {});
       } else if (r.type === "error") {
         await record("failed", r.code, account, null, r.attempts);
-        return oaiError(r.status, r.code, r.message);
+        oaiRefused(r.status, r.code, r.message);
       }
     }
     await record("failed", CODES.upstreamError, account, null, []);
-    return oaiError(502, CODES.upstreamError, "The account pool ended the call before its answer.");
+    oaiRefused(502, CODES.upstreamError, "The account pool ended the call before its answer.");
   }
 
   // Streaming: from here on every outcome is a frame, an error included.

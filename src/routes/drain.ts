@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import type { Outcome } from "../../objects/lib/outcome.js";
+import type { Outcome } from "../api/outcome.js";
 import { ArmDrain, ReleaseDrainClaim, type DrainStatus } from "../api/drain.js";
 import type { AppEnv } from "../http/app-env.js";
 import { settleDrain } from "../http/drain-gate.js";

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { SpawnSpec } from "../api/threads.js";
 import type { AppEnv } from "../http/app-env.js";
 import { hostOf } from "../platform/stubs.js";
-import { refusal } from "../http/answer.js";
+import { refused } from "../http/answer.js";
 
 /** Each spawn field with its accepted values (enums) or its type, read off the schema itself. */
 function describeSpawnFields(): Record<string, string | readonly string[]> {
@@ -30,7 +30,7 @@ host.get("/health", (c) =>
 
 host.get("/incidents", async (c) => {
   const raw = c.req.query("since");
-  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) return refusal(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
+  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
   const since = raw === undefined ? 0 : Number(raw);
   return c.json({ since, windowHours: 24, incidents: await hostOf(c.env).incidents(since) });
 });

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { hostOf, threadOf } from "../platform/stubs.js";
-import { refusal } from "../http/answer.js";
+import { refused } from "../http/answer.js";
 import { HostReportBody } from "../api/operator.js";
 import { jsonBody } from "../http/validate.js";
 
@@ -14,7 +14,7 @@ export const internal = new Hono<AppEnv>();
 
 internal.use("/internal/*", async (c, next) => {
   const token = c.var.config.internalToken;
-  if (!token || c.req.header("x-service-internal") !== token) return refusal(403, "internal route: the front only", CODES.internalOnly);
+  if (!token || c.req.header("x-service-internal") !== token) refused(403, "internal route: the front only", CODES.internalOnly);
   await next();
 });
 

@@ -11,7 +11,7 @@ import type { Env } from "../platform/env.js";
 import { catalogOf, hostOf } from "../platform/stubs.js";
 import { orNull, PEER_PATIENCE_MS, shardPeer } from "../platform/peer.js";
 import { exhaustion } from "../rules/exhaustion.js";
-import { refusal } from "../http/answer.js";
+import { refused } from "../http/answer.js";
 import { prometheus, type MetricsDoc } from "../http/prometheus.js";
 import { routeTimings, type RouteStats } from "../http/timings.js";
 import { jsonBody } from "../http/validate.js";
@@ -29,7 +29,7 @@ operator.post("/keeper/spawn-pause/clear", jsonBody(ClearSpawnPause), async (c) 
 
 operator.get("/host-load", async (c) => {
   const r = await hostOf(c.env).lastHostReport();
-  if (!r) return refusal(503, "the front has not measured the machine yet", "host-load-unknown", undefined, { "retry-after": "5" });
+  if (!r) refused(503, "the front has not measured the machine yet", CODES.hostLoadUnknown, undefined, { "retry-after": "5" });
   return c.json({ at: r.at, load: { "1m": r.load[0], "5m": r.load[1], "15m": r.load[2] }, cpus: r.cpus, memory: r.memory, deviceSimulators: r.deviceSimulators });
 });
 
@@ -47,7 +47,7 @@ operator.get("/live", async (c) => {
 });
 
 /** The build seat limit, as the hub reports it at `GET <hub>/limits`. */
-async function hubLimits(hub: string | undefined): Promise<Record<string, unknown>> {
+async function hubLimits(hub: string | null): Promise<Record<string, unknown>> {
   if (!hub) return { url: null, buildSeatLimit: null, note: "no hub: SERVICE_HUB_URL is not set" };
   try {
     const res = await fetch(new URL("/limits", hub), { signal: AbortSignal.timeout(3000) });
@@ -64,7 +64,7 @@ operator.get("/limits", async (c) => {
   const config = c.var.config;
   const pause = await hostOf(c.env).spawnPause();
   return c.json({
-    hub: await hubLimits(c.env.SERVICE_HUB_URL),
+    hub: await hubLimits(config.hubUrl),
     sessionCap: config.sessionCap,
     sessionIdleEvictMs: config.sessionIdleMs,
     threadListFirstPagesPerMinute: config.threadListBudget,
@@ -121,7 +121,7 @@ operator.get("/metrics", async (c) => {
 
 operator.get("/metrics/history", async (c) => {
   const raw = c.req.query("since");
-  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) return refusal(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
+  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
   const since = raw === undefined ? Date.now() - HISTORY_DEFAULT_MS : Number(raw);
   const samples = await hostOf(c.env).hostSamples(since);
   return c.json({

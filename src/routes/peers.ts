@@ -4,7 +4,7 @@ import { ExternalPeerBody, type ExternalPeer } from "../api/operator.js";
 import type { AppEnv } from "../http/app-env.js";
 import { ENGINE_HOST_SILENT, engineList } from "../platform/engine-list.js";
 import { hostOf } from "../platform/stubs.js";
-import { refusal } from "../http/answer.js";
+import { refused } from "../http/answer.js";
 import { jsonBody } from "../http/validate.js";
 
 /** SPEC "Operating the host": peers (docs/operating.md, "Peers"). */
@@ -23,15 +23,15 @@ peers.get("/peers", async (c) => {
 
 peers.post("/peers/external", jsonBody(ExternalPeerBody), async (c) => {
   const body = c.req.valid("json");
-  if (body.name === "local") return refusal(409, "the name local is this host's own peer", CODES.peerExists);
+  if (body.name === "local") refused(409, "the name local is this host's own peer", CODES.peerExists);
   const peer: ExternalPeer = { name: body.name, url: body.url ?? null, description: body.description ?? null, registeredAt: new Date().toISOString() };
   if (!(await hostOf(c.env).addRecord("peer", peer.name, JSON.stringify(peer))))
-    return refusal(409, `an external peer named ${peer.name} is registered already; remove it first to change it`, CODES.peerExists);
+    refused(409, `an external peer named ${peer.name} is registered already; remove it first to change it`, CODES.peerExists);
   return c.json(peer, 201);
 });
 
 peers.delete("/peers/external/:name", async (c) => {
   const name = c.req.param("name");
-  if (!(await hostOf(c.env).removeRecord("peer", name))) return refusal(404, `no external peer ${name}`, CODES.peerNotFound);
+  if (!(await hostOf(c.env).removeRecord("peer", name))) refused(404, `no external peer ${name}`, CODES.peerNotFound);
   return c.json({ removed: name });
 });

@@ -3,7 +3,7 @@ import { CODES } from "../api/errors.js";
 import { PreviewBody, type Preview } from "../api/operator.js";
 import type { AppEnv } from "../http/app-env.js";
 import { hostOf, threadOf } from "../platform/stubs.js";
-import { refusal } from "../http/answer.js";
+import { refused } from "../http/answer.js";
 import { newId } from "../shared/ids.js";
 import { jsonBody } from "../http/validate.js";
 
@@ -31,7 +31,7 @@ async function withStatus(p: StoredPreview): Promise<Preview> {
 previews.post("/previews", jsonBody(PreviewBody), async (c) => {
   const body = c.req.valid("json");
   const thread = (await threadOf(c.env, body.threadId).get()) as { ok: boolean };
-  if (!thread.ok) return refusal(404, `no thread ${body.threadId}`, CODES.threadNotFound);
+  if (!thread.ok) refused(404, `no thread ${body.threadId}`, CODES.threadNotFound);
   const preview: StoredPreview = {
     id: newId("prv_"),
     threadId: body.threadId,
@@ -52,13 +52,13 @@ previews.get("/previews", async (c) => {
 
 previews.get("/previews/:id", async (c) => {
   const stored = await hostOf(c.env).record("preview", c.req.param("id"));
-  if (!stored) return refusal(404, `no preview ${c.req.param("id")}`, CODES.previewNotFound);
+  if (!stored) refused(404, `no preview ${c.req.param("id")}`, CODES.previewNotFound);
   return c.json(await withStatus(JSON.parse(stored) as StoredPreview));
 });
 
 /** Forgets the preview. The server itself belongs to the thread that started it, which stops it. */
 previews.delete("/previews/:id", async (c) => {
   const id = c.req.param("id");
-  if (!(await hostOf(c.env).removeRecord("preview", id))) return refusal(404, `no preview ${id}`, CODES.previewNotFound);
+  if (!(await hostOf(c.env).removeRecord("preview", id))) refused(404, `no preview ${id}`, CODES.previewNotFound);
   return c.json({ removed: id });
 });

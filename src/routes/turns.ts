@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
-import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, SendMessage } from "../api/turns.js";
+import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "../api/turns.js";
 import type { AppEnv } from "../http/app-env.js";
 import { createThread } from "../flows/create-thread.js";
 import { notWhileDraining } from "../http/drain-gate.js";
-import { answer, refusal } from "../http/answer.js";
+import { answer, refused } from "../http/answer.js";
 import { jsonBody } from "../http/validate.js";
 import { thread } from "./thread-stub.js";
 
@@ -28,7 +28,7 @@ turns.post("/threads/:id/interrupt", async (c) => answer(c, await thread(c, c.re
 
 turns.post("/threads/:id/approvals/:approvalId", jsonBody(ApprovalDecisionBody), async (c) => {
   const id = requestId.safeParse(c.req.param("approvalId"));
-  if (!id.success) return refusal(400, "approvalId must be 1 to 100 characters");
+  if (!id.success) refused(400, "approvalId must be 1 to 100 characters");
   return answer(c, await thread(c, c.req.param("id")).resolveApproval(id.data, c.req.valid("json").decision));
 });
 
@@ -46,7 +46,7 @@ turns.post("/threads/:id/questions/:requestId/continue", async (c) =>
   answer(c, await thread(c, c.req.param("id")).resolveQuestion(c.req.param("requestId"), "continue")),
 );
 
-turns.post("/threads/:id/role", jsonBody(z.object({ role: z.literal("chat", { message: "a head can only be retired to chat; no other role change is accepted" }) }).strict()), async (c) =>
+turns.post("/threads/:id/role", jsonBody(RoleChange), async (c) =>
   answer(c, await thread(c, c.req.param("id")).retireHead()),
 );
 
@@ -76,7 +76,7 @@ turns.post("/threads/:id/fork", notWhileDraining, jsonBody(ForkBody), async (c) 
     atSeq,
     transcript: source.value.transcript,
   });
-  return created instanceof Response ? created : c.json({ ...created, parent: parentId, atSeq }, 201);
+  return c.json({ ...created, parent: parentId, atSeq }, 201);
 });
 
 turns.get("/threads/:id/loop", async (c) => answer(c, await thread(c, c.req.param("id")).loopState()));

@@ -6,21 +6,20 @@ import { MAX_WATCHED_THREADS } from "../api/workspace-feed.js";
 import { Policy, type WorkspaceConfig } from "../api/workspaces.js";
 import type { AppEnv } from "../http/app-env.js";
 import { workspaceOf } from "../platform/stubs.js";
-import { answerText, refusal } from "../http/answer.js";
+import { answerText, refused } from "../http/answer.js";
 import { isThreadId } from "../shared/ids.js";
 import { pageParams, resumeCursor } from "../http/query.js";
 import { jsonBody } from "../http/validate.js";
-import { policyOf } from "../rules/workspaces.js";
+import { policyOf } from "../flows/workspace-policy.js";
 
 /** SPEC "Workspaces and memory": the parts that exist so far. */
 export const workspaces = new Hono<AppEnv>();
 
-
 /** A configured workspace, or the refusal for a name the host does not configure. */
-function configured(c: Context<AppEnv>, name: string): WorkspaceConfig | Response {
+function configured(c: Context<AppEnv>, name: string): WorkspaceConfig {
   const ws = c.var.config.workspaces?.get(name);
   if (ws) return ws;
-  return refusal(404, `no workspace ${name}`, CODES.workspaceNotFound, { workspaces: [...(c.var.config.workspaces?.keys() ?? [])] });
+  refused(404, `no workspace ${name}`, CODES.workspaceNotFound, { workspaces: [...(c.var.config.workspaces?.keys() ?? [])] });
 }
 
 workspaces.get("/workspaces", (c) => {
@@ -30,58 +29,49 @@ workspaces.get("/workspaces", (c) => {
 
 workspaces.get("/workspaces/:name", async (c) => {
   const ws = configured(c, c.req.param("name"));
-  if (ws instanceof Response) return ws;
   const head = await workspaceOf(c.env, ws.name).head();
   return c.json({ ...ws, policy: await policyOf(c.env, ws), head });
 });
 
 workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
   const ws = configured(c, c.req.param("name"));
-  if (ws instanceof Response) return ws;
   const policy = c.req.valid("json");
   // Defaults that the roster would refuse would make every spawn relying on them fail.
   const { model, account } = policy.defaults;
   if (model && ws.allowedModels.length > 0 && !ws.allowedModels.includes(model))
-    return refusal(400, `default model ${model} is not allowed in workspace ${ws.name}`, CODES.modelNotAllowed, { allowedModels: ws.allowedModels });
+    refused(400, `default model ${model} is not allowed in workspace ${ws.name}`, CODES.modelNotAllowed, { allowedModels: ws.allowedModels });
   if (account && !ws.accounts.includes(account))
-    return refusal(400, `default account ${account} is not in workspace ${ws.name}'s roster`, CODES.accountNotInRoster, { accounts: ws.accounts });
+    refused(400, `default account ${account} is not in workspace ${ws.name}'s roster`, CODES.accountNotInRoster, { accounts: ws.accounts });
   if (account && c.var.config.accounts.size > 0 && !c.var.config.accounts.has(account))
-    return refusal(400, `no account ${account} on this host`, CODES.unknownAccount, { accounts: [...c.var.config.accounts.keys()] });
+    refused(400, `no account ${account} on this host`, CODES.unknownAccount, { accounts: [...c.var.config.accounts.keys()] });
   await workspaceOf(c.env, ws.name).setPolicy(JSON.stringify(policy));
   return c.json({ workspace: ws.name, policy });
 });
 
 workspaces.get("/workspaces/:name/head", async (c) => {
   const name = c.req.param("name");
-  if (c.var.config.workspaces) {
-    const ws = configured(c, name);
-    if (ws instanceof Response) return ws;
-  } else if (!Name.safeParse(name).success) return refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  if (c.var.config.workspaces) configured(c, name);
+  else if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
   return c.json({ workspace: name, head: await workspaceOf(c.env, name).head() });
 });
 
 /** A name whose index may be read: configured, or `default` (threads without a workspace), or any label on an unconfigured host. */
-function indexName(c: Context<AppEnv>, name: string): Response | null {
-  if (name === DEFAULT_WORKSPACE) return null;
-  if (c.var.config.workspaces) {
-    const ws = configured(c, name);
-    return ws instanceof Response ? ws : null;
-  }
-  return Name.safeParse(name).success ? null : refusal(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+function indexName(c: Context<AppEnv>): string {
+  const name = c.req.param("name")!;
+  if (name === DEFAULT_WORKSPACE) return name;
+  if (c.var.config.workspaces) return configured(c, name).name;
+  if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  return name;
 }
 
 workspaces.get("/workspaces/:name/approvals", async (c) => {
-  const name = c.req.param("name");
-  const refused = indexName(c, name);
-  if (refused) return refused;
+  const name = indexName(c);
   const items = await workspaceOf(c.env, name).approvals();
   return c.body(`{"workspace":${JSON.stringify(name)},"approvals":${items}}`, 200, { "content-type": "application/json; charset=utf-8" });
 });
 
 workspaces.get("/workspaces/:name/questions", async (c) => {
-  const name = c.req.param("name");
-  const refused = indexName(c, name);
-  if (refused) return refused;
+  const name = indexName(c);
   const items = await workspaceOf(c.env, name).questions();
   return c.body(`{"workspace":${JSON.stringify(name)},"questions":${items}}`, 200, { "content-type": "application/json; charset=utf-8" });
 });
@@ -89,41 +79,31 @@ workspaces.get("/workspaces/:name/questions", async (c) => {
 // ---- the workspace's feed (docs/events.md "Workspace feed entries") ----
 
 workspaces.get("/workspaces/:name/events", async (c) => {
-  const name = c.req.param("name");
-  const refused = indexName(c, name);
-  if (refused) return refused;
+  const name = indexName(c);
   const after = resumeCursor(c);
-  if (after instanceof Response) return after;
   return workspaceOf(c.env, name).fetch(`https://workspace/events?after=${after}`);
 });
 
 /** `threads`: comma-separated thread ids, at most MAX_WATCHED_THREADS; absent, every thread. */
-function watchedThreads(raw: string | undefined): string | null | Response {
+function watchedThreads(raw: string | undefined): string | null {
   if (raw === undefined) return null;
   const ids = raw.split(",");
-  if (ids.length > MAX_WATCHED_THREADS) return refusal(400, `threads names ${ids.length} threads; at most ${MAX_WATCHED_THREADS}`);
+  if (ids.length > MAX_WATCHED_THREADS) refused(400, `threads names ${ids.length} threads; at most ${MAX_WATCHED_THREADS}`);
   const bad = ids.find((id) => !isThreadId(id));
-  if (bad !== undefined) return refusal(400, `threads must be comma-separated thread ids, and ${JSON.stringify(bad)} is not one`);
+  if (bad !== undefined) refused(400, `threads must be comma-separated thread ids, and ${JSON.stringify(bad)} is not one`);
   return raw;
 }
 
 workspaces.get("/workspaces/:name/changes", async (c) => {
-  const name = c.req.param("name");
-  const refused = indexName(c, name);
-  if (refused) return refused;
+  const name = indexName(c);
   const threads = watchedThreads(c.req.query("threads"));
-  if (threads instanceof Response) return threads;
   const after = resumeCursor(c);
-  if (after instanceof Response) return after;
   const only = threads === null ? "" : `&threads=${threads}`;
   return workspaceOf(c.env, name).fetch(`https://workspace/changes?after=${after}${only}`);
 });
 
 workspaces.get("/workspaces/:name/tail", async (c) => {
-  const name = c.req.param("name");
-  const refused = indexName(c, name);
-  if (refused) return refused;
+  const name = indexName(c);
   const page = pageParams(c.req.query());
-  if (page instanceof Response) return page;
   return answerText(await workspaceOf(c.env, name).page(page));
 });

@@ -2,7 +2,7 @@ import type { AccountChoice } from "../api/engine.js";
 import { CODES } from "../api/errors.js";
 import type { ThreadSpec } from "../api/threads.js";
 import type { RuntimeConfig } from "../platform/config.js";
-import { refusal } from "../http/answer.js";
+import { refuse, type Refusal } from "../api/outcome.js";
 import { providerOf } from "./spawn.js";
 
 /**
@@ -10,13 +10,13 @@ import { providerOf } from "./spawn.js";
  * provider its model needs. With no accounts configured the simulator stands in for
  * every provider, and account names are labels.
  */
-export function accountRefusal(config: RuntimeConfig, account: string | null, engine: ThreadSpec["engine"], model: string): Response | null {
+export function accountRefusal(config: RuntimeConfig, account: string | null, engine: ThreadSpec["engine"], model: string): Refusal | null {
   if (!account || config.accounts.size === 0) return null;
   const known = config.accounts.get(account);
-  if (!known) return refusal(400, `no account ${account} on this host`, CODES.unknownAccount, { accounts: [...config.accounts.keys()] });
+  if (!known) return refuse(400, `no account ${account} on this host`, CODES.unknownAccount, { accounts: [...config.accounts.keys()] });
   const needed = providerOf(engine, model);
   if (known.provider !== needed)
-    return refusal(400, `account ${account} is a ${known.provider} account; ${model} on ${engine} needs ${needed}`, CODES.accountProviderMismatch, {
+    return refuse(400, `account ${account} is a ${known.provider} account; ${model} on ${engine} needs ${needed}`, CODES.accountProviderMismatch, {
       provider: known.provider,
       needed,
     });

@@ -1,5 +1,6 @@
 import type { Provider } from "../api/accounts.js";
 import { CODES } from "../api/errors.js";
+import { ok, refuse, type Outcome } from "../api/outcome.js";
 import type { Engine, EngineModel, SpawnSpec, ThreadSpec } from "../api/threads.js";
 import type { RuntimeConfig } from "../platform/config.js";
 
@@ -37,36 +38,31 @@ function chainEntry(entry: string | EngineModel, engine: Engine): EngineModel {
   return { engine: mismatch(engine, entry) ? engineForModel(entry) : engine, model: entry };
 }
 
-export type SpawnDecision = { ok: true; spec: ThreadSpec } | { ok: false; status: number; error: string; code: string; details?: Record<string, unknown> };
-
 /** Fills a spawn's omitted fields and refuses combinations no engine can run. */
-export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): SpawnDecision {
+export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<ThreadSpec> {
   const model = input.model ?? (input.engine === "engine_a" ? "sonnet" : config.defaultModel);
   const engine = input.engine ?? engineForModel(model);
   const wrong = mismatch(engine, model);
-  if (wrong) return { ok: false, status: 422, code: CODES.engineModelMismatch, error: wrong, details: { engine, model } };
+  if (wrong) return refuse(422, wrong, CODES.engineModelMismatch, { engine, model });
   const fallback = (input.fallback ?? []).map((e) => chainEntry(e, engine));
   for (const [i, e] of fallback.entries()) {
     const bad = mismatch(e.engine, e.model);
-    if (bad) return { ok: false, status: 422, code: CODES.engineModelMismatch, error: `fallback[${i}]: ${bad}`, details: { ...e, index: i } };
+    if (bad) return refuse(422, `fallback[${i}]: ${bad}`, CODES.engineModelMismatch, { ...e, index: i });
   }
   const type = input.type ?? "chat";
   if (type === "build" && !input.cwd)
-    return { ok: false, status: 400, code: CODES.spawnCwdRequired, error: "a build thread needs a cwd" };
-  return {
-    ok: true,
-    spec: {
-      workspace: input.workspace ?? null,
-      title: input.title ?? null,
-      role: input.role ?? "chat",
-      type,
-      engine,
-      model,
-      permissions: input.permissions ?? "ask",
-      cwd: input.cwd ?? null,
-      account: input.account ?? null,
-      proxyEnv: input.proxyEnv ?? null,
-      fallback: fallback.length ? fallback : null,
-    },
-  };
+    return refuse(400, "a build thread needs a cwd", CODES.spawnCwdRequired);
+  return ok({
+    workspace: input.workspace ?? null,
+    title: input.title ?? null,
+    role: input.role ?? "chat",
+    type,
+    engine,
+    model,
+    permissions: input.permissions ?? "ask",
+    cwd: input.cwd ?? null,
+    account: input.account ?? null,
+    proxyEnv: input.proxyEnv ?? null,
+    fallback: fallback.length ? fallback : null,
+  });
 }

@@ -73,11 +73,11 @@ describe("the account pool", () => {
 
   it("gives no access token for an API key, and counts every attempt against the rate", async () => {
     const p = pool();
-    expect((await p.issueAccessToken("o1")).status).toBe(409);
-    expect((await p.issueAccessToken("o1")).status).toBe(409);
+    expect(await p.issueAccessToken("o1")).toMatchObject({ ok: false, status: 409, body: { code: "credential-not-available" } });
+    expect(await p.issueAccessToken("o1")).toMatchObject({ ok: false, status: 409 });
     // The rate is 2 a minute: a third attempt is refused before the account is even looked at.
-    expect((await p.issueAccessToken("o1")).status).toBe(429);
-    expect((await p.issueAccessToken("zz")).status).toBe(404);
+    expect(await p.issueAccessToken("o1")).toMatchObject({ ok: false, status: 429, body: { code: "access-token-rate-limited" }, headers: { "retry-after": expect.any(String) } });
+    expect(await p.issueAccessToken("zz")).toMatchObject({ ok: false, status: 404, body: { code: "account-not-found" } });
   });
 });
 

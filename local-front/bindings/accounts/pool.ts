@@ -8,6 +8,8 @@ import {
   type Provider,
   type PublicAccount,
 } from "../../../src/api/accounts.js";
+import { CODES } from "../../../src/api/errors.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { MinuteBudget } from "../../../src/shared/minute-budget.js";
 import type { Upstream } from "../proxy/upstream.js";
 import { Health } from "./health.js";
@@ -22,9 +24,6 @@ export interface Credential {
 export type CredentialResult = { ok: true; credential: Credential; expiresAt: number | null } | { ok: false; reason: "revoked" | "unreachable"; error: string };
 
 /** The access-token route's answer: the status and body the worker passes on. */
-export type Issued =
-  | { status: 200; body: AccessToken }
-  | { status: 404 | 409 | 429 | 503; body: { error: string; code: string }; retryAfterS?: number };
 
 interface Pooled {
   config: AccountConfig;
@@ -177,32 +176,23 @@ export class AccountPool {
    * refused is 409 too (a person must log in again); a token endpoint that cannot be
    * reached is 503.
    */
-  async issueAccessToken(id: string): Promise<Issued> {
+  async issueAccessToken(id: string): Promise<Outcome<AccessToken>> {
     const account = this.accounts.get(id);
-    if (!account) return { status: 404, body: { error: `no account ${id}`, code: "account-not-found" } };
+    if (!account) return refuse(404, `no account ${id}`, CODES.accountNotFound);
     // Every attempt counts, so a refused or unreachable login is not hammered through this route.
     const retryAfterS = account.attempts.take();
-    if (retryAfterS !== null) {
-      return {
-        status: 429,
-        body: { error: `account ${id} was asked for ${this.accessTokensPerMinute} access tokens in the last minute`, code: "access-token-rate-limited" },
-        retryAfterS,
-      };
-    }
+    if (retryAfterS !== null)
+      return refuse(429, `account ${id} was asked for ${this.accessTokensPerMinute} access tokens in the last minute`, CODES.accessTokenRateLimited, undefined, {
+        "retry-after": String(retryAfterS),
+      });
     if (!account.oauth)
-      return {
-        status: 409,
-        body: { error: `account ${id} holds an API key, which never leaves the host; it has no short-lived tokens to issue`, code: "credential-not-available" },
-      };
+      return refuse(409, `account ${id} holds an API key, which never leaves the host; it has no short-lived tokens to issue`, CODES.credentialNotAvailable);
     const result = await this.credential(id);
     if (!result.ok)
       return result.reason === "revoked"
-        ? { status: 409, body: { error: `account ${id}'s login was refused by the provider; log in again: ${result.error}`, code: "credential-not-available" } }
-        : { status: 503, body: { error: result.error, code: "credential-unreachable" }, retryAfterS: 30 };
-    return {
-      status: 200,
-      body: { account: id, tokenType: "Bearer", accessToken: result.credential.secret, expiresAt: new Date(result.expiresAt!).toISOString() },
-    };
+        ? refuse(409, `account ${id}'s login was refused by the provider; log in again: ${result.error}`, CODES.credentialNotAvailable)
+        : refuse(503, result.error, CODES.credentialUnreachable, undefined, { "retry-after": "30" });
+    return ok({ account: id, tokenType: "Bearer", accessToken: result.credential.secret, expiresAt: new Date(result.expiresAt!).toISOString() });
   }
 
   private must(id: string): Pooled {

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { ACCOUNTS_TOKEN_HEADER } from "../../../src/api/accounts.js";
 import type { CompletionCall, CompletionReport } from "../../../src/api/completions.js";
-import { readJson, reply } from "../http.js";
+import { CODES } from "../../../src/api/errors.js";
+import { readJson, reply, replyOutcome } from "../http.js";
 import { runCompletion, type CompletionDeps } from "../completions/call.js";
 import type { AccountPool } from "./pool.js";
 
@@ -47,14 +48,14 @@ export async function startAccountService(pool: AccountPool, completions: Comple
     const model = /^\/models\/([^/]+)$/.exec(path);
     if (req.method === "GET" && model) {
       const entry = completions.catalog.entry(decodeModelId(model[1]!));
-      return entry ? reply(res, 200, entry) : reply(res, 404, { error: `no model ${model[1]}`, code: "model-not-found" });
+      return entry ? reply(res, 200, entry) : reply(res, 404, { error: `no model ${model[1]}`, code: CODES.modelNotFound });
     }
     if (req.method === "GET" && path === "/accounts") return reply(res, 200, { accounts: pool.views(), simulator: completions.simulatorUrl !== null });
     const m = /^\/accounts\/([^/]+)\/access-token$/.exec(path);
     if (req.method === "POST" && m)
       return void pool.issueAccessToken(decodeURIComponent(m[1]!)).then(
-        (issued) => reply(res, issued.status, issued.body, "retryAfterS" in issued && issued.retryAfterS ? { "retry-after": String(issued.retryAfterS) } : {}),
-        (err: unknown) => reply(res, 503, { error: (err as Error).message, code: "credential-unreachable" }),
+        (issued) => replyOutcome(res, issued),
+        (err: unknown) => reply(res, 503, { error: (err as Error).message, code: CODES.credentialUnreachable }),
       );
     reply(res, 404, { error: `no account route ${req.method} ${path}` });
   });

@@ -1,5 +1,4 @@
 import { query, type HookCallback, type PermissionResult, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -14,6 +13,7 @@ import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import { askedQuestion, questionAnswer, QUESTION_TOOL } from "./questions.js";
+import { newId } from "../../../../src/shared/ids.js";
 
 export interface EngineADeps {
   network: NetworkDeps;
@@ -26,8 +26,6 @@ export interface EngineADeps {
   binary: EngineABinary;
 }
 
-
-const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));

@@ -1,6 +1,5 @@
 import { Agent, type AgentMessage } from "@mariozechner/pi-agent-core";
 import { streamSimple, type AssistantMessage, type ToolCall } from "@mariozechner/pi-ai";
-import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnRequest } from "../../../../src/api/engine.js";
@@ -14,6 +13,7 @@ import { classifyProviderError } from "./failure.js";
 import { piTools, type QuestionAnswer } from "./tools.js";
 import { withSessionRoute } from "./session-network.js";
 import { toMessages } from "./transcript.js";
+import { newId } from "../../../../src/shared/ids.js";
 
 const SYSTEM_PROMPT =
   "You are pi, a coding agent run by an agent runtime. Work in the given working directory with your tools. " +
@@ -26,8 +26,6 @@ export interface PiDeps {
   /** The fence around every tool command and engine process. */
   sandbox: Sandbox;
 }
-
-const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
 
 /**
  * Why a finished assistant message is not whole. pi-ai takes a chat or Responses stream
