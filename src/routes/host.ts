@@ -3,6 +3,7 @@ import { SpawnSpec } from "../api/threads.js";
 import type { AppEnv } from "../http/app-env.js";
 import { hostOf } from "../platform/stubs.js";
 import { refused } from "../http/answer.js";
+import { openApiText } from "../http/openapi.js";
 
 /** Each spawn field with its accepted values (enums) or its type, read off the schema itself. */
 function describeSpawnFields(): Record<string, string | readonly string[]> {
@@ -27,6 +28,9 @@ host.get("/health", (c) =>
     memoryAlert: null,
   }),
 );
+
+/** The HTTP interface as OpenAPI 3.1, generated from the schemas the router validates with. */
+host.get("/openapi.json", (c) => c.body(openApiText(c.var.config.build), 200, { "content-type": "application/json; charset=utf-8" }));
 
 host.get("/incidents", async (c) => {
   const raw = c.req.query("since");

@@ -1,0 +1,318 @@
+import { z } from "zod";
+import {
+  ForwardPageAnswer,
+  MessageAcceptedAnswer,
+  ReversePageAnswer,
+  SendResultAnswer,
+  SpawnResultAnswer,
+  ThreadListPageAnswer,
+  ThreadRowAnswer,
+  TurnStatusAnswer,
+} from "./answers.js";
+import { ChatCompletionRequest, COMPLETIONS_CODES } from "./completions.js";
+import { ArmDrain, ReleaseDrainClaim } from "./drain.js";
+import { CODES } from "./errors.js";
+import { ClearSpawnPause, ExternalPeerBody, HostReportBody, PreviewBody } from "./operator.js";
+import { ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } from "./threads.js";
+import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "./turns.js";
+import { Policy } from "./workspaces.js";
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** A refusal a route may answer: its status and its `code` (SPEC "Errors"). */
+export type RouteError = readonly [status: number, code: string];
+
+/**
+ * One route as the HTTP interface promises it. The schemas are the ones the router
+ * validates with (test/unit/contract.test.ts checks that they are the same objects), and
+ * `GET /openapi.json` is generated from this table.
+ */
+export interface RouteContract {
+  summary: string;
+  /** The query the route reads (the router reads some of these by hand, through src/http/query.ts). */
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** The success status; 200 when absent. */
+  status?: 200 | 201 | 202;
+  /** The success answer's schema, where the client library checks one (src/api/answers.ts); any JSON object otherwise. */
+  answer?: z.ZodType;
+  /** What the success answer is when it is not JSON. */
+  media?: "sse" | "json-or-sse" | "json-or-prometheus";
+  /** Refused with 503 `draining` while the host drains. */
+  drains?: true;
+  /** Errors in the completions (OpenAI) shape, not the runtime's. */
+  completionsErrors?: true;
+  /** Refusals beyond those every route of its kind may give (403 `untrusted-caller`; 400 and 413 `body-too-large` with a body; 404 `thread-not-found` under `/threads/:id`). */
+  errors?: readonly RouteError[];
+}
+
+/** A seq cursor, as the log routes read it: a non-negative integer. */
+const Cursor = z.string().regex(/^\d+$/);
+const FollowQuery = z.object({ after: Cursor.optional() });
+const TailQuery = z.object({
+  after: Cursor.optional(),
+  before: z.union([Cursor, z.literal("latest")]).optional(),
+  limit: z.string().regex(/^\d+$/).optional(),
+});
+const SinceQuery = z.object({ since: z.string().regex(/^\d{1,16}$/).optional() });
+
+const SPAWN_ERRORS: readonly RouteError[] = [
+  [400, CODES.spawnCwdRequired],
+  [422, CODES.engineModelMismatch],
+  [400, CODES.accountNotInRoster],
+  [400, CODES.modelNotAllowed],
+  [400, CODES.unknownAccount],
+  [400, CODES.accountProviderMismatch],
+  [404, CODES.workspaceNotFound],
+  [400, CODES.headNeedsWorkspace],
+  [409, CODES.headTaken],
+  [503, CODES.engineUnavailable],
+  [503, CODES.spawnsPaused],
+  [429, CODES.sessionCap],
+];
+const ACCEPTS: readonly RouteError[] = [
+  [409, CODES.threadArchived],
+  [503, CODES.threadDegraded],
+  [503, CODES.blobStoreUnavailable],
+];
+const QUESTION: readonly RouteError[] = [
+  [404, CODES.questionNotFound],
+  [409, CODES.questionClosed],
+];
+const WORKSPACE: readonly RouteError[] = [[404, CODES.workspaceNotFound]];
+const COMPLETIONS = [
+  [400, COMPLETIONS_CODES.unknownWorkspace],
+  [400, COMPLETIONS_CODES.invalidRequest],
+  [400, COMPLETIONS_CODES.imageNotSupported],
+  [400, COMPLETIONS_CODES.toolsNotSupported],
+  [400, COMPLETIONS_CODES.sessionLabelTooLong],
+  [400, COMPLETIONS_CODES.badTrafficKind],
+  [404, COMPLETIONS_CODES.modelNotFound],
+  [409, COMPLETIONS_CODES.noEligibleAccount],
+  [409, COMPLETIONS_CODES.noSpendableAccount],
+  [429, COMPLETIONS_CODES.accountsExhausted],
+  [429, COMPLETIONS_CODES.rateLimited],
+  [502, COMPLETIONS_CODES.upstreamError],
+  [503, COMPLETIONS_CODES.accountPoolUnavailable],
+] as const;
+
+/** Every route the router serves, by `METHOD /path` as hono writes it. */
+export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
+  "GET /health": { summary: "The build the host runs, and the fields `/spawn` accepts." },
+  "GET /openapi.json": { summary: "This document." },
+  "GET /incidents": { summary: "Failed turns of the last 24 hours, grouped by class and fingerprint.", query: SinceQuery },
+
+  "GET /drain": { summary: "The drain's state." },
+  "POST /drain": { summary: "Arms the drain; an `owner` claims it.", body: ArmDrain, errors: [[409, CODES.drainClaimed]] },
+  "DELETE /drain": { summary: "Disarms the drain.", errors: [[409, CODES.drainClaimed]] },
+  "DELETE /drain/claim": {
+    summary: "Disarms a claimed drain, for its owner only.",
+    query: ReleaseDrainClaim,
+    errors: [
+      [409, CODES.drainClaimed],
+      [409, CODES.drainNotClaimed],
+    ],
+  },
+
+  "POST /spawn": { summary: "Creates a thread.", body: SpawnSpec, status: 201, answer: SpawnResultAnswer, drains: true, errors: SPAWN_ERRORS },
+  "GET /threads": { summary: "A page of thread summaries.", query: ListThreadsQuery, answer: ThreadListPageAnswer, errors: [[429, CODES.threadListRateLimited]] },
+  "GET /threads/:id": { summary: "The thread row.", answer: ThreadRowAnswer },
+  "GET /threads/:id/head": { summary: "The thread's identity: type, role, workspace, parent, seat lease, title." },
+  "DELETE /threads/:id": { summary: "Retires (archives) the thread.", query: z.object({ reason: z.string().max(1000).optional() }), errors: [[409, CODES.threadArchived]] },
+  "POST /threads/:id/restore": {
+    summary: "Restores a retired thread.",
+    errors: [
+      [409, CODES.threadNotArchived],
+      [409, CODES.headTaken],
+    ],
+  },
+  "PUT /threads/:id/seat-lease": { summary: "Sets or frees the thread's seat lease.", body: SeatLease, errors: [[409, CODES.threadArchived]] },
+  "POST /threads/:id/messages": {
+    summary: "Appends a message; a turn starts unless it is held. Answers once the message is on disk.",
+    body: PostMessage,
+    status: 202,
+    answer: MessageAcceptedAnswer,
+    drains: true,
+    errors: [...ACCEPTS, [409, CODES.idempotencyConflict]],
+  },
+  "PATCH /threads/:id/messages/:seq": {
+    summary: "Edits or releases a held message (a release is refused while the host drains).",
+    body: PatchMessage,
+    answer: MessageAcceptedAnswer,
+    errors: [
+      ...ACCEPTS,
+      [404, CODES.messageNotFound],
+      [409, CODES.messageNotHeld],
+      [503, CODES.draining],
+    ],
+  },
+  "DELETE /threads/:id/messages/:seq": {
+    summary: "Deletes a held message.",
+    answer: MessageAcceptedAnswer,
+    errors: [
+      [404, CODES.messageNotFound],
+      [409, CODES.messageNotHeld],
+    ],
+  },
+  "GET /threads/:id/tail": {
+    summary: "A page of the event log: forward with `after`, reverse with `before` or neither; `wait` holds an empty forward page open.",
+    query: TailQuery.extend({ wait: z.string().regex(/^\d+$/).optional() }),
+    answer: z.union([ForwardPageAnswer, ReversePageAnswer]),
+  },
+  "GET /threads/:id/follow": { summary: "The event log as SSE, from `after` or `Last-Event-ID`.", query: FollowQuery, media: "sse" },
+  "GET /threads/:id/stream": { summary: "Live deltas of the running turn as SSE; nothing is stored.", media: "sse", errors: [[429, CODES.streamSubscribersFull]] },
+  "GET /threads/:id/tool-results/:seq": {
+    summary: "A tool result's whole body.",
+    errors: [
+      [404, CODES.eventNotFound],
+      [404, CODES.notAToolResult],
+    ],
+  },
+
+  "POST /threads/:id/send": {
+    summary: "Appends a message and answers when the turn it started ended (`async: true`: at once).",
+    body: SendMessage,
+    answer: SendResultAnswer,
+    drains: true,
+    errors: [...ACCEPTS, [409, CODES.recordOnlyThread]],
+  },
+  "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatusAnswer },
+  "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", errors: [[409, CODES.noTurnRunning]] },
+  "POST /threads/:id/approvals/:approvalId": {
+    summary: "Allows or denies a tool call; a second answer is a 200 with code `approval-closed`.",
+    body: ApprovalDecisionBody,
+    errors: [
+      [404, CODES.approvalNotFound],
+      [200, CODES.approvalClosed],
+    ],
+  },
+  "GET /threads/:id/questions/:requestId": { summary: "A question the engine asked, and its status.", errors: [[404, CODES.questionNotFound]] },
+  "POST /threads/:id/questions/:requestId/answer": { summary: "Answers a question.", body: QuestionAnswerBody, errors: QUESTION },
+  "POST /threads/:id/questions/:requestId/dismiss": { summary: "Dismisses a question: the turn ends without another model call.", errors: QUESTION },
+  "POST /threads/:id/questions/:requestId/continue": { summary: "The model goes on without an answer.", errors: QUESTION },
+  "POST /threads/:id/role": { summary: "Retires a head to chat and frees the workspace's head slot.", body: RoleChange, errors: [[409, CODES.notAHead]] },
+  "POST /threads/:id/recover": {
+    summary: "Reopens a degraded thread, acknowledging the gap in its history.",
+    body: RecoverBody,
+    errors: [
+      [409, CODES.threadNotDegraded],
+      [409, CODES.turnNotIdle],
+    ],
+  },
+  "POST /threads/:id/fork": {
+    summary: "A new thread with this one's history up to `atSeq`.",
+    body: ForkBody,
+    status: 201,
+    drains: true,
+    errors: [...SPAWN_ERRORS, [400, CODES.forkSeqOutOfRange]],
+  },
+  "GET /threads/:id/loop": { summary: "The thread's loop, if any." },
+  "POST /threads/:id/loop": {
+    summary: "Starts a loop: one prompt queued again after each turn until a stop rule.",
+    body: LoopStart,
+    status: 202,
+    drains: true,
+    errors: [
+      [409, CODES.loopRunning],
+      [409, CODES.recordOnlyThread],
+    ],
+  },
+  "POST /threads/:id/loop/continue": {
+    summary: "Continues a stopped loop for more turns.",
+    body: LoopContinue,
+    status: 202,
+    drains: true,
+    errors: [
+      [404, CODES.loopNotFound],
+      [409, CODES.loopRunning],
+    ],
+  },
+  "POST /threads/:id/loop/stop": {
+    summary: "Stops the loop after the running turn.",
+    errors: [
+      [404, CODES.loopNotFound],
+      [409, CODES.loopNotRunning],
+    ],
+  },
+
+  "GET /workspaces": { summary: "The configured workspaces." },
+  "GET /workspaces/:name": { summary: "A workspace's configuration, its policy in force and its head thread.", errors: WORKSPACE },
+  "PUT /workspaces/:name/policy": {
+    summary: "Sets the workspace's policy; kept across restarts, over the file's.",
+    body: Policy,
+    errors: [...WORKSPACE, [400, CODES.modelNotAllowed], [400, CODES.accountNotInRoster], [400, CODES.unknownAccount]],
+  },
+  "GET /workspaces/:name/head": { summary: "The workspace's head thread.", errors: WORKSPACE },
+  "GET /workspaces/:name/approvals": { summary: "Approvals open in the workspace's threads.", errors: WORKSPACE },
+  "GET /workspaces/:name/questions": { summary: "Questions open in the workspace's threads.", errors: WORKSPACE },
+  "GET /workspaces/:name/events": { summary: "Every entry of the workspace's feed, as SSE.", query: FollowQuery, media: "sse", errors: WORKSPACE },
+  "GET /workspaces/:name/changes": {
+    summary: "The feed's entries that change threads, as SSE; `threads` names the ones to watch.",
+    query: FollowQuery.extend({ threads: z.string().optional() }),
+    media: "sse",
+    errors: WORKSPACE,
+  },
+  "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, errors: WORKSPACE },
+
+  "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },
+  "POST /internal/host-report": { summary: "The front's disk and machine report (the front only).", body: HostReportBody, errors: [[403, CODES.internalOnly]] },
+
+  "GET /accounts": {
+    summary: "Provider accounts with their identity and health, and the engines' CLIs; never a secret.",
+    errors: [
+      [503, CODES.engineHostUnavailable],
+      [503, CODES.accountPoolUnavailable],
+    ],
+  },
+  "POST /accounts/:id/access-token": {
+    summary: "A short-lived access token of an OAuth account, for a trusted caller on this host.",
+    errors: [
+      [404, CODES.accountNotFound],
+      [429, CODES.accessTokenRateLimited],
+      [409, CODES.credentialNotAvailable],
+      [503, CODES.credentialUnreachable],
+    ],
+  },
+  "GET /v1/models": { summary: "The models completions can route (OpenAI's list shape).", completionsErrors: true, errors: [[503, COMPLETIONS_CODES.accountPoolUnavailable]] },
+  "GET /v1/models/:id": {
+    summary: "One routable model.",
+    completionsErrors: true,
+    errors: [
+      [404, COMPLETIONS_CODES.modelNotFound],
+      [503, COMPLETIONS_CODES.accountPoolUnavailable],
+    ],
+  },
+  "POST /v1/chat/completions": {
+    summary: "One model call on the workspace's accounts, with failover (OpenAI's chat-completions shape).",
+    body: ChatCompletionRequest,
+    media: "json-or-sse",
+    completionsErrors: true,
+    errors: COMPLETIONS,
+  },
+
+  "GET /keeper/spawn-pause": { summary: "The disk keeper's spawn pause." },
+  "POST /keeper/spawn-pause/clear": { summary: "Clears a spawn pause early, with a reason.", body: ClearSpawnPause },
+  "GET /host-load": { summary: "The machine's load as the front measured it.", errors: [[503, CODES.hostLoadUnknown]] },
+  "GET /live": { summary: "Live sessions and account-exhaustion episodes." },
+  "GET /limits": { summary: "The host's limits, with the hub's build seat limit." },
+  "GET /timings": { summary: "Per-route request timings." },
+  "GET /metrics": { summary: "Metrics as JSON, or as Prometheus text when asked.", media: "json-or-prometheus" },
+  "GET /metrics/history": { summary: "Metrics over time." },
+  "GET /metrics/estate": { summary: "Threads by stage, workspace and engine." },
+  "GET /metrics/keeper": { summary: "The disk keeper's samples." },
+  "GET /metrics/cost-per-merged-pr": { summary: "Spend per merged pull request." },
+
+  "GET /attention": { summary: "Items that need a person now." },
+  "GET /attention/changes": { summary: "Changes of the attention board after a cursor.", query: FollowQuery.extend({ limit: z.string().regex(/^\d+$/).optional() }) },
+  "GET /attention/follow": { summary: "Changes of the attention board as SSE.", query: FollowQuery, media: "sse" },
+  "GET /attention/:id": { summary: "One open attention item.", errors: [[404, CODES.attentionNotFound]] },
+
+  "GET /peers": { summary: "This host and the external peers an operator registered." },
+  "POST /peers/external": { summary: "Registers an external peer.", body: ExternalPeerBody, status: 201, errors: [[409, CODES.peerExists]] },
+  "DELETE /peers/external/:name": { summary: "Removes an external peer.", errors: [[404, CODES.peerNotFound]] },
+
+  "POST /previews": { summary: "Records a local server preview of a thread.", body: PreviewBody, status: 201, errors: [[404, CODES.threadNotFound]] },
+  "GET /previews": { summary: "The recorded previews." },
+  "GET /previews/:id": { summary: "One preview.", errors: [[404, CODES.previewNotFound]] },
+  "DELETE /previews/:id": { summary: "Removes a preview.", errors: [[404, CODES.previewNotFound]] },
+};

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { CONTRACT, type RouteContract, type RouteError } from "../api/contract.js";
+import { CODES } from "../api/errors.js";
+
+type Schema = Record<string, unknown>;
+
+/** JSON Schema 2020-12 (OpenAPI 3.1's dialect) of what a caller sends or receives. */
+function jsonSchema(schema: z.ZodType): Schema {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Schema;
+  return rest;
+}
+
+const ERROR_BODY: Schema = {
+  type: "object",
+  required: ["error"],
+  properties: { error: { type: "string", description: "For people." }, code: { type: "string", description: "For programs to branch on." } },
+  additionalProperties: true,
+};
+const COMPLETIONS_ERROR: Schema = {
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: { type: "object", required: ["message", "type", "code"], properties: { message: { type: "string" }, type: { type: "string" }, code: { type: "string" }, param: { type: ["string", "null"] } } },
+  },
+};
+
+/** Refusals every route of a kind may give, besides its own. */
+function commonErrors(key: string, route: RouteContract): RouteError[] {
+  const path = key.slice(key.indexOf(" ") + 1);
+  const out: RouteError[] = [[403, CODES.untrustedCaller]];
+  if (route.body) out.push([413, CODES.bodyTooLarge]);
+  if (path.startsWith("/threads/:id")) out.push([404, CODES.threadNotFound]);
+  if (route.drains) out.push([503, CODES.draining]);
+  return out;
+}
+
+function responses(key: string, route: RouteContract): Schema {
+  const status = String(route.status ?? 200);
+  const media =
+    route.media === "sse"
+      ? { "text/event-stream": { schema: { type: "string" } } }
+      : route.media === "json-or-sse"
+        ? { "application/json": { schema: { type: "object" } }, "text/event-stream": { schema: { type: "string" } } }
+        : route.media === "json-or-prometheus"
+          ? { "application/json": { schema: { type: "object" } }, "text/plain": { schema: { type: "string" } } }
+          : { "application/json": { schema: route.answer ? jsonSchema(route.answer) : { type: "object" } } };
+  const out: Schema = { [status]: { description: "Success.", content: media } };
+  const refusals = [...(route.completionsErrors ? [] : commonErrors(key, route)), ...(route.errors ?? [])];
+  const byStatus = new Map<number, string[]>();
+  for (const [s, code] of refusals) byStatus.set(s, [...(byStatus.get(s) ?? []), code]);
+  if (route.body || route.query) byStatus.set(400, byStatus.get(400) ?? []);
+  for (const [s, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const body = route.completionsErrors ? COMPLETIONS_ERROR : ERROR_BODY;
+    const described = codes.length ? `Refused: ${codes.map((c) => `\`${c}\``).join(", ")}.` : "A bad query or body (no code).";
+    if (String(s) === status) {
+      const ok = out[status] as { description: string };
+      ok.description = `Success, or a refusal that is not an error: ${codes.map((c) => `\`${c}\``).join(", ")}.`;
+      continue;
+    }
+    out[String(s)] = { description: described, "x-codes": codes, content: { "application/json": { schema: body } } };
+  }
+  return out;
+}
+
+function operation(key: string, route: RouteContract): Schema {
+  const path = key.slice(key.indexOf(" ") + 1);
+  const parameters: Schema[] = [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+  if (route.query) {
+    const q = jsonSchema(route.query) as { properties?: Record<string, Schema>; required?: string[] };
+    for (const [name, schema] of Object.entries(q.properties ?? {})) parameters.push({ name, in: "query", required: q.required?.includes(name) ?? false, schema });
+  }
+  return {
+    operationId: key.replace(/[^A-Za-z0-9]+/g, "_").replace(/_$/, ""),
+    summary: route.summary,
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchema(route.body) } } } } : {}),
+    responses: responses(key, route),
+  };
+}
+
+/** The OpenAPI 3.1 document of every route, from the contract table and its zod schemas. */
+export function openApiDocument(build: string): Schema {
+  const paths: Record<string, Record<string, Schema>> = {};
+  for (const [key, route] of Object.entries(CONTRACT)) {
+    const [method, path] = key.split(" ") as [string, string];
+    const openPath = path.replace(/:([A-Za-z]+)/g, "{$1}");
+    (paths[openPath] ??= {})[method.toLowerCase()] = operation(key, route);
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Agent runtime",
+      version: build,
+      description: "Durable, event-logged conversation threads with coding-agent engines. Refusals are `{error, code?}`; branch on `code`.",
+    },
+    servers: [{ url: "http://127.0.0.1:4741" }],
+    paths,
+  };
+}
+
+let cached: { build: string; text: string } | null = null;
+
+/** The document as served: built once per build, as the schemas cannot change under a running worker. */
+export function openApiText(build: string): string {
+  if (cached?.build !== build) cached = { build, text: JSON.stringify(openApiDocument(build)) };
+  return cached.text;
+}

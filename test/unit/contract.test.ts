@@ -1,0 +1,117 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { COMPLETIONS_CODES } from "../../src/api/completions.js";
+import { CONTRACT } from "../../src/api/contract.js";
+import { CODES } from "../../src/api/errors.js";
+
+const root = resolve(import.meta.dirname, "../..");
+
+/**
+ * The router, as the fuzz test reads it: worker code, typechecked by the worker's project,
+ * that Node runs as it is. Its handlers carry what they check (src/http/validate.ts).
+ */
+interface RouterRoute {
+  method: string;
+  path: string;
+  handler: { drains?: true } & Record<symbol, { target: string; schema: unknown } | undefined>;
+}
+const appModule = join(root, "src/app.ts");
+const validateModule = join(root, "src/http/validate.ts");
+const { app } = (await import(appModule)) as { app: { routes: RouterRoute[]; request(path: string, init?: RequestInit, env?: object): Promise<Response> } };
+const { VALIDATES } = (await import(validateModule)) as { VALIDATES: symbol };
+
+/** Each route's handlers (its middleware and its own), by `METHOD /path`. */
+function routerRoutes(): Map<string, RouterRoute["handler"][]> {
+  const out = new Map<string, RouterRoute["handler"][]>();
+  for (const r of app.routes) {
+    if (r.method === "ALL" || r.path.includes("*")) continue;
+    const key = `${r.method} ${r.path}`;
+    out.set(key, [...(out.get(key) ?? []), r.handler]);
+  }
+  return out;
+}
+
+/** Codes only the front answers, or the router's own fallbacks, which belong to no one route. */
+const NOT_A_ROUTE_S = new Set<string>([
+  CODES.upstreamUnavailable,
+  CODES.badRequestFraming,
+  CODES.headTooLarge,
+  CODES.methodNotImplemented,
+  CODES.requestTimeout,
+  CODES.methodNotAllowed,
+  CODES.internal,
+  // The account pool's answer to the router, which answers its callers `model_not_found`.
+  CODES.modelNotFound,
+  // Every route's, added to each by src/http/openapi.ts.
+  CODES.untrustedCaller,
+  CODES.bodyTooLarge,
+  CODES.draining,
+]);
+
+describe("the contract (src/api/contract.ts)", () => {
+  const routes = routerRoutes();
+
+  it("names every route the router serves, and no other", () => {
+    expect(Object.keys(CONTRACT).sort()).toEqual([...routes.keys()].sort());
+  });
+
+  it("holds the schemas the router validates with, and marks the routes that refuse while draining", () => {
+    // Completions reads its body itself, to refuse in the OpenAI shape: with the same schema.
+    const validatedByHand = new Set(["POST /v1/chat/completions"]);
+    for (const [key, handlers] of routes) {
+      const route = CONTRACT[key as keyof typeof CONTRACT]!;
+      const checks = handlers.map((h) => h[VALIDATES]).filter((v) => v !== undefined);
+      const body = checks.find((v) => v.target === "json")?.schema;
+      const query = checks.find((v) => v.target === "query")?.schema;
+      if (!validatedByHand.has(key)) expect(body, `${key}: body`).toBe(route.body);
+      if (query !== undefined) expect(query, `${key}: query`).toBe(route.query);
+      expect(handlers.some((h) => h.drains === true), `${key}: drains`).toBe(route.drains === true);
+    }
+  });
+
+  it("names only codes the runtime has, and every code some route answers", () => {
+    const runtime = new Set<string>(Object.values(CODES));
+    const completions = new Set<string>(Object.values(COMPLETIONS_CODES));
+    const used = new Set<string>();
+    for (const [key, route] of Object.entries(CONTRACT))
+      for (const [status, code] of route.errors ?? []) {
+        expect(route.completionsErrors ? completions.has(code) : runtime.has(code), `${key}: ${code}`).toBe(true);
+        expect(status, `${key}: ${code}`).toBeGreaterThanOrEqual(200);
+        used.add(code);
+      }
+    expect([...runtime].filter((code) => !used.has(code) && !NOT_A_ROUTE_S.has(code))).toEqual([]);
+  });
+
+  it("is in docs/api.md, route by route", () => {
+    const doc = readFileSync(join(root, "docs/api.md"), "utf8");
+    const missing = Object.keys(CONTRACT).filter((key) => !doc.includes(key.slice(key.indexOf(" ") + 1)));
+    expect(missing).toEqual([]);
+  });
+});
+
+describe("GET /openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document with every route, its schemas and its error codes", async () => {
+    const res = await app.request("/openapi.json", { headers: { host: "127.0.0.1:4741" } }, {});
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, any>> };
+    const checked = await new Validator().validate(doc);
+    expect(checked.errors ?? []).toEqual([]);
+    expect(checked.valid).toBe(true);
+    expect(doc.openapi).toBe("3.1.0");
+    const served = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`));
+    expect(served.sort()).toEqual(Object.keys(CONTRACT).sort());
+
+    const spawn = doc.paths["/spawn"]!.post;
+    expect(spawn.requestBody.content["application/json"].schema.properties.engine.enum).toEqual(["engine_a", "engine_b", "pi"]);
+    expect(spawn.responses["201"]).toBeDefined();
+    expect(spawn.responses["503"]["x-codes"]).toEqual(expect.arrayContaining(["draining", "engine-unavailable", "spawns-paused"]));
+    const tail = doc.paths["/threads/{id}/tail"]!.get;
+    expect(tail.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:after", "query:before", "query:limit", "query:wait"]);
+    expect(tail.responses["404"]["x-codes"]).toEqual(["thread-not-found"]);
+    const completions = doc.paths["/v1/chat/completions"]!.post;
+    expect(completions.responses["429"]["x-codes"]).toEqual(["accounts_exhausted", "rate_limited"]);
+    expect(completions.responses["429"].content["application/json"].schema.properties.error.type).toBe("object");
+  });
+});
