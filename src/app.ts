@@ -9,7 +9,7 @@ import { readConfig, type RuntimeConfig } from "./platform/config.js";
 import { Refused } from "./http/answer.js";
 import { refuse } from "./api/outcome.js";
 import { timings } from "./http/timings.js";
-import { host } from "./routes/host.js";
+import { health } from "./routes/health.js";
 import { drain } from "./routes/drain.js";
 import { accounts } from "./routes/accounts.js";
 import { completions } from "./routes/completions.js";
@@ -36,7 +36,7 @@ app.use(callerGate);
 app.use(bodyLimit);
 app.use(timings);
 
-app.route("/", host);
+app.route("/", health);
 app.route("/", drain);
 app.route("/", threads);
 app.route("/", turns);

@@ -17,9 +17,9 @@ function describeSpawnFields(): Record<string, string | readonly string[]> {
 
 const SPAWN_FIELDS = describeSpawnFields();
 
-export const host = new Hono<AppEnv>();
+export const health = new Hono<AppEnv>();
 
-host.get("/health", (c) =>
+health.get("/health", (c) =>
   c.json({
     ok: true,
     build: c.var.config.build,
@@ -30,9 +30,9 @@ host.get("/health", (c) =>
 );
 
 /** The HTTP interface as OpenAPI 3.1, generated from the schemas the router validates with. */
-host.get("/openapi.json", (c) => c.body(openApiText(c.var.config.build), 200, { "content-type": "application/json; charset=utf-8" }));
+health.get("/openapi.json", (c) => c.body(openApiText(c.var.config.build), 200, { "content-type": "application/json; charset=utf-8" }));
 
-host.get("/incidents", async (c) => {
+health.get("/incidents", async (c) => {
   const raw = c.req.query("since");
   if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
   const since = raw === undefined ? 0 : Number(raw);
