@@ -30,7 +30,7 @@ export function exhaustion(config: RuntimeConfig, views: AccountView[]): Exhaust
           workspace,
           provider,
           accounts: of.map((m) => ({ id: m.id, lastFailureClass: m.health.lastFailureClass, coolingDownUntil: m.health.coolingDownUntil })),
-          since: of.map((m) => m.health.lastFailureAt ?? "").sort().at(-1) ?? null,
+          since: of.map((m) => m.health.lastFailureAt).filter((at): at is string => at !== null).sort().at(-1) ?? null,
           until: of.map((m) => m.health.coolingDownUntil!).sort()[0]!,
         },
       ];

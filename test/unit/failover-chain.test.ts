@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { FAILURE_CLASSES, type FailureClass } from "../../src/api/engine.js";
+import type { EngineModel, ThreadSpec } from "../../src/api/threads.js";
+import { nextOnChain } from "../../objects/thread/failover.js";
+import type { ThreadState } from "../../objects/thread/thread-state.js";
+
+function thread(primary: EngineModel, fallback: EngineModel[] | null, chainStep = 0): ThreadState {
+  const spec: ThreadSpec = {
+    workspace: null,
+    title: null,
+    role: "chat",
+    type: "chat",
+    ...primary,
+    permissions: "ask",
+    cwd: null,
+    account: null,
+    proxyEnv: null,
+    fallback,
+  };
+  return {
+    id: "t1",
+    spec,
+    parent: null,
+    forkedAtSeq: null,
+    createdAt: "2030-01-01T00:00:00.000Z",
+    archivedAt: null,
+    archiveReason: null,
+    stage: "running",
+    cost: { usd: 0, inputTokens: 0, outputTokens: 0 },
+    seatLease: null,
+    turn: null,
+    turns: 1,
+    degraded: null,
+    loop: null,
+    chainStep,
+  };
+}
+
+const piSim = { engine: "pi", model: "sim-1" } as const;
+const piGpt5 = { engine: "pi", model: "gpt-5" } as const;
+const piGpt4o = { engine: "pi", model: "gpt-4o" } as const;
+const aSonnet = { engine: "engine_a", model: "sonnet" } as const;
+const aOpus = { engine: "engine_a", model: "opus" } as const;
+
+describe("failing over on a quota failure", () => {
+  const chain = [piGpt5, aSonnet, piGpt4o];
+
+  it("moves to the next entry, whatever its engine", () => {
+    expect(nextOnChain(thread(piSim, chain, 0), "quota")).toEqual({ step: 1, to: piGpt5 });
+    expect(nextOnChain(thread(piSim, chain, 1), "quota")).toEqual({ step: 2, to: aSonnet });
+    expect(nextOnChain(thread(piSim, chain, 2), "quota")).toEqual({ step: 3, to: piGpt4o });
+  });
+
+  it("has nowhere to go at the end of the chain, or without one", () => {
+    expect(nextOnChain(thread(piSim, chain, 3), "quota")).toBeNull();
+    expect(nextOnChain(thread(piSim, null), "quota")).toBeNull();
+    expect(nextOnChain(thread(piSim, []), "quota")).toBeNull();
+  });
+});
+
+describe("failing over on an auth failure", () => {
+  it("skips entries on the engine that failed, to the next one on another engine", () => {
+    expect(nextOnChain(thread(piSim, [piGpt5, piGpt4o, aSonnet], 0), "auth")).toEqual({ step: 3, to: aSonnet });
+  });
+
+  it("compares with the engine the thread runs on now, not the spec's", () => {
+    // At step 1 the thread runs on pi: engine_a, the spec's engine, is another engine.
+    expect(nextOnChain(thread(aOpus, [piGpt5, aSonnet], 1), "auth")).toEqual({ step: 2, to: aSonnet });
+    expect(nextOnChain(thread(aOpus, [aSonnet, piGpt5], 1), "auth")).toEqual({ step: 2, to: piGpt5 });
+  });
+
+  it("has nowhere to go when every entry left is on the same engine", () => {
+    expect(nextOnChain(thread(piSim, [piGpt5, piGpt4o], 0), "auth")).toBeNull();
+    expect(nextOnChain(thread(piSim, [piGpt5, aSonnet, aOpus], 2), "auth")).toBeNull();
+  });
+});
+
+describe("failure classes that never fail over", () => {
+  const others = FAILURE_CLASSES.filter((c): c is Exclude<FailureClass, "quota" | "auth"> => c !== "quota" && c !== "auth");
+
+  it("covers every class but quota and auth", () => {
+    expect(others).toEqual(["model-not-found", "unsupported-model", "engine-unavailable", "tool", "permission", "session", "closed", "interrupted", "stalled", "unknown"]);
+  });
+
+  it.each(others)("%s stays on the entry it failed on", (failure) => {
+    expect(nextOnChain(thread(piSim, [aSonnet, piGpt5], 0), failure)).toBeNull();
+  });
+});
