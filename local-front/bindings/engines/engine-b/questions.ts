@@ -1,9 +1,5 @@
 import type { QuestionReply } from "../../../../src/api/engine.js";
-import type { ToolRequestUserInputParams } from "./protocol/v2/ToolRequestUserInputParams.js";
-import type { ToolRequestUserInputResponse } from "./protocol/v2/ToolRequestUserInputResponse.js";
-
-/** The server request codex sends when its model calls `request_user_input`. */
-export const USER_INPUT_REQUEST = "item/tool/requestUserInput";
+import type { ToolRequestUserInputParams, ToolRequestUserInputResponse } from "./types.js";
 
 /** The runtime's question: each of codex's questions (up to three) with its options. */
 export function askedQuestion(params: ToolRequestUserInputParams): string {

@@ -1,6 +1,6 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
-import type { RequestId } from "./protocol/RequestId.js";
+import type { ClientNotification, ParamsOf, RequestId, RequestMethod, Responses, ServerNotification, ServerRequest, ServerResponses } from "./types.js";
 
 type Message = { id?: RequestId; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string } };
 
@@ -16,7 +16,8 @@ export class RpcError extends Error {
 /**
  * JSON-RPC 2.0 without the `"jsonrpc"` field, one object a line, as `codex app-server`
  * speaks it on stdio. The server's own requests (approvals) carry ids from a counter of
- * its own, so they are told apart from answers by having a `method`.
+ * its own, so they are told apart from answers by having a `method`. Requests, answers
+ * and notifications are typed from the protocol generated for the pinned release.
  */
 export class AppServerRpc {
   private next = 1;
@@ -25,8 +26,8 @@ export class AppServerRpc {
 
   constructor(
     private readonly child: ChildProcessWithoutNullStreams,
-    onNotification: (method: string, params: unknown) => void,
-    onRequest: (method: string, id: RequestId, params: unknown) => void,
+    onNotification: (n: ServerNotification) => void,
+    onRequest: (r: ServerRequest) => void,
   ) {
     const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
@@ -37,10 +38,12 @@ export class AppServerRpc {
         return;
       }
       if (m.method !== undefined) {
+        // The one place a line is taken for what the pinned server sends: the handlers
+        // switch on `method`, and a method they do not know falls through untouched.
         // A message this binding cannot handle must not take the front down with it.
         try {
-          if (m.id !== undefined) onRequest(m.method, m.id, m.params);
-          else onNotification(m.method, m.params);
+          if (m.id !== undefined) onRequest(m as ServerRequest);
+          else onNotification(m as ServerNotification);
         } catch (err) {
           console.error(`engine_b: could not handle ${m.method}: ${(err as Error).message}`);
         }
@@ -56,25 +59,25 @@ export class AppServerRpc {
     child.stdin.on("error", (err) => this.fail(err));
   }
 
-  request<T>(method: string, params: unknown): Promise<T> {
+  request<M extends RequestMethod>(method: M, params: ParamsOf<M>): Promise<Responses[M]> {
     if (this.closedWith) return Promise.reject(this.closedWith);
     const id = this.next++;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<Responses[M]>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.send({ id, method, params });
     });
   }
 
-  notify(method: string, params?: unknown): void {
-    this.send(params === undefined ? { method } : { method, params });
+  notify(n: ClientNotification): void {
+    this.send(n);
   }
 
-  respond(id: RequestId, result: unknown): void {
-    this.send({ id, result });
+  respond<M extends keyof ServerResponses>(request: { method: M; id: RequestId }, result: ServerResponses[M]): void {
+    this.send({ id: request.id, result });
   }
 
-  refuse(id: RequestId, message: string): void {
-    this.send({ id, error: { code: -32601, message } });
+  refuse(request: ServerRequest, message: string): void {
+    this.send({ id: request.id, error: { code: -32601, message } });
   }
 
   private send(m: Message): void {

@@ -1,9 +1,9 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, Json, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
+import { newId } from "../../../../src/shared/ids.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
@@ -14,11 +14,9 @@ import { priceOf, usdOf } from "../prices.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
 import { codexTurnEnd } from "./failure.js";
-import type { ToolRequestUserInputParams } from "./protocol/v2/ToolRequestUserInputParams.js";
-import { askedQuestion, USER_INPUT_REQUEST, userInputResponse } from "./questions.js";
-import type { RequestId } from "./protocol/RequestId.js";
+import { askedQuestion, userInputResponse } from "./questions.js";
 import { AppServerRpc, RpcError } from "./rpc.js";
-import type { ThreadItem, ThreadStartResponse, ThreadTokenUsage, TurnError, TurnStartResponse } from "./types.js";
+import type { ServerNotification, ServerRequest, ThreadItem, TurnError } from "./types.js";
 
 export interface EngineBDeps {
   network: NetworkDeps;
@@ -28,9 +26,6 @@ export interface EngineBDeps {
   /** The codex process, and so every command it runs, lives inside it. */
   sandbox: Sandbox;
 }
-
-const newId = (prefix: string) => prefix + randomBytes(9).toString("hex");
-
 
 /** permissions -> codex's approval policy and sandbox. `deny` still asks, and is answered no. */
 function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "untrusted" | "never"; sandbox: "workspace-write" | "danger-full-access" } {
@@ -123,74 +118,78 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       }
     };
 
-    const rpc = new AppServerRpc(
-      child,
-      (method, params) => {
-        const p = params as Record<string, unknown>;
-        if (method === "item/agentMessage/delta") emit({ type: "delta", frame: { type: "text", delta: String(p.delta ?? "") } });
-        else if (method === "item/started" || method === "item/completed") item(method === "item/started" ? "started" : "completed", p.item as ThreadItem);
-        else if (method === "thread/tokenUsage/updated") {
-          const last = (p.tokenUsage as ThreadTokenUsage).last;
+    const notified = (n: ServerNotification) => {
+      switch (n.method) {
+        case "item/agentMessage/delta":
+          return emit({ type: "delta", frame: { type: "text", delta: n.params.delta } });
+        case "item/started":
+          return item("started", n.params.item);
+        case "item/completed":
+          return item("completed", n.params.item);
+        case "thread/tokenUsage/updated": {
+          const { last } = n.params.tokenUsage;
           usage.input += last.inputTokens;
           usage.cached += last.cachedInputTokens;
           usage.output += last.outputTokens;
-        } else if (method === "error" && !(p as { willRetry?: boolean }).willRetry) lastError = (p as { error: TurnError }).error;
-        else if (method === "turn/completed") {
-          const turn = (p as { turn: { status: string; error: TurnError | null } }).turn;
+          return;
+        }
+        case "error":
+          if (!n.params.willRetry) lastError = n.params.error;
+          return;
+        case "turn/completed": {
+          const { turn } = n.params;
           if (turn.status === "completed") settleTurn(null);
           else if (turn.status === "interrupted" || interrupted) settleTurn(INTERRUPTED);
           else settleTurn(codexTurnEnd(turn.error ?? lastError));
+          return;
         }
-      },
-      (method, id, params) => void answerRequest(method, id, params as Record<string, unknown>),
-    );
+      }
+    };
+    const rpc = new AppServerRpc(child, notified, (r) => void answerRequest(r));
     const gone = () => settleTurn(interrupted ? INTERRUPTED : { class: "session", error: "codex app-server exited during the turn" });
     child.on("exit", gone);
     child.on("error", gone);
 
-    const answerRequest = async (method: string, id: RequestId, p: Record<string, unknown>) => {
-      if (method === USER_INPUT_REQUEST) {
-        const params = p as unknown as ToolRequestUserInputParams;
+    const answerRequest = async (r: ServerRequest) => {
+      if (r.method === "item/tool/requestUserInput") {
         const requestId = newId("req_");
-        emit({ type: "question", requestId, question: askedQuestion(params) });
+        emit({ type: "question", requestId, question: askedQuestion(r.params) });
         const reply = await questions.wait(requestId);
         // An interrupted turn's pending request is resolved by codex itself: no answer.
-        if (reply !== "interrupted") rpc.respond(id, userInputResponse(params, reply));
+        if (reply !== "interrupted") rpc.respond(r, userInputResponse(r.params, reply));
         return;
       }
-      if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval")
-        return rpc.refuse(id, `${method} is not supported by this runtime`);
-      if (req.permissions === "deny") return rpc.respond(id, { decision: "decline" });
-      const name = method === "item/fileChange/requestApproval" ? "apply_patch" : "exec_command";
+      if (r.method !== "item/commandExecution/requestApproval" && r.method !== "item/fileChange/requestApproval") return rpc.refuse(r, `${r.method} is not supported by this runtime`);
+      if (req.permissions === "deny") return rpc.respond(r, { decision: "decline" });
       const approvalId = newId("appr_");
-      emit({ type: "approval", approvalId, callId: String(p.itemId ?? ""), name, input: { command: (p.command as Json) ?? null, cwd: (p.cwd as Json) ?? null } });
+      const asked =
+        r.method === "item/commandExecution/requestApproval"
+          ? { name: "exec_command", input: { command: r.params.command ?? null, cwd: r.params.cwd ?? null } }
+          : { name: "apply_patch", input: { command: null, cwd: null } };
+      emit({ type: "approval", approvalId, callId: r.params.itemId, ...asked });
       const decision = await approvals.wait(approvalId);
       // An interrupted turn's pending request is resolved by codex itself: no answer.
-      if (decision !== "interrupted") rpc.respond(id, { decision: decision === "allow" ? "accept" : "decline" });
+      if (decision !== "interrupted") rpc.respond(r, { decision: decision === "allow" ? "accept" : "decline" });
     };
 
     try {
       await rpc.request("initialize", { clientInfo: { name: "agent_runtime", title: "Agent Runtime", version: "0.1.0" }, capabilities: { experimentalApi: false, requestAttestation: false } });
-      rpc.notify("initialized");
+      rpc.notify({ method: "initialized" });
       const saved = homeIsNew ? null : await sessions.get(req.threadId);
       const { approvalPolicy, sandbox } = policy(req.permissions);
-      let threadId: string | null = null;
+      let resumedId: string | null = null;
       if (saved) {
         try {
-          const resumed = await rpc.request<ThreadStartResponse>("thread/resume", { threadId: saved.sessionId, excludeTurns: true, model: req.model, cwd, approvalPolicy, sandbox });
-          threadId = resumed.thread.id;
+          resumedId = (await rpc.request("thread/resume", { threadId: saved.sessionId, excludeTurns: true, model: req.model, cwd, approvalPolicy, sandbox })).thread.id;
         } catch (err) {
           if (!(err instanceof RpcError)) throw err;
         }
       }
-      const fresh = threadId === null;
-      if (fresh) {
-        const started = await rpc.request<ThreadStartResponse>("thread/start", { model: req.model, cwd, approvalPolicy, sandbox });
-        threadId = started.thread.id;
-        await sessions.put(req.threadId, { sessionId: threadId, costUsd: 0 });
-      }
+      const fresh = resumedId === null;
+      const threadId = resumedId ?? (await rpc.request("thread/start", { model: req.model, cwd, approvalPolicy, sandbox })).thread.id;
+      if (fresh) await sessions.put(req.threadId, { sessionId: threadId, costUsd: 0 });
       const text = (fresh ? preamble(req.transcript) : "") + req.inputs.map((i) => i.text).join("\n\n");
-      const started = await rpc.request<TurnStartResponse>("turn/start", { threadId, input: [{ type: "text", text, text_elements: [] }] });
+      const started = await rpc.request("turn/start", { threadId, input: [{ type: "text", text, text_elements: [] }] });
       stop = () => void rpc.request("turn/interrupt", { threadId, turnId: started.turn.id }).catch(() => child.kill("SIGKILL"));
       if (interrupted) stop();
       const failure = await turnEnded;
