@@ -64,7 +64,8 @@ export interface ClientOptions {
 
 export type StreamStatus = "live" | "lost" | "unsupported" | "gone";
 
-const env = (name: string): string | undefined => (typeof process !== "undefined" ? process.env[name] : undefined);
+/** The configuration variables where the runtime has an environment (Node, Deno, Bun); none in a browser. */
+const env = (name: string): string | undefined => (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env[name];
 
 export class RuntimeClient {
   readonly baseUrl: string;
@@ -150,9 +151,9 @@ export class RuntimeClient {
     return this.call("POST", `/threads/${id}/interrupt`);
   }
 
-  /** `callId` is the approval's id (`approvalId` on the wire). */
-  approve(id: string, callId: string, decision: "allow" | "deny"): Promise<ApprovalAnswer> {
-    return this.call("POST", `/threads/${id}/approvals/${encodeURIComponent(callId)}`, { decision });
+  /** Allows or denies the tool call an `approval-request` event names by `approvalId`. */
+  approve(id: string, approvalId: string, decision: "allow" | "deny"): Promise<ApprovalAnswer> {
+    return this.call("POST", `/threads/${id}/approvals/${encodeURIComponent(approvalId)}`, { decision });
   }
 
   question(id: string, requestId: string): Promise<QuestionStatus> {
@@ -315,6 +316,36 @@ export class RuntimeClient {
         if (options.signal?.aborted) return;
       }
       options.onStatus?.("lost");
+    }
+  }
+
+  /**
+   * Posts a message and yields the thread's events after it until the turn that answers
+   * it has ended: that turn's `turn-ended` or `turn-failed` is the last event yielded.
+   * Events of a turn already running (the message waits for the next) pass through too.
+   * A held message starts no turn until it is released, so its events go on until then or
+   * until the caller stops. Read through `follow`, with its reconnects and statuses.
+   */
+  async *sendAndFollow(
+    id: string,
+    message: PostMessage,
+    options: { idempotencyKey?: string; signal?: AbortSignal; onStatus?: (s: StreamStatus) => void } = {},
+  ): AsyncGenerator<ThreadEvent> {
+    const { seq } = await this.post(id, message, { idempotencyKey: options.idempotencyKey });
+    // Ending the follow's request when the turn ends, or when the caller's signal fires.
+    const done = new AbortController();
+    const stop = () => done.abort();
+    options.signal?.addEventListener("abort", stop, { once: true });
+    let turnId: string | null = null;
+    try {
+      for await (const event of this.follow(id, { after: seq, signal: done.signal, onStatus: options.onStatus })) {
+        yield event;
+        if (event.kind === "turn-started" && event.body.inputs.includes(seq)) turnId = event.body.turnId;
+        else if ((event.kind === "turn-ended" || event.kind === "turn-failed") && event.body.turnId === turnId) return;
+      }
+    } finally {
+      options.signal?.removeEventListener("abort", stop);
+      stop();
     }
   }
 
