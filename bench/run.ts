@@ -273,6 +273,22 @@ async function turns(front: Front): Promise<void> {
     fmt(viaRuntime.p50 / straight.p50, 2),
     "",
   );
+  // The client library's sendAndFollow: post, then the log over follow until the turn's end.
+  const streamed = async () => {
+    const t = threads[next++ % threads.length]!.threadId;
+    let last = "";
+    for await (const e of front.client.sendAndFollow(t, { text: "ping" })) last = e.kind;
+    if (last !== "turn-ended") throw new Error(`the streamed turn ended with ${last}`);
+  };
+  await sequential(20, streamed);
+  const viaStream = await sequential(200, streamed);
+  row(
+    "a turn streamed with the client's sendAndFollow, until turn-ended (sequential)",
+    `p50 ${fmt(viaStream.p50, 1)} ms, p99 ${fmt(viaStream.p99, 1)} ms`,
+    `the same turn with the client's send: p50 ${fmt(viaRuntime.p50, 1)} ms`,
+    fmt(viaStream.p50 / viaRuntime.p50, 2),
+    "",
+  );
   const started = performance.now();
   const perThread = 10;
   await Promise.all(threads.map(async (t) => {
