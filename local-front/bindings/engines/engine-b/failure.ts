@@ -1,7 +1,7 @@
 import type { TurnFailure } from "../../../../src/api/engine.js";
 import type { RunOutcome } from "../turn.js";
 import { classifyProviderError } from "../pi/failure.js";
-import type { TurnError } from "./protocol/v2/TurnError.js";
+import type { CodexErrorInfo, TurnError } from "./types.js";
 
 /**
  * How a codex turn that did not complete ended. codex 0.160.0 fails a turn whose answer
@@ -19,13 +19,12 @@ export function codexTurnEnd(error: TurnError | null): RunOutcome {
  */
 export function classifyCodexError(error: TurnError | null): TurnFailure {
   const message = error?.message ?? "the turn failed without an error";
-  const info = error?.codexErrorInfo as unknown;
+  const info = error?.codexErrorInfo ?? null;
   if (info === "usageLimitExceeded") return { class: "quota", error: message };
   if (info === "unauthorized") return { class: "auth", error: message };
   if (info === "internalServerError" || info === "serverOverloaded") return { class: "unknown", error: message };
   if (info && typeof info === "object") {
-    const detail = Object.values(info as Record<string, { httpStatusCode?: number | null } | null>)[0];
-    const status = detail?.httpStatusCode ?? null;
+    const status = httpStatusOf(info);
     if ("responseTooManyFailedAttempts" in info && status === 429) return { class: "quota", error: message };
     if (status === 401 || status === 403) return { class: /unsupported|not supported/i.test(message) ? "unsupported-model" : "auth", error: message };
     if (status === 404) return { class: "model-not-found", error: message };
@@ -33,4 +32,13 @@ export function classifyCodexError(error: TurnError | null): TurnFailure {
   }
   if (/stream disconnected|error decoding response body/i.test(message)) return { class: "session", error: message };
   return classifyProviderError(null, message);
+}
+
+type DetailedErrorInfo = Exclude<CodexErrorInfo, string>;
+type DetailOf<T> = T extends unknown ? T[keyof T] : never;
+
+/** The provider's HTTP status, from the details of the `codexErrorInfo` variants that carry one. */
+function httpStatusOf(info: DetailedErrorInfo): number | null {
+  for (const detail of Object.values<DetailOf<DetailedErrorInfo>>(info)) if ("httpStatusCode" in detail) return detail.httpStatusCode;
+  return null;
 }

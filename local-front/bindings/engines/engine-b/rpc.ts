@@ -4,6 +4,17 @@ import type { ClientNotification, ParamsOf, RequestId, RequestMethod, Responses,
 
 type Message = { id?: RequestId; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string } };
 
+/**
+ * The one boundary where what codex writes is taken, unchecked, for what the protocol
+ * generated from the pinned release says it writes: a server request or notification by
+ * its `method`, an answer's result as the response to the method its id was sent with.
+ * Past it everything is typed; a method this binding does not know falls through the
+ * handlers' switches, and a handler's fault is caught by the line handler below.
+ */
+function asPinnedProtocol<T>(received: unknown): T {
+  return received as T;
+}
+
 export class RpcError extends Error {
   constructor(
     readonly code: number,
@@ -33,17 +44,17 @@ export class AppServerRpc {
     lines.on("line", (line) => {
       let m: Message;
       try {
-        m = JSON.parse(line) as Message;
+        const parsed: unknown = JSON.parse(line);
+        if (typeof parsed !== "object" || parsed === null) return;
+        m = parsed;
       } catch {
         return;
       }
-      if (m.method !== undefined) {
-        // The one place a line is taken for what the pinned server sends: the handlers
-        // switch on `method`, and a method they do not know falls through untouched.
+      if (typeof m.method === "string") {
         // A message this binding cannot handle must not take the front down with it.
         try {
-          if (m.id !== undefined) onRequest(m as ServerRequest);
-          else onNotification(m as ServerNotification);
+          if (m.id !== undefined) onRequest(asPinnedProtocol<ServerRequest>(m));
+          else onNotification(asPinnedProtocol<ServerNotification>(m));
         } catch (err) {
           console.error(`engine_b: could not handle ${m.method}: ${(err as Error).message}`);
         }
@@ -63,7 +74,7 @@ export class AppServerRpc {
     if (this.closedWith) return Promise.reject(this.closedWith);
     const id = this.next++;
     return new Promise<Responses[M]>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.pending.set(id, { resolve: (result) => resolve(asPinnedProtocol<Responses[M]>(result)), reject });
       this.send({ id, method, params });
     });
   }
