@@ -1,9 +1,63 @@
-import { describe, expect, it } from "vitest";
-import { RuntimeError } from "../../client/index.js";
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RuntimeClient, RuntimeError, type StreamStatus } from "../../client/index.js";
+import type { ThreadEvent } from "../../src/api/events.js";
 import { useFront } from "../support/use-front.js";
 import { sim, waitFor } from "../support/http.js";
 
 const front = useFront();
+
+/**
+ * What stands between the client and the front: an older build with no push route
+ * (`follow` answers 404 without a code), or a network that drops the next follow stream
+ * once an event frame has gone through and then lets everything pass.
+ */
+let between: "older-build" | "drop-next-stream" | "nothing" = "older-build";
+let proxy: Server;
+let proxyUrl: string;
+beforeAll(async () => {
+  proxy = createServer((req, res) => {
+    const follow = /^\/threads\/[^/]+\/follow/.test(req.url!);
+    if (follow && between === "older-build") {
+      req.resume();
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "no route", build: "older" }));
+      return;
+    }
+    const drop = follow && between === "drop-next-stream";
+    const upstream = httpRequest(new URL(req.url!, front().url), { method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode!, up.headers);
+      let seen = "";
+      up.on("data", (chunk: Buffer) => {
+        seen += chunk;
+        if (drop && between === "drop-next-stream" && seen.split("\n\n").slice(0, -1).some((frame) => frame.includes("id: "))) {
+          between = "nothing";
+          up.destroy();
+          // Once the frame is on the wire, so the client has an event to resume after.
+          res.write(chunk, () => res.destroy());
+        } else res.write(chunk);
+      });
+      up.on("end", () => res.end());
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => proxy.close(() => r())));
+
+/** Every event `sendAndFollow` yields for a message, and each stream status it reported with how many events it had yielded by then. */
+async function sendAndCollect(c: RuntimeClient, threadId: string, text: string): Promise<{ events: ThreadEvent[]; statuses: [StreamStatus, number][] }> {
+  const events: ThreadEvent[] = [];
+  const statuses: [StreamStatus, number][] = [];
+  for await (const event of c.sendAndFollow(threadId, { text }, { onStatus: (s) => statuses.push([s, events.length]) })) {
+    events.push(event);
+    if (event.kind === "approval-request") await c.approve(threadId, event.body.approvalId, "allow");
+  }
+  return { events, statuses };
+}
+
+const consecutive = (events: ThreadEvent[]) => events.every((e, i) => i === 0 || e.seq === events[i - 1]!.seq + 1);
 
 describe("the client library drives a turn", () => {
   it("sends, approves by approvalId, answers a question, forks, loops, and reports refusals as rejected", async () => {
@@ -56,5 +110,38 @@ describe("the client library drives a turn", () => {
     const failed: string[] = [];
     for await (const event of c.sendAndFollow(threadId, { text: sim({ fail: "quota" }) })) failed.push(event.kind);
     expect(failed.at(-1)).toBe("turn-failed");
+  });
+
+  it("sends and streams by polling tail when the runtime has no push route, and still stops at the turn's end", async () => {
+    between = "older-build";
+    const c = new RuntimeClient({ baseUrl: proxyUrl, pollMs: 100 });
+    const { threadId } = await c.spawn({ permissions: "ask" });
+    const { events, statuses } = await sendAndCollect(c, threadId, sim({ tool: { name: "shell", input: { command: "echo polled" } }, reply: "done polling" }));
+    expect(statuses).toEqual([["unsupported", 0]]);
+    expect(events[0]!.kind).toBe("turn-started");
+    expect(events.at(-1)!.kind).toBe("turn-ended");
+    expect(events.map((e) => e.kind)).toEqual(expect.arrayContaining(["approval-request", "tool-result", "reply"]));
+    expect(consecutive(events)).toBe(true);
+  });
+
+  it("sends and streams across a dropped connection, resuming after the last event it yielded", async () => {
+    between = "drop-next-stream";
+    const c = new RuntimeClient({ baseUrl: proxyUrl, pollMs: 100 });
+    const { threadId } = await c.spawn({ permissions: "ask" });
+    const { events, statuses } = await sendAndCollect(c, threadId, sim({ tool: { name: "shell", input: { command: "echo resumed" } }, reply: "done resuming" }));
+    expect(between).toBe("nothing");
+    expect(statuses.map(([s]) => s)).toEqual(["live", "lost", "live"]);
+    expect(statuses[1]![1]).toBeGreaterThan(0);
+    expect(events[0]!.kind).toBe("turn-started");
+    expect(events.at(-1)!.kind).toBe("turn-ended");
+    expect(consecutive(events)).toBe(true);
+  });
+
+  it("follows a thread that does not exist to a gone status and no events", async () => {
+    const statuses: StreamStatus[] = [];
+    const events: ThreadEvent[] = [];
+    for await (const event of front().client.follow("thr_00000000000000000000000000", { onStatus: (s) => statuses.push(s) })) events.push(event);
+    expect(statuses).toEqual(["gone"]);
+    expect(events).toEqual([]);
   });
 });
