@@ -38,6 +38,8 @@ export default defineConfig({
           // Two files at a time, not vitest's one on two cores: an end-to-end file mostly waits
           // on the fronts and engines it starts, and the suite took 14 minutes run one by one.
           maxWorkers: 2,
+          // Vitest runs projects with different worker counts one after the other, never in one group.
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
