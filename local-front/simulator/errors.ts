@@ -27,7 +27,9 @@ export type SimError =
   | { kind: "bad-request"; message: string }
   | { kind: "too-large"; limit: number }
   | { kind: "missing-key" }
-  | { kind: "fail"; fail: AnswerFail; model: string; retryAfter: number };
+  | { kind: "fail"; fail: AnswerFail; model: string; retryAfter: number }
+  /** The prompt is longer than the model's window. */
+  | { kind: "context"; model: string; window: number; tokens: number };
 
 export interface ErrorResponse {
   status: number;
@@ -38,8 +40,8 @@ export interface ErrorResponse {
 /** Thrown while reading a request; the server renders it in the protocol's error shape. */
 export class BadRequest extends Error {}
 
-function openai(status: number, message: string, type: string, code: string | null, headers: Record<string, string> = {}): ErrorResponse {
-  return { status, headers, body: { error: { message, type, param: null, code } } };
+function openai(status: number, message: string, type: string, code: string | null, headers: Record<string, string> = {}, param: string | null = null): ErrorResponse {
+  return { status, headers, body: { error: { message, type, param, code } } };
 }
 
 function anthropic(status: number, type: string, message: string, headers: Record<string, string> = {}): ErrorResponse {
@@ -59,6 +61,15 @@ export function openaiError(e: SimError): ErrorResponse {
         "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
         "invalid_request_error",
         null,
+      );
+    case "context":
+      return openai(
+        400,
+        `This model's maximum context length is ${e.window} tokens. However, your messages resulted in ${e.tokens} tokens. Please reduce the length of the messages.`,
+        "invalid_request_error",
+        "context_length_exceeded",
+        {},
+        "messages",
       );
     case "fail":
       switch (e.fail) {
@@ -99,6 +110,8 @@ export function anthropicError(e: SimError): ErrorResponse {
       return anthropic(413, "request_too_large", `Request exceeds the maximum allowed number of bytes (${e.limit}).`);
     case "missing-key":
       return anthropic(401, "authentication_error", "x-api-key header is required");
+    case "context":
+      return anthropic(400, "invalid_request_error", `prompt is too long: ${e.tokens} tokens > ${e.window} maximum`);
     case "fail":
       switch (e.fail) {
         case "quota":
@@ -126,4 +139,10 @@ export function anthropicError(e: SimError): ErrorResponse {
           return anthropic(529, "overloaded_error", "Overloaded");
       }
   }
+}
+
+/** The Responses API words a full window its own way, with the same code. */
+export function openaiResponsesError(e: SimError): ErrorResponse {
+  if (e.kind !== "context") return openaiError(e);
+  return openai(400, "Your input exceeds the context window of this model. Please adjust your input and try again.", "invalid_request_error", "context_length_exceeded", {}, "input");
 }

@@ -1,5 +1,5 @@
 import { fromOpenAIResponses, type Conversation } from "./conversation.js";
-import { BadRequest, openaiError } from "./errors.js";
+import { BadRequest, openaiResponsesError } from "./errors.js";
 import { simId } from "./ids.js";
 import type { Issued } from "./issued.js";
 import { hasBearer, type Protocol } from "./protocol.js";
@@ -182,7 +182,7 @@ export const openaiResponses: Protocol = {
     checkItems(body, issued);
     return conv;
   },
-  error: openaiError,
+  error: openaiResponsesError,
   frames,
   failure,
   json,

@@ -1,12 +1,8 @@
 import { getModels, type KnownProvider } from "@mariozechner/pi-ai";
 import type { Provider } from "../../src/api/accounts.js";
+import { SIMULATED_MODELS } from "./models.js";
 import type { ProtocolName } from "./protocol.js";
 
-/** The simulator's own models, by the provider family that serves them. */
-const SIMULATED: Record<Provider, string[]> = {
-  openai: ["sim-1", "sim-2", "sim-3", "sim-mini", "sim-legacy", "gpt-sim"],
-  anthropic: ["claude-sim"],
-};
 
 /**
  * What each provider serves where the simulator stands in for it: its own wire protocols
@@ -23,7 +19,7 @@ const served = new Map<Provider, Set<string>>();
 export function serves(provider: Provider, model: string): boolean {
   let models = served.get(provider);
   if (!models) {
-    models = new Set([...SIMULATED[provider], ...getModels(provider as KnownProvider).map((m) => m.id)]);
+    models = new Set([...SIMULATED_MODELS.filter((m) => m.provider === provider).map((m) => m.id), ...getModels(provider as KnownProvider).map((m) => m.id)]);
     served.set(provider, models);
   }
   return models.has(model);

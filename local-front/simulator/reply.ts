@@ -1,6 +1,7 @@
 import type { Conversation, Entry } from "./conversation.js";
 import { parseDirectives, type Directive, type ToolStep } from "./directive.js";
 import { BadRequest, isMidstream, type MidstreamFail, type SimError } from "./errors.js";
+import { simTokens, simulatedFault, simulatedWindow } from "./models.js";
 
 export interface Usage {
   input: number;
@@ -91,10 +92,6 @@ export function splitPieces(text: string, chunks: number): string[] {
   return pieces;
 }
 
-function tokens(chars: number): number {
-  return Math.max(1, Math.ceil(chars / 4));
-}
-
 /**
  * The current user turn: the last user entry and the user entries right before it, back to
  * the previous reply or tool result. Tool results after it tell which scripted step is due.
@@ -154,8 +151,13 @@ function offeredOrRefused(call: ToolStep, offered: string[]): ToolStep {
  * `org` is the organization of the caller's credential, when the simulator checks them.
  */
 export function decide(conv: Conversation, org: string | null = null): Outcome {
+  const inputChars = conv.entries.reduce((sum, e) => sum + e.text.length, 0);
+  const window = simulatedWindow(conv.model);
+  // Checked before any directive, as a provider refuses the prompt before reading it.
+  if (window !== undefined && simTokens(inputChars) > window) return { error: { kind: "context", model: conv.model, window, tokens: simTokens(inputChars) } };
   const { userText, newest, results } = currentTurn(conv.entries);
-  const { directive } = parseDirectives(newest);
+  const { directive: written } = parseDirectives(newest);
+  const directive = { ...written, ...simulatedFault(conv.model) };
   const spared = (directive.failFor && !directive.failFor.includes(conv.model)) || (directive.failOrgs && !(org && directive.failOrgs.includes(org)));
   const d = spared ? { ...directive, fail: undefined } : directive;
   const { text } = parseDirectives(userText);
@@ -163,7 +165,6 @@ export function decide(conv: Conversation, org: string | null = null): Outcome {
   if (firstStep && d.fail !== undefined && !isMidstream(d.fail))
     return { error: { kind: "fail", fail: d.fail, model: conv.model, retryAfter: d.retryAfter ?? 1 } };
 
-  const inputChars = conv.entries.reduce((sum, e) => sum + e.text.length, 0);
   const chunks = d.chunks ?? DEFAULT_CHUNKS;
   const part = (t: string): Part => ({ text: t, pieces: splitPieces(t, chunks) });
   const step = dueStep(steps(d), results.length);
@@ -176,7 +177,7 @@ export function decide(conv: Conversation, org: string | null = null): Outcome {
       text: answer !== null ? part(answer) : null,
       calls: calls.map((c) => ({ name: c.name, input: c.input, arguments: part(JSON.stringify(c.input)) })),
       stop: step ? "tool" : d.stop === "length" ? "length" : "end",
-      usage: { input: d.usage?.input ?? tokens(inputChars), output: d.usage?.output ?? tokens(produced.length) },
+      usage: { input: d.usage?.input ?? simTokens(inputChars), output: d.usage?.output ?? simTokens(produced.length) },
       delayMs: d.delayMs ?? 0,
       cut: firstStep && d.fail !== undefined && isMidstream(d.fail) ? d.fail : null,
     },

@@ -13,6 +13,7 @@ import { openaiResponses } from "./openai-responses.js";
 import type { Protocol } from "./protocol.js";
 import { PROVIDERS, serves } from "./providers.js";
 import { Issued } from "./issued.js";
+import { SIMULATED_MODELS } from "./models.js";
 import { decide, deltaCount, type Outcome, type Reply } from "./reply.js";
 import { RequestLog } from "./request-log.js";
 import { writeSse, type Frame, type Pacing } from "./sse.js";
@@ -39,7 +40,6 @@ const ROUTES: Record<string, Protocol> = {
   "/v1/messages": anthropicMessages,
 };
 
-const MODELS = ["sim-1", "sim-mini", "gpt-sim", "claude-sim"];
 const LOG_CAPACITY = 100;
 // Agent clients send whole transcripts with images; the cap only stops runaway uploads.
 const BODY_LIMIT = 64 * 1024 * 1024;
@@ -180,7 +180,7 @@ function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): Promis
     const created = Math.floor(Date.now() / 1000);
     return sendJson(res, 200, {
       object: "list",
-      data: MODELS.map((id) => ({ id, object: "model", created, owned_by: "simulator" })),
+      data: SIMULATED_MODELS.filter((m) => m.id !== "sim-legacy" && !m.fault).map(({ id }) => ({ id, object: "model", created, owned_by: "simulator" })),
     });
   }
   if (path === "/_sim/requests" && req.method === "GET") return sendJson(res, 200, { requests: log.list() });

@@ -237,7 +237,7 @@ describe("side endpoints", () => {
     const res = await fetch(`${sim.url}/v1/models`);
     const body = (await res.json()) as { object: string; data: { id: string; object: string; owned_by: string; created: number }[] };
     expect(body.object).toBe("list");
-    expect(body.data.map((m) => m.id)).toEqual(["sim-1", "sim-mini", "gpt-sim", "claude-sim"]);
+    expect(body.data.map((m) => m.id)).toEqual(["sim-1", "sim-2", "sim-3", "sim-mini", "sim-8k", "gpt-sim", "claude-sim", "claude-sim-8k"]);
     expect(body.data.every((m) => m.object === "model" && m.owned_by === "simulator" && Number.isInteger(m.created))).toBe(true);
   });
 

@@ -1,14 +1,15 @@
 import { getModels, type Api, type KnownProvider, type Model } from "@mariozechner/pi-ai";
 import type { Provider } from "../../../src/api/accounts.js";
+import { SIMULATED_MODELS } from "../../simulator/models.js";
 
 /** $ per million tokens, as pi-ai's catalog states prices. */
 export type Price = Model<Api>["cost"];
 
 /**
  * The simulator's own models have a price, so cost accounting is exercised offline;
- * `local-front/bindings/completions/models.ts` lists the same ids.
+ * `SIMULATED_MODELS` (the simulator's catalog) names them.
  */
-const SIMULATED = new Set(["sim-1", "sim-2", "sim-3", "sim-mini", "sim-legacy", "gpt-sim", "claude-sim"]);
+const SIMULATED = new Set(SIMULATED_MODELS.map((m) => m.id));
 const SIM_PRICE: Price = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 };
 
 /** A known model's catalog entry (prices, limits) from pi-ai, if it has one. */
