@@ -2,6 +2,7 @@
  * The durable event log's envelope and the kinds written today.
  * docs/events.md describes each kind and the ones later issues add.
  */
+import type { CompactionDispositionBody, WindowBody, WindowPendingBody } from "./compaction.js";
 import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry, TurnStop } from "./engine.js";
 import type { ShownSpec } from "./threads.js";
@@ -208,6 +209,9 @@ export interface EventBodies {
   "loop-started": LoopStartedBody;
   "loop-continued": LoopContinuedBody;
   "loop-stopped": LoopStoppedBody;
+  window: WindowBody;
+  "window-pending": WindowPendingBody;
+  "compaction-disposition": CompactionDispositionBody;
   /** One per completions call, on the workspace's completions thread. */
   completion: CompletionEventBody;
 }
@@ -243,6 +247,9 @@ export const EVENT_KINDS = [
   "loop-started",
   "loop-continued",
   "loop-stopped",
+  "window",
+  "window-pending",
+  "compaction-disposition",
   "completion",
 ] as const satisfies readonly EventKind[];
 
