@@ -10,6 +10,7 @@ import {
   ThreadRowAnswer,
   TurnStatusAnswer,
 } from "../src/api/answers.js";
+import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
 import type { ArmDrain, DrainStatus } from "../src/api/drain.js";
 import type { EngineEntry } from "../src/api/engines.js";
 import type { ErrorBody } from "../src/api/errors.js";
@@ -149,6 +150,16 @@ export class RuntimeClient {
 
   interrupt(id: string): Promise<TurnOutcome> {
     return this.call("POST", `/threads/${id}/interrupt`);
+  }
+
+  /** The context window: tokens in context, the window and its lines, a pending window, the last reduction, recent refusals. */
+  compaction(id: string): Promise<CompactionStatus> {
+    return this.call("GET", `/threads/${id}/compact`);
+  }
+
+  /** Reduces the context now (`mode`, or the runtime's choice); settles a forced window. */
+  compact(id: string, mode?: CompactionMode): Promise<CompactResult> {
+    return this.call("POST", `/threads/${id}/compact`, mode ? { mode } : {});
   }
 
   /** Allows or denies the tool call an `approval-request` event names by `approvalId`. */

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
 import type { ApprovalDecision, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
 import type { EventBodies, EventKind } from "../src/api/events.js";
@@ -461,6 +462,16 @@ export class Thread extends DurableObject<Env> {
 
   reconcile(): Promise<{ running: boolean }> {
     return this.driver.reconcile();
+  }
+
+  // ---- the context window ----
+
+  compactionStatus(): Outcome<CompactionStatus> {
+    return this.driver.compaction.status();
+  }
+
+  compact(mode: CompactionMode | undefined): Promise<Outcome<CompactResult>> {
+    return this.driver.compaction.compact(mode);
   }
 
   // ---- loops ----

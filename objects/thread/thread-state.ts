@@ -1,5 +1,6 @@
 import type { Cost, EngineModel, ShownSpec, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
 import type { LoopState } from "../../src/api/turns.js";
+import type { CompactionMode, WindowRefusal } from "../../src/api/compaction.js";
 
 export interface ActiveTurn {
   id: string;
@@ -13,6 +14,19 @@ export interface DegradedRef {
   key: string;
   index: number;
   tag: string;
+}
+
+/** The context window's bookkeeping (objects/thread/compaction.ts). */
+export interface WindowState {
+  /** Each model's window in tokens, as its engine last reported it. */
+  windows: Record<string, number>;
+  /** The provider's count at the last model call (its input and output tokens), at the seq of its `usage` event. */
+  lastCall: { seq: number; tokens: number } | null;
+  /** A line the context crossed that no reduction has answered yet; `deadlineAt` (epoch ms) for a forced one. */
+  pending: { seq: number; forced: boolean; tokens: number; window: number; deadlineMs: number; deadlineAt: number | null; options: CompactionMode[] } | null;
+  /** The turn index of each recent reduction round, for WindowThrash. */
+  rounds: number[];
+  refusals: { seq: number; ts: string; refusal: WindowRefusal; text: string }[];
 }
 
 /** What a Thread object keeps about itself besides its log: one row, held in memory too. */
@@ -35,6 +49,8 @@ export interface ThreadState {
   loop: LoopState | null;
   /** Where the thread is on its failover chain: 0 is the spec's engine and model, n is `fallback[n-1]`. */
   chainStep: number;
+  /** Absent until the first model call reported usage. */
+  window?: WindowState;
 }
 
 /** A state saved before turns existed lacks their fields. */

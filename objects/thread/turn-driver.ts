@@ -17,6 +17,7 @@ import { capToolOutput } from "../../src/rules/tool-output.js";
 import { nextOnChain } from "./failover.js";
 import { Waits, type PreparedCancellation } from "./waits.js";
 import { newId } from "../../src/shared/ids.js";
+import { Compaction } from "./compaction.js";
 
 /**
  * While a turn runs, an alarm fires this often. An object with no incoming requests may
@@ -38,6 +39,8 @@ interface LiveTurn {
   messages: TurnInput[];
   /** The turn answers the loop's prompt, so it counts as one of the loop's turns. */
   loopTurn: boolean;
+  /** The context could not be made to fit: the turn's entries leave the transcript when it ends, so the next message does not meet the same wall. */
+  dropsContext: boolean;
   runner: TurnRunner;
   lastReply: { seq: number; text: string } | null;
   done: Promise<TurnEnd>;
@@ -62,6 +65,7 @@ const START_RETRY_MS = 2000;
 export class TurnDriver {
   readonly waits: Waits;
   readonly loops: Loops;
+  readonly compaction: Compaction;
   private live: LiveTurn | null = null;
   /** Set while a turn is being started, so two messages cannot start two turns. */
   private starting = false;
@@ -75,6 +79,7 @@ export class TurnDriver {
   constructor(private readonly thread: ThreadAccess) {
     this.waits = new Waits(thread);
     this.loops = new Loops(thread, () => this.kick());
+    this.compaction = new Compaction(thread);
   }
 
   private get state(): ThreadState | null {
@@ -204,6 +209,8 @@ export class TurnDriver {
     // Registered first: a crash after the turn is marked running must find it on boot.
     await hostOf(env).turnStarted(s.id);
     try {
+      // A forced window waits here for a caller's choice, with the messages still queued.
+      await this.compaction.beforeTurn();
       await this.launch(s);
     } catch (err) {
       // The messages are still queued and will be retried: the thread stays in the index.
@@ -247,6 +254,7 @@ export class TurnDriver {
       messages: started.inputs,
       // A nudge after a stalled loop turn is still that loop's turn.
       loopTurn: started.inputs.some((i) => i.from === "loop") || (this.nudgedLoop && started.inputs.some((i) => i.from === RUNTIME_SENDER)),
+      dropsContext: false,
       runner,
       lastReply: null,
       done: new Promise<TurnEnd>((resolve) => (settle = resolve)),
@@ -310,7 +318,25 @@ export class TurnDriver {
     }
   }
 
+  /**
+   * Runs the turn on the engine; when the provider refuses its context as too long, the
+   * turn stays open: the context is reduced and the engine goes on from it, until it
+   * ends or the runtime refuses to reduce again (docs/compaction.md, recovery).
+   */
   private async runTurn(live: LiveTurn, request: TurnRequest): Promise<TurnEnd> {
+    for (;;) {
+      const end = await this.runOnce(live, request);
+      if (!end.failure?.windowFull) return end;
+      const refusal = await this.compaction.recover(live.id);
+      if (refusal) {
+        live.dropsContext = true;
+        return { outcome: "failed", failure: { class: "session", error: `the context window is full and the runtime could not reduce it (${refusal}): ${end.failure.error}` } };
+      }
+      request = { ...request, transcript: this.thread.tables.transcript(), inputs: [] };
+    }
+  }
+
+  private async runOnce(live: LiveTurn, request: TurnRequest): Promise<TurnEnd> {
     let response: Response;
     try {
       response = await callEngine(this.thread.env, "/turns", request);
@@ -377,7 +403,8 @@ export class TurnDriver {
             const prepared = await this.thread.prepareOrRefuse("usage", body);
             if (!prepared.ok) return;
             await this.thread.commits.write(() => {
-              this.thread.append(prepared.value);
+              const e = this.thread.append(prepared.value);
+              this.compaction.noteCall(e.seq, report.model, report.inputTokens + report.outputTokens, report.contextWindow);
               const cost = this.state!.cost;
               if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
               else cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
@@ -431,7 +458,7 @@ export class TurnDriver {
         this.state!.chainStep = next.step;
         this.thread.tables.dropTurnEntries(live.inputs, live.startedSeq);
         for (const m of live.messages) this.thread.tables.queue(m.seq, m.text, m.from);
-      }
+      } else if (live.dropsContext) this.thread.tables.dropTurnEntries(live.inputs, live.startedSeq);
       if (nudge) {
         const e = this.thread.append(nudge);
         this.thread.tables.queue(e.seq, STALLED_NUDGE, RUNTIME_SENDER);

@@ -1,8 +1,11 @@
+import type { WindowBody } from "../../src/api/compaction.js";
 import type { TranscriptEntry, TurnInput } from "../../src/api/engine.js";
+import { applyWindows, estimateText, type HeldEntry } from "../../src/rules/compaction.js";
 
 /**
  * The turn tables of one Thread object: the inbox of messages waiting for a turn, the
- * transcript the engine is given, and the approvals and questions a turn waits on.
+ * transcript the engine is given and the reductions applied to it (a copy of the
+ * `window` events), and the approvals and questions a turn waits on.
  * Every write here runs inside the object's commit queue, next to the event it belongs to.
  */
 export const TURN_SCHEMA = `
@@ -17,6 +20,10 @@ export const TURN_SCHEMA = `
     entry TEXT NOT NULL
   );
   CREATE INDEX IF NOT EXISTS transcript_seq ON transcript (seq);
+  CREATE TABLE IF NOT EXISTS windows (
+    seq  INTEGER PRIMARY KEY,
+    body TEXT NOT NULL
+  );
   CREATE TABLE IF NOT EXISTS waits (
     id       TEXT PRIMARY KEY,
     kind     TEXT NOT NULL,
@@ -102,12 +109,42 @@ export class TurnTables {
     this.sql.exec("INSERT INTO transcript (seq, entry) VALUES (?, ?)", seq, JSON.stringify(entry));
   }
 
-  /** The transcript from events before `beforeSeq` (all of it when absent), oldest first. */
-  transcript(beforeSeq = Number.MAX_SAFE_INTEGER): TranscriptEntry[] {
+  /** Tokens the queued messages will add, estimated. */
+  queuedTokens(): number {
     return this.sql
-      .exec<{ entry: string }>("SELECT entry FROM transcript WHERE seq < ? ORDER BY id", beforeSeq)
+      .exec<{ text: string }>("SELECT text FROM inbox")
       .toArray()
-      .map((r) => JSON.parse(r.entry) as TranscriptEntry);
+      .reduce((sum, r) => sum + estimateText(r.text), 0);
+  }
+
+  /** The transcript as recorded, from events before `beforeSeq`, oldest first, without any reduction. */
+  held(beforeSeq = Number.MAX_SAFE_INTEGER): HeldEntry[] {
+    return this.sql
+      .exec<{ seq: number; entry: string }>("SELECT seq, entry FROM transcript WHERE seq < ? ORDER BY id", beforeSeq)
+      .toArray()
+      .map((r) => ({ seq: r.seq, entry: JSON.parse(r.entry) as TranscriptEntry }));
+  }
+
+  addWindow(seq: number, body: WindowBody): void {
+    this.sql.exec("INSERT INTO windows (seq, body) VALUES (?, ?)", seq, JSON.stringify(body));
+  }
+
+  /** The reductions recorded before `beforeSeq`, oldest first. */
+  windows(beforeSeq = Number.MAX_SAFE_INTEGER): (WindowBody & { seq: number })[] {
+    return this.sql
+      .exec<{ seq: number; body: string }>("SELECT seq, body FROM windows WHERE seq < ? ORDER BY seq", beforeSeq)
+      .toArray()
+      .map((r) => ({ seq: r.seq, ...(JSON.parse(r.body) as WindowBody) }));
+  }
+
+  /** The context as the next model call sees it: the transcript before `beforeSeq` with the reductions before it applied. */
+  context(beforeSeq = Number.MAX_SAFE_INTEGER): HeldEntry[] {
+    return applyWindows(this.held(beforeSeq), this.windows(beforeSeq));
+  }
+
+  /** The context's entries, for the engine or a fork. */
+  transcript(beforeSeq = Number.MAX_SAFE_INTEGER): TranscriptEntry[] {
+    return this.context(beforeSeq).map((h) => h.entry);
   }
 
   openWait(w: Omit<Wait, "status" | "outcome" | "resolvedSeq">): void {

@@ -9,6 +9,7 @@ import {
   ThreadRowAnswer,
   TurnStatusAnswer,
 } from "./answers.js";
+import { CompactRequest } from "./compaction.js";
 import { ChatCompletionRequest, COMPLETIONS_CODES } from "./completions.js";
 import { ArmDrain, ReleaseDrainClaim } from "./drain.js";
 import { CODES } from "./errors.js";
@@ -178,6 +179,12 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   },
   "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatusAnswer },
   "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", errors: [[409, CODES.noTurnRunning]] },
+  "GET /threads/:id/compact": { summary: "The context window: tokens in context, the window, both lines, any pending window, the last reduction, recent refusals." },
+  "POST /threads/:id/compact": {
+    summary: "Reduces the context now, with `mode` or the runtime's choice (cheapest first); settles a forced window.",
+    body: CompactRequest,
+    errors: [[409, CODES.summaryUnavailable]],
+  },
   "POST /threads/:id/approvals/:approvalId": {
     summary: "Allows or denies a tool call; a second answer is a 200 with code `approval-closed`.",
     body: ApprovalDecisionBody,

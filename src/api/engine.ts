@@ -76,7 +76,31 @@ export interface TurnRequest {
   inputs: TurnInput[];
 }
 
-const failure = z.object({ class: z.enum(FAILURE_CLASSES), error: z.string() });
+/**
+ * Body of `POST /summaries` on the engines binding: the curator model (then its fallback)
+ * writes a summary of `entries` for a `summary` reduction (docs/compaction.md).
+ */
+export interface SummaryRequest {
+  threadId: string;
+  /** The curator model, then its fallback; each is asked once, with the pi engine's accounts. */
+  models: string[];
+  account: string | null;
+  accountChoice: AccountChoice;
+  proxyEnv: Record<string, string> | null;
+  /** How long one model may take, in ms. */
+  timeoutMs: number;
+  entries: TranscriptEntry[];
+}
+
+/** The answer: a summary and the model that wrote it, or why none did (each model's error). */
+export type SummaryAnswer = { summary: string; model: string } | { error: string };
+
+const failure = z.object({
+  class: z.enum(FAILURE_CLASSES),
+  error: z.string(),
+  /** The provider refused the prompt as longer than the model's window: the runtime may reduce the context and go on. */
+  windowFull: z.literal(true).optional(),
+});
 export type TurnFailure = z.infer<typeof failure>;
 
 /** One line of a turn's report stream. */
@@ -95,6 +119,8 @@ export const EngineReport = z.discriminatedUnion("type", [
     outputTokens: z.number().int().nonnegative(),
     /** null when the model has no price in the engine's catalog: unknown, never counted as free. */
     usd: z.number().nonnegative().nullable(),
+    /** The model's context window in tokens, when the engine's catalog knows it. */
+    contextWindow: z.number().int().positive().optional(),
   }),
   /**
    * The turn's last report; `failure` is present exactly when the outcome is `failed`.

@@ -61,6 +61,8 @@ export const CODES = {
   peerExists: "peer-exists",
   peerNotFound: "peer-not-found",
   previewNotFound: "preview-not-found",
+  /** `POST /threads/:id/compact` with `mode: "summary"` and no curator model configured. */
+  summaryUnavailable: "summary-unavailable",
   /** The front has not measured the machine yet (`GET /host/load`). */
   hostLoadUnknown: "host-load-unknown",
   /** No model of that id in the catalog (the account pool's `/models/:id`). */

@@ -10,6 +10,10 @@ const positive: Parser<number> = (raw, fallback) => {
   const n = Number(raw);
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : Number(fallback);
 };
+const whole: Parser<number> = (raw, fallback) => {
+  const n = Number(raw);
+  return raw !== undefined && raw !== "" && Number.isFinite(n) && n >= 0 ? Math.floor(n) : Number(fallback);
+};
 const text: Parser<string> = (raw, fallback) => raw || fallback || "";
 const optional: Parser<string | null> = (raw) => raw || null;
 const names: Parser<Set<string>> = (raw) => new Set((raw ?? "").split(",").map((f) => f.trim()).filter(Boolean));
@@ -66,6 +70,12 @@ export const SETTINGS = {
   allowedHosts: operator("SERVICE_ALLOWED_HOSTS", optional, null, "Host names (`name` or `name:port`, comma-separated) that name the runtime besides the loopback ones; any other `Host` gets 403 `untrusted-caller` on every route (`docs/operating.md`, \"Callers\")"),
   allowedOrigins: operator("SERVICE_ALLOWED_ORIGINS", optional, null, "Browser origins (`scheme://host[:port]`, comma-separated) allowed to call and given CORS answers, besides the runtime's own and the application server's (`http://127.0.0.1:5189`, `http://localhost:5189`)"),
   interruptGraceMs: operator("SERVICE_INTERRUPT_GRACE_MS", positive, "5000", "How long an interrupt waits for the engine before the thread cuts the turn"),
+  windowWarnPercent: operator("SERVICE_WINDOW_WARN_PERCENT", positive, "70", "The warning line: a `window-pending` (`forced: false`) once a thread's context passes this share of its model's window (docs/compaction.md)"),
+  windowReserveTokens: operator("SERVICE_WINDOW_RESERVE_TOKENS", positive, "1024", "Tokens kept free for the answer: a context that would leave fewer is a forced window (at most a quarter of the window)"),
+  windowDeadlineMs: operator("SERVICE_WINDOW_DEADLINE_MS", whole, "10000", "How long a forced window waits for `POST /threads/:id/compact` before the runtime reduces the context its own way"),
+  curatorModel: operator("SERVICE_CURATOR_MODEL", optional, null, "The model that writes `summary` reductions (on the pi engine's accounts); unset: no summaries, the cheap kinds only"),
+  curatorFallbackModel: operator("SERVICE_CURATOR_FALLBACK_MODEL", optional, null, "The model asked when the curator model fails"),
+  curatorTimeoutMs: operator("SERVICE_CURATOR_TIMEOUT_MS", positive, "60000", "How long one curator model may take to write a summary before it counts as failed"),
   faults: operator("SERVICE_FAULTS", names, null, "Fault drills: `blob-put` makes every large-body save fail (how the degraded-thread test breaks storage)"),
   build: front("BUILD", "The build id `/health` and every 404 report (the front sets it from SERVICE_BUILD or git).", text, "dev"),
   internalToken: front("SERVICE_INTERNAL_TOKEN", "Shared with the front: internal routes (the boot sweep) and the shard peer require it. Empty disables them.", text),

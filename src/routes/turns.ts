@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
+import { CompactRequest } from "../api/compaction.js";
 import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "../api/turns.js";
 import type { AppEnv } from "../http/app-env.js";
@@ -25,6 +26,12 @@ turns.post("/threads/:id/send", notWhileDraining, jsonBody(SendMessage), async (
 turns.get("/threads/:id/turn", async (c) => answer(c, await thread(c, c.req.param("id")).turnStatus()));
 
 turns.post("/threads/:id/interrupt", async (c) => answer(c, await thread(c, c.req.param("id")).interrupt()));
+
+turns.get("/threads/:id/compact", async (c) => answer(c, await thread(c, c.req.param("id")).compactionStatus()));
+
+turns.post("/threads/:id/compact", jsonBody(CompactRequest), async (c) =>
+  answer(c, await thread(c, c.req.param("id")).compact(c.req.valid("json").mode)),
+);
 
 turns.post("/threads/:id/approvals/:approvalId", jsonBody(ApprovalDecisionBody), async (c) => {
   const id = requestId.safeParse(c.req.param("approvalId"));

@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type TurnRequest } from "../../../src/api/engine.js";
+import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type SummaryRequest, type TurnRequest } from "../../../src/api/engine.js";
 import { runEngineATurn } from "./engine-a/turn.js";
 import type { EngineEntry } from "../../../src/api/engines.js";
 import type { EngineABinary } from "./engine-a/binary.js";
 import type { EngineBinary } from "./engine-b/binary.js";
 import { runEngineBTurn } from "./engine-b/turn.js";
+import { writeSummary } from "./pi/compact.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
 import { readJson, reply } from "../http.js";
@@ -97,7 +98,8 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     });
     void turn.done.finally(() => {
       clearInterval(ping);
-      turns.delete(request.turnId);
+      // A turn the runtime goes on with after a full window runs again under the same id.
+      if (turns.get(request.turnId) === turn) turns.delete(request.turnId);
     });
   };
 
@@ -109,6 +111,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);
+    if (path === "/summaries") return reply(res, 200, await writeSummary(body as SummaryRequest, deps.network));
     const m = /^\/turns\/([^/]+)\/(interrupt|approvals|questions)(?:\/([^/]+))?$/.exec(path);
     const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
     if (!m) return reply(res, 404, { error: `no engine route ${path}` });

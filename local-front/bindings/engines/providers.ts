@@ -1,6 +1,7 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { SessionAccess } from "./access.js";
 import { catalogEntry, priceOf } from "./prices.js";
+import { simulatedWindow } from "../../simulator/models.js";
 
 function isResponsesModel(id: string): boolean {
   return /^(gpt-|o\d)/.test(id);
@@ -25,7 +26,7 @@ export function piModel(access: SessionAccess, id: string): Model<Api> {
       input: ["text"],
       // No price: pi-ai computes 0, which the turn reports as unknown (usd null), never as free.
       cost: priceOf(access.provider, id) ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-      contextWindow: 200_000,
+      contextWindow: simulatedWindow(id) ?? 200_000,
       maxTokens: 8192,
     }),
     api,

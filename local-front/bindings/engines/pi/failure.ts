@@ -8,6 +8,9 @@ import type { FailureClass, TurnFailure } from "../../../../src/api/engine.js";
  */
 export function classifyProviderError(seen: number | null, message: string): TurnFailure {
   const text = message.toLowerCase();
+  // The runtime recovers from these (docs/compaction.md): a class alone cannot say so.
+  if (/context_length_exceeded|prompt is too long|maximum context length|exceeds the context window/.test(text))
+    return { class: "session", error: message, windowFull: true };
   // pi-ai reports an HTTP failure as "<status> <provider's message>"; onResponse sees only
   // answers that succeeded, so in a turn of several calls it may hold an earlier 200.
   const leading = /^(\d{3})\s/.exec(message);

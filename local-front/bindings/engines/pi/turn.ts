@@ -117,7 +117,14 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         for (const c of m.content)
           if (c.type === "toolCall") emit({ type: "tool-call", callId: (c as ToolCall).id, name: (c as ToolCall).name, input: (c as ToolCall).arguments as Json });
         if (m.usage.input + m.usage.output > 0) {
-          emit({ type: "usage", model: m.model, inputTokens: m.usage.input + m.usage.cacheRead, outputTokens: m.usage.output, usd: priced ? m.usage.cost.total : null });
+          emit({
+            type: "usage",
+            model: m.model,
+            inputTokens: m.usage.input + m.usage.cacheRead,
+            outputTokens: m.usage.output,
+            usd: priced ? m.usage.cost.total : null,
+            contextWindow: model.contextWindow,
+          });
         }
       } else if (event.type === "tool_execution_start") {
         emit({ type: "delta", frame: { type: "tool-start", callId: event.toolCallId, name: event.toolName } });
@@ -128,7 +135,8 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     });
     const prompt: AgentMessage[] = req.inputs.map((i) => ({ role: "user", content: i.text, timestamp: Date.now() }));
     // The agent's model calls inherit this context, and with it the session's route out.
-    await withSessionRoute(access.route, () => a.prompt(prompt));
+    // No inputs: the runtime reduced a turn's context that did not fit, and the turn goes on from it.
+    await withSessionRoute(access.route, () => (prompt.length > 0 ? a.prompt(prompt) : a.continue()));
     if (interrupted) return INTERRUPTED;
     if (unfinished === "cut") return { class: "session", error: "the provider's stream ended before its last frame: the answer was cut off" };
     if (unfinished === "length") return { stop: "length" };

@@ -1,0 +1,89 @@
+import { completeSimple, type AssistantMessage } from "@mariozechner/pi-ai";
+import type { SummaryAnswer, SummaryRequest, TranscriptEntry } from "../../../../src/api/engine.js";
+import { sessionAccess, type NetworkDeps } from "../access.js";
+import { piModel } from "../providers.js";
+import { withSessionRoute } from "./session-network.js";
+
+const CURATOR_PROMPT =
+  "You write the memory of a coding agent's conversation that is too long to keep whole. " +
+  "Summarize the conversation you are given for the agent that continues it: what was asked and decided, " +
+  "what was learned about the code and the machine, which files and commands mattered and what they showed, " +
+  "what is done and what is still open. Quote every instruction the user gave, word for word. " +
+  "Write plain text, at most 400 words. Do not address the user.";
+
+/** A tool result in the curator's input: its start is enough to say what it showed. */
+const RESULT_CHARS = 2000;
+/** The whole input, newest kept: about 100,000 tokens. */
+const INPUT_CHARS = 400_000;
+
+/**
+ * The cut range as one document. Every line is quoted, so a line of the conversation is
+ * read as its text and never as an instruction to the curator's client or model.
+ */
+function rendered(entries: TranscriptEntry[]): string {
+  const quote = (text: string) => text.split("\n").map((l) => `> ${l}`).join("\n");
+  const parts = entries.map((e) => {
+    switch (e.role) {
+      case "user":
+        return `USER:\n${quote(e.text)}`;
+      case "assistant":
+        return `AGENT:\n${quote(e.text)}`;
+      case "tool-call":
+        return `AGENT CALLED ${e.name}:\n${quote(JSON.stringify(e.input))}`;
+      case "tool-result": {
+        const out = e.output.length > RESULT_CHARS ? `${e.output.slice(0, RESULT_CHARS)}\n[${e.output.length - RESULT_CHARS} more characters]` : e.output;
+        return `${e.name} ${e.isError ? "FAILED" : "RETURNED"}:\n${quote(out)}`;
+      }
+    }
+  });
+  const text = parts.join("\n\n");
+  return text.length > INPUT_CHARS ? `[the oldest ${text.length - INPUT_CHARS} characters left out]\n${text.slice(-INPUT_CHARS)}` : text;
+}
+
+/** Why a curator's answer is no summary: an error, an empty text, a stream cut off or stopped at its output limit. */
+function unusable(m: AssistantMessage): string | null {
+  if (m.stopReason === "error" || m.stopReason === "aborted") return m.errorMessage ?? m.stopReason;
+  if (m.stopReason === "length") return "the summary was cut at the model's output limit";
+  if (m.api !== "anthropic-messages" && m.usage.input + m.usage.output === 0) return "the provider's stream ended before its last frame";
+  const text = m.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim();
+  return text === "" ? "the model wrote no text" : null;
+}
+
+/**
+ * A `summary` reduction's model call: the curator model, then its fallback, each once,
+ * on the accounts a `pi` turn of the thread would use. A failure of every model is an
+ * answer too (the runtime then cuts nothing with a summary and takes the cheap kinds).
+ */
+export async function writeSummary(req: SummaryRequest, network: NetworkDeps): Promise<SummaryAnswer> {
+  const errors: string[] = [];
+  const document = rendered(req.entries);
+  for (const id of req.models) {
+    const chosen = await sessionAccess(network, { ...req, turnId: "summary", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], inputs: [] });
+    if ("failure" in chosen) {
+      errors.push(`${id}: ${chosen.failure.error}`);
+      continue;
+    }
+    const { access } = chosen;
+    const model = piModel(access, id);
+    const signal = AbortSignal.timeout(req.timeoutMs);
+    const message = await withSessionRoute(access.route, () =>
+      completeSimple(
+        model,
+        // The conversation rides in the system prompt, as the document the request is about.
+        { systemPrompt: `${CURATOR_PROMPT}\n\nThe conversation so far:\n\n${document}`, messages: [{ role: "user", content: "Write the summary now.", timestamp: Date.now() }] },
+        { apiKey: access.apiKey, maxRetries: 0, signal },
+      ),
+    ).catch((err: unknown): null => {
+      errors.push(`${id}: ${(err as Error).message}`);
+      return null;
+    });
+    if (!message) continue;
+    const why = signal.aborted ? `no answer within ${req.timeoutMs} ms` : unusable(message);
+    if (why) {
+      errors.push(`${id}: ${why}`);
+      continue;
+    }
+    return { summary: message.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim(), model: id };
+  }
+  return { error: errors.join("; ") || "no curator model is configured" };
+}

@@ -1,0 +1,328 @@
+import {
+  COMPACTION_MODES,
+  type CompactionMode,
+  type CompactionStatus,
+  type CompactResult,
+  type WindowBody,
+  type WindowRefusal,
+  type WindowTrigger,
+} from "../../src/api/compaction.js";
+import type { SummaryAnswer, SummaryRequest } from "../../src/api/engine.js";
+import { CODES } from "../../src/api/errors.js";
+import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
+import {
+  CHEAPEST_FIRST,
+  DEFAULT_WINDOW_SETTINGS,
+  estimateEntries,
+  estimateEntry,
+  linesOf,
+  planOf,
+  rangesOf,
+  savingOf,
+  summaryEntry,
+  summarySource,
+  targetOf,
+  thrashes,
+  type HeldEntry,
+  type Lines,
+  type WindowSettings,
+} from "../../src/rules/compaction.js";
+import { turnAccount } from "../../src/rules/accounts.js";
+import { callEngine } from "./engine-call.js";
+import { missing } from "./refusals.js";
+import type { ThreadAccess } from "./thread-access.js";
+import { activeModel, type WindowState } from "./thread-state.js";
+
+/** Reductions kept for WindowThrash's count, and refusals for `GET /compact`. */
+const KEPT = 10;
+
+/** A turn's context that the provider refused: reduce harder than at the line. */
+const RECUT: Partial<WindowSettings> = { keepToolResults: 1, keepTurns: 1 };
+
+export const RECOVERING = (stage: "recut" | "resume-skipped" | "restarted") => `window full, recovering (${stage})`;
+
+/**
+ * The context window of one Thread (docs/compaction.md): how full it is, the two lines,
+ * the forced window's wait for a caller's choice, the reductions and their refusals.
+ * Every reduction is a `window` event and a row in the windows table, written in one
+ * commit; the engine's next context is the transcript with those rows applied.
+ */
+export class Compaction {
+  /** Settles the forced window the next turn waits on, when a caller compacts first (memory only: a restart waits out the deadline again). */
+  private settleForced: (() => void) | null = null;
+
+  constructor(private readonly thread: ThreadAccess) {}
+
+  private settings(over: Partial<WindowSettings> = {}): WindowSettings {
+    const c = this.thread.config;
+    return { ...DEFAULT_WINDOW_SETTINGS, warnRatio: c.windowWarnPercent / 100, reserveTokens: c.windowReserveTokens, ...over };
+  }
+
+  private ws(): WindowState {
+    const s = this.thread.state()!;
+    return (s.window ??= { windows: {}, lastCall: null, pending: null, rounds: [], refusals: [] });
+  }
+
+  private options(): CompactionMode[] {
+    return COMPACTION_MODES.filter((m) => m !== "summary" || this.thread.config.curatorModel !== null);
+  }
+
+  /** The lines of the model turns run on now; null until its engine has told its window. */
+  lines(): Lines | null {
+    const window = this.ws().windows[activeModel(this.thread.state()!).model];
+    return window ? linesOf(window, this.settings()) : null;
+  }
+
+  /**
+   * Tokens in the context: the provider's count at the last call (or the count a reduction
+   * left), plus an estimate of what came after it.
+   */
+  tokens(): number {
+    const context = this.thread.tables.context();
+    const lastWindow = this.thread.tables.windows().at(-1);
+    const call = this.ws().lastCall;
+    const base =
+      call && (!lastWindow || call.seq > lastWindow.seq) ? call : lastWindow ? { seq: lastWindow.seq, tokens: lastWindow.tokensAfter } : null;
+    if (!base) return estimateEntries(context);
+    return base.tokens + estimateEntries(context.filter((h) => h.seq > base.seq));
+  }
+
+  /** With a `usage` event, inside its commit. */
+  noteCall(seq: number, model: string, tokens: number, contextWindow: number | undefined): void {
+    const ws = this.ws();
+    ws.lastCall = { seq, tokens };
+    if (contextWindow) ws.windows[model] = contextWindow;
+  }
+
+  status(): Outcome<CompactionStatus> {
+    const s = this.thread.state();
+    if (!s) return missing();
+    const ws = this.ws();
+    const lines = this.lines();
+    const last = this.thread.tables.windows().at(-1) ?? null;
+    return ok({
+      tokens: lines || ws.lastCall ? this.tokens() : null,
+      model: activeModel(s).model,
+      window: lines?.window ?? null,
+      warnAt: lines?.warnAt ?? null,
+      forcedAt: lines?.forcedAt ?? null,
+      pending: ws.pending
+        ? {
+            seq: ws.pending.seq,
+            forced: ws.pending.forced,
+            tokens: ws.pending.tokens,
+            window: ws.pending.window,
+            options: ws.pending.options,
+            ...(ws.pending.deadlineAt !== null ? { deadlineMs: ws.pending.deadlineMs } : {}),
+            deadlineAt: ws.pending.deadlineAt !== null ? new Date(ws.pending.deadlineAt).toISOString() : null,
+          }
+        : null,
+      lastReduction: last,
+      refusals: ws.refusals,
+    });
+  }
+
+  /**
+   * Before a turn starts: a warning past the first line; past the forced line, a wait of up
+   * to the deadline for `POST /compact`, then the runtime's own choice. Never throws for a
+   * refusal: the turn then runs as it is, and a provider that still refuses is recovered from.
+   */
+  async beforeTurn(): Promise<void> {
+    const lines = this.lines();
+    if (!lines) return;
+    const tokens = this.tokens() + this.thread.tables.queuedTokens();
+    if (tokens <= lines.warnAt) return;
+    const ws = this.ws();
+    if (tokens <= lines.forcedAt) {
+      if (!ws.pending) await this.pend(false, tokens, lines);
+      return;
+    }
+    const turn = this.thread.state()!.turns + 1;
+    if (!ws.pending?.forced) await this.pend(true, tokens, lines);
+    if (thrashes(ws.rounds, turn, this.settings())) {
+      await this.refuse("WindowThrash", `WindowThrash: ${ws.rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true);
+      return;
+    }
+    const byRequest = await this.waitForCaller(this.ws().pending?.deadlineAt ?? Date.now());
+    if (byRequest && !this.forced()) return;
+    const done = await this.reduce(CHEAPEST_FIRST, byRequest ? "line" : "deadline", turn);
+    // Still forced: settled as refused (a caller's request was recorded as theirs already).
+    if (this.forced()) await this.noHeadroom(false);
+    else if (!byRequest) await this.dispose({ settledBy: "deadline", mode: done.at(-1)?.kind ?? null });
+  }
+
+  /** `POST /threads/:id/compact`: reduces now, with the caller's mode or the runtime's choice, and settles a forced window. */
+  async compact(mode: CompactionMode | undefined): Promise<Outcome<CompactResult>> {
+    const s = this.thread.state();
+    if (!s) return missing();
+    if (mode === "summary" && !this.options().includes("summary"))
+      return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so no summary can be written", CODES.summaryUnavailable);
+    const forced = this.ws().pending?.forced === true;
+    const done = await this.reduce(mode ? [mode] : CHEAPEST_FIRST, "request", s.turns + (s.turn ? 0 : 1));
+    if (forced) await this.dispose({ settledBy: "request", mode: mode ?? done.at(-1)?.kind ?? null });
+    this.settleForced?.();
+    return ok({ reductions: done, tokens: this.lines() ? this.tokens() : null });
+  }
+
+  /**
+   * The provider refused a running turn's context as too long: reduce harder, within the
+   * turn, and say so. Null when the turn can go on; the refusal when it cannot. The
+   * newest tool result is stubbed too when nothing else makes room: one output larger
+   * than the window would otherwise end every turn after it.
+   */
+  async recover(turnId: string): Promise<WindowRefusal | null> {
+    const turn = this.thread.state()!.turns;
+    if (thrashes(this.ws().rounds, turn, this.settings())) {
+      await this.refuse("WindowThrash", `WindowThrash: ${this.ws().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true, turnId);
+      return "WindowThrash";
+    }
+    await this.say("info", RECOVERING("recut"), turnId);
+    const done = await this.reduce(CHEAPEST_FIRST, "recovery", turn, RECUT);
+    const lines = this.lines();
+    if (done.length === 0 || (lines && this.tokens() > lines.forcedAt)) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })));
+    if (done.length > 0) return null;
+    await this.noHeadroom(true, turnId);
+    return "WindowNoHeadroom";
+  }
+
+  private forced(): boolean {
+    const lines = this.lines();
+    return lines !== null && this.tokens() + this.thread.tables.queuedTokens() > lines.forcedAt;
+  }
+
+  private waitForCaller(deadlineAt: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.settleForced = null;
+        resolve(false);
+      }, Math.max(0, deadlineAt - Date.now()));
+      this.settleForced = () => {
+        clearTimeout(timer);
+        this.settleForced = null;
+        resolve(true);
+      };
+    });
+  }
+
+  private async pend(forced: boolean, tokens: number, lines: Lines): Promise<void> {
+    const deadlineMs = this.thread.config.windowDeadlineMs;
+    const options = this.options();
+    const body = { forced, tokens, window: lines.window, ...(forced ? { deadlineMs } : {}), options };
+    const prepared = await this.thread.log.prepare("window-pending", body);
+    await this.thread.commits.write(() => {
+      const e = this.thread.append(prepared);
+      this.ws().pending = { seq: e.seq, forced, tokens, window: lines.window, deadlineMs, deadlineAt: forced ? Date.now() + deadlineMs : null, options };
+      this.thread.saveState();
+    });
+  }
+
+  private async dispose(body: { settledBy: "request" | "deadline" | "refused"; mode: CompactionMode | null; refusal?: WindowRefusal }): Promise<void> {
+    const prepared = await this.thread.log.prepare("compaction-disposition", body);
+    await this.thread.commits.write(() => {
+      this.thread.append(prepared);
+      this.ws().pending = null;
+      this.thread.saveState();
+    });
+  }
+
+  private noHeadroom(inTurn: boolean, turnId?: string): Promise<void> {
+    const lines = this.lines();
+    const text = `WindowNoHeadroom: after every reduction the context still takes ${this.tokens()} of ${lines?.window ?? "?"} tokens; what cannot be cut (the system prompt, tools, the user messages kept verbatim, the current request) leaves no room for the answer`;
+    return this.refuse("WindowNoHeadroom", text, !inTurn, turnId);
+  }
+
+  /** A refusal: a system line, kept for `GET /compact`, and the forced window settled as refused. */
+  private async refuse(refusal: WindowRefusal, text: string, settlesForced: boolean, turnId?: string): Promise<void> {
+    const forced = settlesForced && this.ws().pending?.forced === true;
+    const line = await this.thread.log.prepare("system", { level: "error", text, ...(turnId ? { turnId } : {}) });
+    const disposition = forced ? await this.thread.log.prepare("compaction-disposition", { settledBy: "refused", mode: null, refusal }) : null;
+    await this.thread.commits.write(() => {
+      const e = this.thread.append(line);
+      if (disposition) this.thread.append(disposition);
+      const ws = this.ws();
+      if (forced) ws.pending = null;
+      ws.refusals = [...ws.refusals, { seq: e.seq, ts: e.ts, refusal, text }].slice(-KEPT);
+      this.thread.saveState();
+    });
+  }
+
+  /**
+   * Runs `modes` in order until the context is under the target; each that cuts something
+   * is one `window` event. A summary that no model wrote cuts nothing: the cheap kinds
+   * not yet run take its place, their events saying why (`summaryFailed`).
+   */
+  private async reduce(modes: readonly CompactionMode[], trigger: WindowTrigger, turn: number, over: Partial<WindowSettings> = {}): Promise<(WindowBody & { seq: number })[]> {
+    const settings = this.settings(over);
+    const lines = this.lines();
+    const done: (WindowBody & { seq: number })[] = [];
+    const queue = [...modes];
+    let summaryFailed: string | undefined;
+    for (let kind = queue.shift(); kind; kind = queue.shift()) {
+      if (!this.options().includes(kind)) continue;
+      const view = this.thread.tables.context();
+      const cut = planOf(kind, view, settings);
+      if (cut.size === 0) continue;
+      const before = this.tokens();
+      let body: WindowBody;
+      if (kind === "summary") {
+        const written = await this.summarize(summarySource(view, cut));
+        if ("error" in written) {
+          summaryFailed = written.error;
+          await this.say("error", `no model wrote the summary (${written.error}); the cheap reductions run instead`);
+          queue.push(...(["microcompact", "collapse"] as const).filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
+          continue;
+        }
+        const added = estimateEntry(summaryEntry(rangesOf(view, cut), written.summary));
+        body = { kind, cut: rangesOf(view, cut), tokensBefore: before, tokensAfter: Math.max(0, before - savingOf(kind, view, cut, added)), trigger, summaryModel: written.model, summary: written.summary };
+      } else {
+        body = { kind, cut: rangesOf(view, cut), tokensBefore: before, tokensAfter: Math.max(0, before - savingOf(kind, view, cut)), trigger, ...(summaryFailed ? { summaryFailed } : {}) };
+      }
+      const prepared = await this.thread.log.prepare("window", body);
+      const recorded = body;
+      const seq = await this.thread.commits.write(() => {
+        const e = this.thread.append(prepared);
+        this.thread.tables.addWindow(e.seq, recorded);
+        const ws = this.ws();
+        // A reduction answers a warning; a forced window is settled by its disposition.
+        if (ws.pending && !ws.pending.forced) ws.pending = null;
+        if (done.length === 0) ws.rounds = [...ws.rounds, turn].slice(-KEPT);
+        this.thread.saveState();
+        return e.seq;
+      });
+      done.push({ seq, ...body });
+      if (lines && body.tokensAfter <= targetOf(lines)) break;
+    }
+    return done;
+  }
+
+  /** The curator's summary of `entries`, through the engine host; its error when no model wrote one. */
+  private async summarize(entries: HeldEntry[]): Promise<SummaryAnswer> {
+    const c = this.thread.config;
+    const models = [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
+    if (models.length === 0) return { error: "no curator model is configured (SERVICE_CURATOR_MODEL)" };
+    const s = this.thread.state()!;
+    const request: SummaryRequest = {
+      threadId: s.id,
+      models,
+      ...turnAccount(c, s.spec, "pi", models[0]!),
+      proxyEnv: s.spec.proxyEnv,
+      timeoutMs: c.curatorTimeoutMs,
+      entries: entries.map((h) => h.entry),
+    };
+    try {
+      const res = await callEngine(this.thread.env, "/summaries", request);
+      const answer = (await res.json()) as { summary?: unknown; model?: unknown; error?: string };
+      if (res.ok && typeof answer.summary === "string" && answer.summary !== "" && typeof answer.model === "string") return { summary: answer.summary, model: answer.model };
+      return { error: answer.error ?? `the engine host answered ${res.status}` };
+    } catch (err) {
+      return { error: `the engine host could not be reached: ${(err as Error).message}` };
+    }
+  }
+
+  private async say(level: "info" | "error", text: string, turnId?: string): Promise<void> {
+    const prepared = await this.thread.log.prepare("system", { level, text, ...(turnId ? { turnId } : {}) });
+    await this.thread.commits.write(() => {
+      this.thread.append(prepared);
+    });
+  }
+}
