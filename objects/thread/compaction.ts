@@ -60,7 +60,7 @@ export class Compaction {
 
   private ws(): WindowState {
     const s = this.thread.state()!;
-    return (s.window ??= { windows: {}, lastCall: null, pending: null, rounds: [], refusals: [] });
+    return (s.window ??= { windows: {}, lastCall: null, pending: null, rounds: [], reseed: false, refusals: [] });
   }
 
   private options(): CompactionMode[] {
@@ -85,6 +85,14 @@ export class Compaction {
       call && (!lastWindow || call.seq > lastWindow.seq) ? call : lastWindow ? { seq: lastWindow.seq, tokens: lastWindow.tokensAfter } : null;
     if (!base) return estimateEntries(context);
     return base.tokens + estimateEntries(context.filter((h) => h.seq > base.seq));
+  }
+
+  /** Inside the commit that starts a turn: whether its engine must start a new session from the reduced context (and no later turn need). */
+  takeReseed(): boolean {
+    const ws = this.thread.state()!.window;
+    if (!ws?.reseed) return false;
+    ws.reseed = false;
+    return true;
   }
 
   /** With a `usage` event, inside its commit. */
@@ -170,13 +178,13 @@ export class Compaction {
    * newest tool result is stubbed too when nothing else makes room: one output larger
    * than the window would otherwise end every turn after it.
    */
-  async recover(turnId: string): Promise<WindowRefusal | null> {
+  async recover(turnId: string, stage: "recut" | "resume-skipped"): Promise<WindowRefusal | null> {
     const turn = this.thread.state()!.turns;
     if (thrashes(this.ws().rounds, turn, this.settings())) {
       await this.refuse("WindowThrash", `WindowThrash: ${this.ws().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true, turnId);
       return "WindowThrash";
     }
-    await this.say("info", RECOVERING("recut"), turnId);
+    await this.say("info", RECOVERING(stage), turnId);
     const done = await this.reduce(CHEAPEST_FIRST, "recovery", turn, RECUT);
     const lines = this.lines();
     if (done.length === 0 || (lines && this.tokens() > lines.forcedAt)) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })));
@@ -286,6 +294,7 @@ export class Compaction {
         // A reduction answers a warning; a forced window is settled by its disposition.
         if (ws.pending && !ws.pending.forced) ws.pending = null;
         if (done.length === 0) ws.rounds = [...ws.rounds, turn].slice(-KEPT);
+        ws.reseed = true;
         this.thread.saveState();
         return e.seq;
       });

@@ -236,7 +236,7 @@ export class TurnDriver {
       this.state!.turns = body.index;
       this.state!.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs };
       restage(this.thread);
-      return { inputs, transcript, index: body.index, seq: e.seq };
+      return { inputs, transcript, index: body.index, seq: e.seq, freshSession: this.compaction.takeReseed() };
     });
     if (!started) {
       await hostOf(env).turnEnded(s.id);
@@ -270,6 +270,7 @@ export class TurnDriver {
       ...turnAccount(this.thread.config, s.spec, active.engine, active.model),
       proxyEnv: s.spec.proxyEnv,
       transcript: started.transcript,
+      freshSession: started.freshSession,
       inputs: started.inputs,
     };
     void this.runTurn(live, request)
@@ -327,12 +328,18 @@ export class TurnDriver {
     for (;;) {
       const end = await this.runOnce(live, request);
       if (!end.failure?.windowFull) return end;
-      const refusal = await this.compaction.recover(live.id);
+      // pi is handed its context for every call: it goes on from the reduced one. An engine
+      // with a session of its own gets a new session and the turn's messages again.
+      const own = request.engine !== "pi";
+      const refusal = await this.compaction.recover(live.id, own ? "resume-skipped" : "recut");
       if (refusal) {
         live.dropsContext = true;
         return { outcome: "failed", failure: { class: "session", error: `the context window is full and the runtime could not reduce it (${refusal}): ${end.failure.error}` } };
       }
-      request = { ...request, transcript: this.thread.tables.transcript(), inputs: [] };
+      const inputs = new Set(live.inputs);
+      request = own
+        ? { ...request, transcript: this.thread.tables.context().filter((h) => !(inputs.has(h.seq) && h.entry.role === "user")).map((h) => h.entry), inputs: live.messages, freshSession: true }
+        : { ...request, transcript: this.thread.tables.transcript(), inputs: [] };
     }
   }
 
@@ -404,7 +411,7 @@ export class TurnDriver {
             if (!prepared.ok) return;
             await this.thread.commits.write(() => {
               const e = this.thread.append(prepared.value);
-              this.compaction.noteCall(e.seq, report.model, report.inputTokens + report.outputTokens, report.contextWindow);
+              this.compaction.noteCall(e.seq, report.model, report.contextTokens ?? report.inputTokens + report.outputTokens, report.contextWindow);
               const cost = this.state!.cost;
               if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
               else cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;

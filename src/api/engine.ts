@@ -70,8 +70,14 @@ export interface TurnRequest {
   accountChoice: AccountChoice;
   /** The spawn's per-session proxy environment, replacing the runtime's proxy settings. */
   proxyEnv: Record<string, string> | null;
-  /** Everything before this turn, oldest first. */
+  /** Everything before this turn, oldest first, with the runtime's reductions applied. */
   transcript: TranscriptEntry[];
+  /**
+   * The runtime reduced the context since the engine's session last ran (docs/compaction.md):
+   * an engine that keeps a session of its own starts a new one from `transcript` instead of
+   * resuming the one that no longer fits.
+   */
+  freshSession: boolean;
   /** The messages this turn answers, in the order they were accepted. */
   inputs: TurnInput[];
 }
@@ -121,6 +127,11 @@ export const EngineReport = z.discriminatedUnion("type", [
     usd: z.number().nonnegative().nullable(),
     /** The model's context window in tokens, when the engine's catalog knows it. */
     contextWindow: z.number().int().positive().optional(),
+    /**
+     * Tokens the context of the turn's last model call held (its input and output), for an
+     * engine whose report sums several calls; absent, the report is one call and its sum is that.
+     */
+    contextTokens: z.number().int().nonnegative().optional(),
   }),
   /**
    * The turn's last report; `failure` is present exactly when the outcome is `failed`.

@@ -7,6 +7,11 @@ function isResponsesModel(id: string): boolean {
   return /^(gpt-|o\d)/.test(id);
 }
 
+/** A model's context window in tokens, from the simulator's catalog or pi-ai's; undefined when neither knows the model. */
+export function windowOf(provider: SessionAccess["provider"], id: string): number | undefined {
+  return simulatedWindow(id) ?? catalogEntry(provider, id)?.contextWindow;
+}
+
 /**
  * The pi-ai model for `id` on the session's provider. The wire protocol follows the
  * model's family: the engine_a vendor's ids speak Anthropic Messages, OpenAI's current

@@ -7,6 +7,7 @@ import type { Sandbox } from "../../sandbox/fence.js";
 import type { EngineABinary } from "./binary.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { classifyProviderError } from "../pi/failure.js";
+import { windowOf } from "../providers.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
@@ -103,8 +104,11 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_a is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(cwd, { recursive: true });
     await mkdir(configDir, { recursive: true });
-    const saved = homeIsNew ? null : await sessions.get(req.threadId);
+    // After the runtime reduced the context, the session that outgrew the window is not resumed.
+    const saved = homeIsNew || req.freshSession ? null : await sessions.get(req.threadId);
     const text = (saved ? "" : preamble(req.transcript)) + req.inputs.map((i) => i.text).join("\n\n");
+    const contextWindow = windowOf(access.provider, req.model);
+    let lastCall = 0;
     async function* prompt(): AsyncGenerator<SDKUserMessage> {
       yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: saved?.sessionId ?? "" };
       // The input stays open until the turn's result: closing it ends the agent's process.
@@ -150,6 +154,8 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
           const e = m.event as { type: string; delta?: { type: string; text?: string } };
           if (e.type === "content_block_delta" && e.delta?.type === "text_delta") emit({ type: "delta", frame: { type: "text", delta: e.delta.text ?? "" } });
         } else if (m.type === "assistant" && !m.error && m.parent_tool_use_id === null) {
+          const used = m.message.usage as { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number } | undefined;
+          if (used) lastCall = (used.input_tokens ?? 0) + (used.cache_read_input_tokens ?? 0) + (used.cache_creation_input_tokens ?? 0) + (used.output_tokens ?? 0);
           const blocks = m.message.content as Block[];
           const reply = blocks.map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
           if (reply) emit({ type: "reply", text: reply });
@@ -174,7 +180,15 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
           const usage = m.usage as { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
           const inputTokens = (usage.input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
           if (inputTokens + (usage.output_tokens ?? 0) > 0 || grew > 0)
-            emit({ type: "usage", model: req.model, inputTokens, outputTokens: usage.output_tokens ?? 0, usd: grew });
+            emit({
+              type: "usage",
+              model: req.model,
+              inputTokens,
+              outputTokens: usage.output_tokens ?? 0,
+              usd: grew,
+              ...(lastCall > 0 ? { contextTokens: lastCall } : {}),
+              ...(contextWindow ? { contextWindow } : {}),
+            });
           if (interrupted) return INTERRUPTED;
           if (!m.is_error) return m.stop_reason === "max_tokens" ? { stop: "length" } : null;
           const message = "result" in m && typeof m.result === "string" ? m.result : ("errors" in m ? (m.errors as string[]).join("; ") : m.subtype);

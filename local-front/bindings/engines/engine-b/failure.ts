@@ -21,6 +21,7 @@ export function classifyCodexError(error: TurnError | null): TurnFailure {
   const message = error?.message ?? "the turn failed without an error";
   const info = error?.codexErrorInfo ?? null;
   if (info === "usageLimitExceeded") return { class: "quota", error: message };
+  if (info === "contextWindowExceeded") return { class: "session", error: message, windowFull: true };
   if (info === "unauthorized") return { class: "auth", error: message };
   if (info === "internalServerError" || info === "serverOverloaded") return { class: "unknown", error: message };
   if (info && typeof info === "object") {

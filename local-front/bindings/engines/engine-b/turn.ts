@@ -11,6 +11,7 @@ import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { priceOf, usdOf } from "../prices.js";
+import { windowOf } from "../providers.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
 import { codexTurnEnd } from "./failure.js";
@@ -97,7 +98,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     let settleTurn!: (f: RunOutcome) => void;
     const turnEnded = new Promise<RunOutcome>((r) => (settleTurn = r));
     let lastError: TurnError | null = null;
-    const usage = { input: 0, cached: 0, output: 0 };
+    const usage = { input: 0, cached: 0, output: 0, lastCall: 0, window: null as number | null };
 
     const item = (phase: "started" | "completed", it: ThreadItem) => {
       if (it.type === "agentMessage" && phase === "completed" && it.text) emit({ type: "reply", text: it.text });
@@ -127,10 +128,12 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         case "item/completed":
           return item("completed", n.params.item);
         case "thread/tokenUsage/updated": {
-          const { last } = n.params.tokenUsage;
+          const { last, modelContextWindow } = n.params.tokenUsage;
           usage.input += last.inputTokens;
           usage.cached += last.cachedInputTokens;
           usage.output += last.outputTokens;
+          usage.lastCall = last.inputTokens + last.outputTokens;
+          usage.window = modelContextWindow;
           return;
         }
         case "error":
@@ -175,7 +178,8 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     try {
       await rpc.request("initialize", { clientInfo: { name: "agent_runtime", title: "Agent Runtime", version: "0.1.0" }, capabilities: { experimentalApi: false, requestAttestation: false } });
       rpc.notify({ method: "initialized" });
-      const saved = homeIsNew ? null : await sessions.get(req.threadId);
+      // After the runtime reduced the context, the codex thread that outgrew the window is not resumed.
+      const saved = homeIsNew || req.freshSession ? null : await sessions.get(req.threadId);
       const { approvalPolicy, sandbox } = policy(req.permissions);
       let resumedId: string | null = null;
       if (saved) {
@@ -196,7 +200,16 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       if (usage.input + usage.output > 0) {
         // codex counts cached input inside its input tokens, as OpenAI does; the cache reads are priced apart.
         const tokens = { input: usage.input - usage.cached, cacheRead: usage.cached, output: usage.output };
-        emit({ type: "usage", model: req.model, inputTokens: usage.input, outputTokens: usage.output, usd: usdOf(priceOf(access.provider, req.model), tokens) });
+        const contextWindow = windowOf(access.provider, req.model) ?? usage.window ?? undefined;
+        emit({
+          type: "usage",
+          model: req.model,
+          inputTokens: usage.input,
+          outputTokens: usage.output,
+          usd: usdOf(priceOf(access.provider, req.model), tokens),
+          contextTokens: usage.lastCall,
+          ...(contextWindow ? { contextWindow } : {}),
+        });
       }
       return failure;
     } finally {

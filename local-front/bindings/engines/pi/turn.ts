@@ -6,7 +6,7 @@ import type { ApprovalDecision, EngineReport, Json, TurnRequest } from "../../..
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
-import { piModel } from "../providers.js";
+import { piModel, windowOf } from "../providers.js";
 import { priceOf } from "../prices.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import { classifyProviderError } from "./failure.js";
@@ -123,7 +123,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
             inputTokens: m.usage.input + m.usage.cacheRead,
             outputTokens: m.usage.output,
             usd: priced ? m.usage.cost.total : null,
-            contextWindow: model.contextWindow,
+            contextWindow: windowOf(access.provider, req.model),
           });
         }
       } else if (event.type === "tool_execution_start") {
