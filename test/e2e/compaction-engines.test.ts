@@ -43,3 +43,53 @@ describe.each([
     if (engine !== "pi") expect((await requests()).some((r) => r.includes("Earlier in this conversation:"))).toBe(true);
   });
 });
+
+// Each engine's own prompt leaves it a different room: the fill and the last output are sized so the
+// last turn crosses the window, and the same turn fits again in a new session from the reduced context.
+describe.each([
+  ["engine_b", { engine: "engine_b", model: "sim-8k" }, 400, 6600, 7000],
+  ["engine_a", { model: "claude-sim-8k" }, 1600, 6200, 8000],
+])("a turn the provider refuses as too long (%s)", (_engine, spec, chars, fill, last) => {
+  it("is recovered in a new session seeded from the reduced context: the turn stays open and ends normally", async () => {
+    const base = front().url;
+    const id = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "allow" })).body.threadId as string;
+    // Fill the context to just under the forced line, then one turn whose tool output crosses the window.
+    let tokens = 0;
+    for (let n = 1; tokens < fill; n++) {
+      const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: output(chars), reply: `turn ${n} done` }, `instruction-${n}`) });
+      expect(r.body.outcome).toBe("completed");
+      tokens = (await call(base, "GET", `/threads/${id}/compact`)).body.tokens;
+    }
+    expect((await events(base, id)).filter((e) => e.kind === "window")).toEqual([]);
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: output(last), reply: "read it" }, "one more file") });
+    expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
+    const log = await events(base, id);
+    const line = log.find((e) => e.kind === "system" && e.body.text === "window full, recovering (resume-skipped)");
+    expect(line).toBeDefined();
+    expect(log.some((e) => e.kind === "window" && e.body.trigger === "recovery" && e.seq > line!.seq)).toBe(true);
+    expect(log.filter((e) => e.kind === "turn-failed")).toEqual([]);
+    expect(log.at(-1)!.kind).toBe("turn-ended");
+  });
+});
+
+describe("recoveries that never make room", () => {
+  it("stop with WindowThrash instead of looping, and the thread takes its next message", async () => {
+    const base = front().url;
+    const id = (await call(base, "POST", "/spawn", { engine: "engine_b", model: "sim-8k", cwd: work, permissions: "allow" })).body.threadId as string;
+    let tokens = 0;
+    for (let n = 1; tokens < 6200; n++) {
+      expect((await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: output(400) }, `instruction-${n}`) })).body.outcome).toBe("completed");
+      tokens = (await call(base, "GET", `/threads/${id}/compact`)).body.tokens;
+    }
+    // Each new session runs the same tool again, and with engine_b's own prompt its output never fits.
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: output(8000), reply: "never" }, "read a file too big") });
+    expect(r.body.outcome).toBe("failed");
+    expect(r.body.failure.error).toMatch(/^the context window is full and the runtime could not reduce it \(WindowThrash\)/);
+    const log = await events(base, id);
+    const recoveries = log.filter((e) => e.kind === "system" && e.body.text === "window full, recovering (resume-skipped)");
+    expect(recoveries.length).toBe(4);
+    expect(log.some((e) => e.kind === "system" && e.body.level === "error" && e.body.text.startsWith("WindowThrash:"))).toBe(true);
+    expect((await call(base, "GET", `/threads/${id}/compact`)).body.refusals.map((x: { refusal: string }) => x.refusal)).toContain("WindowThrash");
+    expect((await call(base, "POST", `/threads/${id}/send`, { text: "still there?" })).body.outcome).toBe("completed");
+  });
+});
