@@ -14,6 +14,7 @@ import { streamSimple, type Api, type Model } from "@mariozechner/pi-ai";
 import OpenAI from "openai";
 import { startSimulator } from "../local-front/simulator/server.js";
 import { percentile, postLoad, sequential, type LoadResult } from "./load.js";
+import { longThread, reductionTimes } from "./compaction.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
@@ -381,8 +382,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,callers,follow,tail,turns,completions,sandbox,spawn,startup runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,completions,sandbox,spawn,startup").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,completions,sandbox,spawn,startup,compaction runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,completions,sandbox,spawn,startup,compaction").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -444,6 +445,12 @@ async function main(): Promise<void> {
   if (ONLY.has("startup")) {
     log("startup");
     await startup();
+  }
+  if (ONLY.has("compaction")) {
+    log("compaction: reductions on a 200,000-token transcript");
+    reductionTimes(row, fmt);
+    log("compaction: a long thread on a small window, and the same script on a large one");
+    await longThread(row, fmt);
   }
 
   const header = ["measure", "result", "baseline in the same run", "ratio", "target"];
