@@ -7,7 +7,9 @@ import {
   type WindowRefusal,
   type WindowTrigger,
 } from "../../src/api/compaction.js";
-import type { SummaryAnswer, SummaryRequest } from "../../src/api/engine.js";
+import type { EngineReport, SummaryAnswer, SummaryRequest, TurnRequest } from "../../src/api/engine.js";
+import { newId } from "../../src/shared/ids.js";
+import { TurnRunner } from "./turn-runner.js";
 import { CODES } from "../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import {
@@ -36,6 +38,9 @@ import { activeModel, type WindowState } from "./thread-state.js";
 /** Reductions kept for WindowThrash's count, and refusals for `GET /compact`. */
 const KEPT = 10;
 
+/** What an engine's own summary of its session is taken to hold until its next call says. */
+const ENGINE_SUMMARY_TOKENS = 500;
+
 /** A turn's context that the provider refused: reduce harder than at the line. */
 const RECUT: Partial<WindowSettings> = { keepToolResults: 1, keepTurns: 1 };
 
@@ -63,8 +68,22 @@ export class Compaction {
     return (s.window ??= { windows: {}, lastCall: null, pending: null, rounds: [], reseed: false, refusals: [] });
   }
 
+  /** An engine with a session of its own writes its summaries itself; `pi`'s come from the curator model. */
+  private ownsSession(): boolean {
+    return activeModel(this.thread.state()!).engine !== "pi";
+  }
+
   private options(): CompactionMode[] {
-    return COMPACTION_MODES.filter((m) => m !== "summary" || this.thread.config.curatorModel !== null);
+    return COMPACTION_MODES.filter((m) => m !== "summary" || this.ownsSession() || this.thread.config.curatorModel !== null);
+  }
+
+  /**
+   * The runtime's own choice: cheapest first; for an engine with a session of its own, that
+   * engine's compaction (a new session from the runtime's cheap kinds would discard what it
+   * compacted), the cheap kinds only when it fails.
+   */
+  private choice(): readonly CompactionMode[] {
+    return this.ownsSession() ? ["summary"] : CHEAPEST_FIRST;
   }
 
   /** The lines of the model turns run on now; null until its engine has told its window. */
@@ -95,11 +114,52 @@ export class Compaction {
     return true;
   }
 
-  /** With a `usage` event, inside its commit. */
-  noteCall(seq: number, model: string, tokens: number, contextWindow: number | undefined): void {
-    const ws = this.ws();
-    ws.lastCall = { seq, tokens };
-    if (contextWindow) ws.windows[model] = contextWindow;
+  /**
+   * A model call's `usage` event: the thread's cost, and (unless the call was an engine's
+   * summary of its session, which is not the session's context) the context's size and window.
+   */
+  async recordUsage(turnId: string, report: Extract<EngineReport, { type: "usage" }>, sizesContext = true): Promise<void> {
+    const body = { turnId, model: report.model, inputTokens: report.inputTokens, outputTokens: report.outputTokens, usd: report.usd };
+    const prepared = await this.thread.prepareOrRefuse("usage", body);
+    if (!prepared.ok) return;
+    await this.thread.commits.write(() => {
+      const e = this.thread.append(prepared.value);
+      const ws = this.ws();
+      if (sizesContext) ws.lastCall = { seq: e.seq, tokens: report.contextTokens ?? report.inputTokens + report.outputTokens };
+      if (report.contextWindow) ws.windows[report.model] = report.contextWindow;
+      const cost = this.thread.state()!.cost;
+      if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
+      else cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
+      cost.inputTokens += report.inputTokens;
+      cost.outputTokens += report.outputTokens;
+      this.thread.saveState();
+    });
+  }
+
+  /**
+   * The engine compacted its own session (asked, or on its own mid-turn): a `summary`
+   * window the engine's model wrote, cutting nothing of the runtime's transcript. What its
+   * session holds after is estimated: the engine's own prompt (the provider's last count
+   * less the transcript's estimate), the user's messages, and a summary's worth.
+   */
+  async recordEngineCompaction(trigger: WindowTrigger, preTokens: number | undefined): Promise<WindowBody & { seq: number }> {
+    const s = this.thread.state()!;
+    const before = preTokens ?? this.tokens();
+    const context = this.thread.tables.context();
+    const own = Math.max(0, (this.ws().lastCall?.tokens ?? 0) - estimateEntries(context.filter((h) => h.seq < (this.ws().lastCall?.seq ?? 0))));
+    const users = estimateEntries(context.filter((h) => h.entry.role === "user"));
+    const after = Math.min(before, own + users + ENGINE_SUMMARY_TOKENS);
+    const body: WindowBody = { kind: "summary", cut: [], tokensBefore: before, tokensAfter: after, trigger, summaryModel: activeModel(s).model };
+    const prepared = await this.thread.log.prepare("window", body);
+    const seq = await this.thread.commits.write(() => {
+      const e = this.thread.append(prepared);
+      this.thread.tables.addWindow(e.seq, body);
+      const ws = this.ws();
+      if (ws.pending && !ws.pending.forced) ws.pending = null;
+      this.thread.saveState();
+      return e.seq;
+    });
+    return { seq, ...body };
   }
 
   status(): Outcome<CompactionStatus> {
@@ -141,11 +201,17 @@ export class Compaction {
     const tokens = this.tokens() + this.thread.tables.queuedTokens();
     if (tokens <= lines.warnAt) return;
     const ws = this.ws();
+    const turn = this.thread.state()!.turns + 1;
     if (tokens <= lines.forcedAt) {
       if (!ws.pending) await this.pend(false, tokens, lines);
+      // An engine's own compaction is a model call over its whole session: it needs the room
+      // the warning line leaves, and at the forced line it may no longer fit.
+      if (this.ownsSession() && !thrashes(ws.rounds, turn, this.settings())) {
+        const compacted = await this.askEngine("line", turn);
+        if (typeof compacted === "string") await this.say("error", `the engine did not compact its session (${compacted})`);
+      }
       return;
     }
-    const turn = this.thread.state()!.turns + 1;
     if (!ws.pending?.forced) await this.pend(true, tokens, lines);
     if (thrashes(ws.rounds, turn, this.settings())) {
       await this.refuse("WindowThrash", `WindowThrash: ${ws.rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true);
@@ -153,7 +219,7 @@ export class Compaction {
     }
     const byRequest = await this.waitForCaller(this.ws().pending?.deadlineAt ?? Date.now());
     if (byRequest && !this.forced()) return;
-    const done = await this.reduce(CHEAPEST_FIRST, byRequest ? "line" : "deadline", turn);
+    const done = await this.reduce(this.choice(), byRequest ? "line" : "deadline", turn);
     // Still forced: settled as refused (a caller's request was recorded as theirs already).
     if (this.forced()) await this.noHeadroom(false);
     else if (!byRequest) await this.dispose({ settledBy: "deadline", mode: done.at(-1)?.kind ?? null });
@@ -165,8 +231,12 @@ export class Compaction {
     if (!s) return missing();
     if (mode === "summary" && !this.options().includes("summary"))
       return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so no summary can be written", CODES.summaryUnavailable);
+    if (mode === "summary" && this.ownsSession() && s.turn)
+      return refuse(409, `${activeModel(s).engine} is running a turn in the session it would compact; ask again when the turn ends`, CODES.engineBusy);
     const forced = this.ws().pending?.forced === true;
-    const done = await this.reduce(mode ? [mode] : CHEAPEST_FIRST, "request", s.turns + (s.turn ? 0 : 1));
+    // While a turn runs in the engine's session, the cheap kinds reach it with its next session.
+    const modes = mode ? [mode] : this.ownsSession() && s.turn ? CHEAPEST_FIRST.filter((k) => k !== "summary") : this.choice();
+    const done = await this.reduce(modes, "request", s.turns + (s.turn ? 0 : 1));
     if (forced) await this.dispose({ settledBy: "request", mode: mode ?? done.at(-1)?.kind ?? null });
     this.settleForced?.();
     return ok({ reductions: done, tokens: this.lines() ? this.tokens() : null });
@@ -185,7 +255,8 @@ export class Compaction {
       return "WindowThrash";
     }
     await this.say("info", RECOVERING(stage), turnId);
-    const done = await this.reduce(CHEAPEST_FIRST, "recovery", turn, RECUT);
+    // Inside a turn an engine's session is busy: the cheap kinds, and a new session from them.
+    const done = await this.reduce(this.ownsSession() ? CHEAPEST_FIRST.filter((k) => k !== "summary") : CHEAPEST_FIRST, "recovery", turn, RECUT);
     const lines = this.lines();
     if (done.length === 0 || (lines && this.tokens() > lines.forcedAt)) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })));
     if (done.length > 0) return null;
@@ -267,6 +338,17 @@ export class Compaction {
     let summaryFailed: string | undefined;
     for (let kind = queue.shift(); kind; kind = queue.shift()) {
       if (!this.options().includes(kind)) continue;
+      if (kind === "summary" && this.ownsSession()) {
+        const compacted = await this.askEngine(trigger, turn);
+        if (typeof compacted !== "string") {
+          done.push(compacted);
+          break;
+        }
+        summaryFailed = compacted;
+        await this.say("error", `the engine did not compact its session (${compacted}); the cheap reductions run instead`);
+        queue.push(...(["microcompact", "collapse"] as const).filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
+        continue;
+      }
       const view = this.thread.tables.context();
       const cut = planOf(kind, view, settings);
       if (cut.size === 0) continue;
@@ -302,6 +384,49 @@ export class Compaction {
       if (lines && body.tokensAfter <= targetOf(lines)) break;
     }
     return done;
+  }
+
+  /** Asks the thread's engine to compact its own session: the `window` it recorded, or why it did not. */
+  private async askEngine(trigger: WindowTrigger, turn: number): Promise<(WindowBody & { seq: number }) | string> {
+    const c = this.thread.config;
+    const s = this.thread.state()!;
+    const active = activeModel(s);
+    const id = newId("cmp_");
+    const request: TurnRequest = {
+      turnId: id,
+      threadId: s.id,
+      ...active,
+      permissions: s.spec.permissions,
+      cwd: s.spec.cwd,
+      ...turnAccount(c, s.spec, active.engine, active.model),
+      proxyEnv: s.spec.proxyEnv,
+      transcript: [],
+      freshSession: false,
+      inputs: [],
+      compact: true,
+    };
+    let response: Response;
+    try {
+      response = await callEngine(this.thread.env, "/turns", request);
+    } catch (err) {
+      return `the engine host could not be reached: ${(err as Error).message}`;
+    }
+    if (!response.ok) return ((await response.json().catch(() => ({}))) as { error?: string }).error ?? `the engine host answered ${response.status}`;
+    let window: (WindowBody & { seq: number }) | null = null;
+    const end = await new TurnRunner(id).run(response, {
+      delta: () => {},
+      durable: async (report) => {
+        if (report.type === "usage") await this.recordUsage(id, report, false);
+        else if (report.type === "compacted") window = await this.recordEngineCompaction(trigger, report.preTokens);
+      },
+    });
+    if (!window) return end.failure?.error ?? "the engine ended without compacting";
+    await this.thread.commits.write(() => {
+      const ws = this.ws();
+      ws.rounds = [...ws.rounds, turn].slice(-KEPT);
+      this.thread.saveState();
+    });
+    return window;
   }
 
   /** The curator's summary of `entries`, through the engine host; its error when no model wrote one. */

@@ -405,22 +405,12 @@ export class TurnDriver {
               question: report.question,
             });
             return;
-          case "usage": {
-            const body = { turnId: live.id, model: report.model, inputTokens: report.inputTokens, outputTokens: report.outputTokens, usd: report.usd };
-            const prepared = await this.thread.prepareOrRefuse("usage", body);
-            if (!prepared.ok) return;
-            await this.thread.commits.write(() => {
-              const e = this.thread.append(prepared.value);
-              this.compaction.noteCall(e.seq, report.model, report.contextTokens ?? report.inputTokens + report.outputTokens, report.contextWindow);
-              const cost = this.state!.cost;
-              if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
-              else cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
-              cost.inputTokens += report.inputTokens;
-              cost.outputTokens += report.outputTokens;
-              this.thread.saveState();
-            });
+          case "usage":
+            return this.compaction.recordUsage(live.id, report);
+          case "compacted":
+            // The engine compacted its session on its own, mid-turn.
+            await this.compaction.recordEngineCompaction("engine", report.preTokens);
             return;
-          }
         }
       },
     });

@@ -8,7 +8,7 @@ export type CompactionMode = (typeof COMPACTION_MODES)[number];
 export type SeqRange = [number, number];
 
 /** Why a reduction ran. */
-export type WindowTrigger = "line" | "request" | "deadline" | "recovery";
+export type WindowTrigger = "line" | "request" | "deadline" | "recovery" | "engine";
 
 /** The `window` event: one reduction. */
 export interface WindowBody {

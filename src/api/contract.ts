@@ -183,7 +183,10 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /threads/:id/compact": {
     summary: "Reduces the context now, with `mode` or the runtime's choice (cheapest first); settles a forced window.",
     body: CompactRequest,
-    errors: [[409, CODES.summaryUnavailable]],
+    errors: [
+      [409, CODES.summaryUnavailable],
+      [409, CODES.engineBusy],
+    ],
   },
   "POST /threads/:id/approvals/:approvalId": {
     summary: "Allows or denies a tool call; a second answer is a 200 with code `approval-closed`.",

@@ -78,6 +78,12 @@ export interface TurnRequest {
    * resuming the one that no longer fits.
    */
   freshSession: boolean;
+  /**
+   * Instead of a turn, the engine compacts its own session (codex's `thread/compact/start`,
+   * the agent SDK's `/compact`) and reports `compacted`; `inputs` is empty. An engine
+   * without a session of its own, or with none saved yet, fails it (class `session`).
+   */
+  compact?: true;
   /** The messages this turn answers, in the order they were accepted. */
   inputs: TurnInput[];
 }
@@ -139,6 +145,8 @@ export const EngineReport = z.discriminatedUnion("type", [
    * last message (a `length` / `max_tokens` / `max_output_tokens` stop).
    */
   z.object({ type: z.literal("end"), outcome: z.enum(["completed", "failed"]), failure: failure.optional(), stop: z.enum(TURN_STOPS).optional() }),
+  /** The engine compacted its own session: asked (`compact`), or on its own during a turn. */
+  z.object({ type: z.literal("compacted"), preTokens: z.number().int().nonnegative().optional() }),
   /** Keeps an idle report stream visibly alive. */
   z.object({ type: z.literal("ping") }),
 ]);

@@ -63,6 +63,8 @@ export const CODES = {
   previewNotFound: "preview-not-found",
   /** `POST /threads/:id/compact` with `mode: "summary"` and no curator model configured. */
   summaryUnavailable: "summary-unavailable",
+  /** `POST /threads/:id/compact` with `mode: "summary"` on engine_a or engine_b while a turn runs in the session it would compact. */
+  engineBusy: "engine-busy",
   /** The front has not measured the machine yet (`GET /host/load`). */
   hostLoadUnknown: "host-load-unknown",
   /** No model of that id in the catalog (the account pool's `/models/:id`). */

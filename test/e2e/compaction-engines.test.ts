@@ -3,21 +3,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeDir } from "../support/front.js";
-import { call, events, sim } from "../support/http.js";
+import { call, events, sim, waitFor } from "../support/http.js";
 import { useFront } from "../support/use-front.js";
 
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-compaction-"));
 afterAll(() => removeDir(work));
 
 const front = useFront({ env: { SERVICE_WINDOW_DEADLINE_MS: "200" } });
+/**
+ * A warning line just under the forced one: the engines' own compaction, which runs at the
+ * warning line, stays out of the way of the tests that fill a context to just under the
+ * forced line and then cross the window inside one turn.
+ */
+const late = useFront({ env: { SERVICE_WINDOW_DEADLINE_MS: "200", SERVICE_WINDOW_WARN_PERCENT: "87" } });
 
 /** A tool call whose output is `chars` characters: about a quarter as many tokens. */
 const output = (chars: number) => ({ name: "shell", input: { command: `head -c ${chars} /dev/zero | tr '\\0' a` } });
-
-async function requests(): Promise<string[]> {
-  const { requests } = (await (await fetch(`${front().simulatorUrl}/_sim/requests`)).json()) as { requests: { body: unknown }[] };
-  return requests.map((r) => JSON.stringify(r.body));
-}
 
 // The same scenario on every engine: a long, tool-heavy thread on a model whose window is
 // 8,192 tokens (engine_b's own prompt and tools take about 4,800 of them, engine_a's 2,500).
@@ -40,7 +41,10 @@ describe.each([
     expect(log.filter((e) => e.kind === "window").length).toBeGreaterThan(0);
     const status = (await call(base, "GET", `/threads/${id}/compact`)).body;
     expect(status.window).toBe(8192);
-    if (engine !== "pi") expect((await requests()).some((r) => r.includes("Earlier in this conversation:"))).toBe(true);
+    // An engine with a session of its own compacts it itself at the line: its model writes the summary.
+    const windows = log.filter((e) => e.kind === "window").map((e) => e.body);
+    const said = log.filter((e) => e.kind === "system").map((e) => e.body.text);
+    if (engine !== "pi") expect(windows.some((w) => w.kind === "summary" && w.summaryModel === spec.model && w.cut.length === 0), JSON.stringify({ windows, said })).toBe(true);
   });
 });
 
@@ -51,7 +55,7 @@ describe.each([
   ["engine_a", { model: "claude-sim-8k" }, 1600, 6200, 8000],
 ])("a turn the provider refuses as too long (%s)", (_engine, spec, chars, fill, last) => {
   it("is recovered in a new session seeded from the reduced context: the turn stays open and ends normally", async () => {
-    const base = front().url;
+    const base = late().url;
     const id = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "allow" })).body.threadId as string;
     // Fill the context to just under the forced line, then one turn whose tool output crosses the window.
     let tokens = 0;
@@ -74,7 +78,7 @@ describe.each([
 
 describe("recoveries that never make room", () => {
   it("stop with WindowThrash instead of looping, and the thread takes its next message", async () => {
-    const base = front().url;
+    const base = late().url;
     const id = (await call(base, "POST", "/spawn", { engine: "engine_b", model: "sim-8k", cwd: work, permissions: "allow" })).body.threadId as string;
     let tokens = 0;
     for (let n = 1; tokens < 6200; n++) {
@@ -91,5 +95,39 @@ describe("recoveries that never make room", () => {
     expect(log.some((e) => e.kind === "system" && e.body.level === "error" && e.body.text.startsWith("WindowThrash:"))).toBe(true);
     expect((await call(base, "GET", `/threads/${id}/compact`)).body.refusals.map((x: { refusal: string }) => x.refusal)).toContain("WindowThrash");
     expect((await call(base, "POST", `/threads/${id}/send`, { text: "still there?" })).body.outcome).toBe("completed");
+  });
+});
+
+describe.each([
+  ["engine_b", { engine: "engine_b", model: "gpt-sim" }],
+  ["engine_a", { model: "claude-sim" }],
+])("POST /compact on %s", (engine, spec) => {
+  it("asks the engine to compact its own session: a summary its model wrote, its cost counted, and the next turn runs on it", async () => {
+    const base = front().url;
+    const id = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "allow" })).body.threadId as string;
+    const early = await call(base, "POST", `/threads/${id}/compact`, { mode: "summary" });
+    expect(early.status).toBe(200);
+    expect(early.body.reductions).toEqual([]);
+    for (let n = 1; n <= 2; n++) expect((await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: output(200) }, `instruction-${n}`) })).body.outcome).toBe("completed");
+    const costBefore = (await call(base, "GET", `/threads/${id}`)).body.cost.usd;
+    const done = await call(base, "POST", `/threads/${id}/compact`, {});
+    expect(done.status).toBe(200);
+    expect(done.body.reductions.map((w: Record<string, unknown>) => [w.kind, w.trigger, w.summaryModel, w.cut])).toEqual([["summary", "request", spec.model, []]]);
+    expect((await call(base, "GET", `/threads/${id}`)).body.cost.usd).toBeGreaterThan(costBefore);
+    expect((await call(base, "POST", `/threads/${id}/send`, { text: "and now?" })).body.outcome).toBe("completed");
+    const log = await events(base, id);
+    expect(log.some((e) => e.kind === "system" && e.body.text === `the engine did not compact its session (${engine} has no session of this thread to compact); the cheap reductions run instead`)).toBe(true);
+    expect(log.filter((e) => e.kind === "turn-failed")).toEqual([]);
+  });
+
+  it("refuses a summary while a turn runs in the session it would compact", async () => {
+    const base = front().url;
+    const id = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "ask" })).body.threadId as string;
+    await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: output(10) }, "wait for me"), async: true });
+    const approval = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals[0] as string | undefined);
+    const busy = await call(base, "POST", `/threads/${id}/compact`, { mode: "summary" });
+    expect(busy.status).toBe(409);
+    expect(busy.body.code).toBe("engine-busy");
+    await call(base, "POST", `/threads/${id}/approvals/${approval}`, { decision: "deny" });
   });
 });

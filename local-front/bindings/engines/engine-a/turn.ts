@@ -1,4 +1,4 @@
-import { query, type HookCallback, type PermissionResult, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
+import { query, type HookCallback, type PermissionResult, type SDKCompactBoundaryMessage, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -106,9 +106,12 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     await mkdir(configDir, { recursive: true });
     // After the runtime reduced the context, the session that outgrew the window is not resumed.
     const saved = homeIsNew || req.freshSession ? null : await sessions.get(req.threadId);
-    const text = (saved ? "" : preamble(req.transcript)) + req.inputs.map((i) => i.text).join("\n\n");
+    if (req.compact && !saved) return { class: "session", error: "engine_a has no session of this thread to compact" };
+    // The agent's own compaction is its slash command, sent as the session's next prompt.
+    const text = req.compact ? "/compact" : (saved ? "" : preamble(req.transcript)) + req.inputs.map((i) => i.text).join("\n\n");
     const contextWindow = windowOf(access.provider, req.model);
     let lastCall = 0;
+    let compacted = false;
     async function* prompt(): AsyncGenerator<SDKUserMessage> {
       yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: saved?.sessionId ?? "" };
       // The input stays open until the turn's result: closing it ends the agent's process.
@@ -150,6 +153,11 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     try {
       for await (const m of q as AsyncIterable<SDKMessage>) {
         if (m.type === "system" && m.subtype === "init") sessionId = m.session_id;
+        else if (m.type === "system" && m.subtype === "compact_boundary") {
+          const { pre_tokens } = (m as SDKCompactBoundaryMessage).compact_metadata;
+          compacted = true;
+          emit({ type: "compacted", preTokens: pre_tokens });
+        }
         else if (m.type === "stream_event") {
           const e = m.event as { type: string; delta?: { type: string; text?: string } };
           if (e.type === "content_block_delta" && e.delta?.type === "text_delta") emit({ type: "delta", frame: { type: "text", delta: e.delta.text ?? "" } });
@@ -190,8 +198,10 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
               ...(contextWindow ? { contextWindow } : {}),
             });
           if (interrupted) return INTERRUPTED;
-          if (!m.is_error) return m.stop_reason === "max_tokens" ? { stop: "length" } : null;
           const message = "result" in m && typeof m.result === "string" ? m.result : ("errors" in m ? (m.errors as string[]).join("; ") : m.subtype);
+          // `/compact` ends with a result whether or not it compacted: only its boundary says it did.
+          if (req.compact && !compacted) return { class: "session", error: `the agent did not compact its session: ${message || "no reason given"}` };
+          if (!m.is_error) return m.stop_reason === "max_tokens" ? { stop: "length" } : null;
           const status = "api_error_status" in m && typeof m.api_error_status === "number" ? m.api_error_status : null;
           return classifyProviderError(status, message);
         }

@@ -101,7 +101,8 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const usage = { input: 0, cached: 0, output: 0, lastCall: 0, window: null as number | null };
 
     const item = (phase: "started" | "completed", it: ThreadItem) => {
-      if (it.type === "agentMessage" && phase === "completed" && it.text) emit({ type: "reply", text: it.text });
+      if (it.type === "contextCompaction" && phase === "completed") emit({ type: "compacted" });
+      else if (it.type === "agentMessage" && phase === "completed" && it.text) emit({ type: "reply", text: it.text });
       else if (it.type === "commandExecution") {
         if (phase === "started") emit({ type: "tool-call", callId: it.id, name: "exec_command", input: { command: it.command } });
         else
@@ -148,6 +149,21 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         }
       }
     };
+    const reportUsage = () => {
+      if (usage.input + usage.output === 0) return;
+      // codex counts cached input inside its input tokens, as OpenAI does; the cache reads are priced apart.
+      const tokens = { input: usage.input - usage.cached, cacheRead: usage.cached, output: usage.output };
+      const contextWindow = windowOf(access.provider, req.model) ?? usage.window ?? undefined;
+      emit({
+        type: "usage",
+        model: req.model,
+        inputTokens: usage.input,
+        outputTokens: usage.output,
+        usd: usdOf(priceOf(access.provider, req.model), tokens),
+        contextTokens: usage.lastCall,
+        ...(contextWindow ? { contextWindow } : {}),
+      });
+    };
     const rpc = new AppServerRpc(child, notified, (r) => void answerRequest(r));
     const gone = () => settleTurn(interrupted ? INTERRUPTED : { class: "session", error: "codex app-server exited during the turn" });
     child.on("exit", gone);
@@ -189,6 +205,13 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
           if (!(err instanceof RpcError)) throw err;
         }
       }
+      if (req.compact) {
+        if (resumedId === null) return { class: "session", error: "engine_b has no session of this thread to compact" };
+        await rpc.request("thread/compact/start", { threadId: resumedId });
+        const failure = await turnEnded;
+        reportUsage();
+        return failure;
+      }
       const fresh = resumedId === null;
       const threadId = resumedId ?? (await rpc.request("thread/start", { model: req.model, cwd, approvalPolicy, sandbox })).thread.id;
       if (fresh) await sessions.put(req.threadId, { sessionId: threadId, costUsd: 0 });
@@ -197,20 +220,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       stop = () => void rpc.request("turn/interrupt", { threadId, turnId: started.turn.id }).catch(() => child.kill("SIGKILL"));
       if (interrupted) stop();
       const failure = await turnEnded;
-      if (usage.input + usage.output > 0) {
-        // codex counts cached input inside its input tokens, as OpenAI does; the cache reads are priced apart.
-        const tokens = { input: usage.input - usage.cached, cacheRead: usage.cached, output: usage.output };
-        const contextWindow = windowOf(access.provider, req.model) ?? usage.window ?? undefined;
-        emit({
-          type: "usage",
-          model: req.model,
-          inputTokens: usage.input,
-          outputTokens: usage.output,
-          usd: usdOf(priceOf(access.provider, req.model), tokens),
-          contextTokens: usage.lastCall,
-          ...(contextWindow ? { contextWindow } : {}),
-        });
-      }
+      reportUsage();
       return failure;
     } finally {
       child.stdin.end();

@@ -10,6 +10,7 @@ import type { InitializeResponse } from "./protocol/InitializeResponse.js";
 import type { ServerRequest } from "./protocol/ServerRequest.js";
 import type { CommandExecutionRequestApprovalResponse } from "./protocol/v2/CommandExecutionRequestApprovalResponse.js";
 import type { FileChangeRequestApprovalResponse } from "./protocol/v2/FileChangeRequestApprovalResponse.js";
+import type { ThreadCompactStartResponse } from "./protocol/v2/ThreadCompactStartResponse.js";
 import type { ThreadResumeResponse } from "./protocol/v2/ThreadResumeResponse.js";
 import type { ThreadStartResponse } from "./protocol/v2/ThreadStartResponse.js";
 import type { ToolRequestUserInputResponse } from "./protocol/v2/ToolRequestUserInputResponse.js";
@@ -35,6 +36,7 @@ export interface Responses {
   initialize: InitializeResponse;
   "thread/start": ThreadStartResponse;
   "thread/resume": ThreadResumeResponse;
+  "thread/compact/start": ThreadCompactStartResponse;
   "turn/start": TurnStartResponse;
   "turn/interrupt": TurnInterruptResponse;
 }
