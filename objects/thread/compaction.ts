@@ -92,6 +92,12 @@ export class Compaction {
     return window ? linesOf(window, this.settings()) : null;
   }
 
+  /** What an engine that compacts on its own is told: the window and the warning line. */
+  engineWindow(): TurnRequest["window"] {
+    const lines = this.lines();
+    return lines ? { tokens: lines.window, compactAt: lines.warnAt } : null;
+  }
+
   /**
    * Tokens in the context: the provider's count at the last call (or the count a reduction
    * left), plus an estimate of what came after it.
@@ -402,6 +408,7 @@ export class Compaction {
       proxyEnv: s.spec.proxyEnv,
       transcript: [],
       freshSession: false,
+      window: this.engineWindow(),
       inputs: [],
       compact: true,
     };

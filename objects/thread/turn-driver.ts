@@ -271,6 +271,7 @@ export class TurnDriver {
       proxyEnv: s.spec.proxyEnv,
       transcript: started.transcript,
       freshSession: started.freshSession,
+      window: this.compaction.engineWindow(),
       inputs: started.inputs,
     };
     void this.runTurn(live, request)

@@ -84,6 +84,12 @@ export interface TurnRequest {
    * without a session of its own, or with none saved yet, fails it (class `session`).
    */
   compact?: true;
+  /**
+   * The model's window and the runtime's warning line, in tokens, once known: an engine that
+   * compacts on its own when told where (codex) does so at that line, so a long turn
+   * compacts mid-turn and says so (`compacted`).
+   */
+  window: { tokens: number; compactAt: number } | null;
   /** The messages this turn answers, in the order they were accepted. */
   inputs: TurnInput[];
 }

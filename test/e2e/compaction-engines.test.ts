@@ -131,3 +131,24 @@ describe.each([
     await call(base, "POST", `/threads/${id}/approvals/${approval}`, { decision: "deny" });
   });
 });
+
+describe("codex compacting on its own", () => {
+  it("compacts mid-turn at the runtime's warning line, recorded as a window the engine's model wrote", async () => {
+    const base = front().url;
+    const id = (await call(base, "POST", "/spawn", { engine: "engine_b", model: "sim-8k", cwd: work, permissions: "allow" })).body.threadId as string;
+    // The first turn tells the window; the second crosses the warning line between its model calls.
+    expect((await call(base, "POST", `/threads/${id}/send`, { text: "hello" })).body.outcome).toBe("completed");
+    await call(base, "POST", `/threads/${id}/send`, { text: sim({ tools: [output(4000)], ask: "which one?", reply: "done" }, "go"), async: true });
+    await waitFor(async () => {
+      const turn = (await call(base, "GET", `/threads/${id}/turn`)).body;
+      for (const q of turn.waitingOn.questions) await call(base, "POST", `/threads/${id}/questions/${q}/answer`, { answer: "the first" });
+      return !turn.running && turn.queued === 0;
+    }, 30_000);
+    const log = await events(base, id);
+    const own = log.filter((e) => e.kind === "window" && e.body.trigger === "engine");
+    expect(own.map((e) => [e.body.kind, e.body.summaryModel, e.body.cut])).toEqual([["summary", "sim-8k", []]]);
+    const started = log.filter((e) => e.kind === "turn-started").at(-1)!;
+    expect(own[0]!.seq).toBeGreaterThan(started.seq);
+    expect(log.filter((e) => e.kind === "turn-failed")).toEqual([]);
+  });
+});

@@ -74,6 +74,8 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         `model_providers.runtime={name="runtime", base_url=${JSON.stringify(access.baseUrl)}, wire_api="responses", env_key="ENGINE_B_API_KEY", request_max_retries=0, stream_max_retries=0}`,
         "-c",
         "include_environment_context=false",
+        // codex compacts its thread on its own at the runtime's warning line (it takes an unknown model's window for a large one).
+        ...(req.window ? ["-c", `model_context_window=${req.window.tokens}`, "-c", `model_auto_compact_token_limit=${req.window.compactAt}`] : []),
         // Without these it reaches for outside hosts, and retries an unreachable provider forever.
         "--disable",
         "plugins",

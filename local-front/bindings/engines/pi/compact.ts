@@ -58,7 +58,7 @@ export async function writeSummary(req: SummaryRequest, network: NetworkDeps): P
   const errors: string[] = [];
   const document = rendered(req.entries);
   for (const id of req.models) {
-    const chosen = await sessionAccess(network, { ...req, turnId: "summary", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], freshSession: true, inputs: [] });
+    const chosen = await sessionAccess(network, { ...req, turnId: "summary", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], freshSession: true, window: null, inputs: [] });
     if ("failure" in chosen) {
       errors.push(`${id}: ${chosen.failure.error}`);
       continue;
