@@ -112,12 +112,12 @@ export class Compaction {
     return base.tokens + estimateEntries(context.filter((h) => h.seq > base.seq));
   }
 
-  /** Inside the commit that starts a turn: whether its engine must start a new session from the reduced context (and no later turn need). */
-  takeReseed(): boolean {
+  /** Inside the commit that starts a turn: whether its engine must start a new session from the reduced context (and no later turn need), and why. */
+  takeReseed(): WindowState["reseed"] {
     const ws = this.thread.state()!.window;
-    if (!ws?.reseed) return false;
-    ws.reseed = false;
-    return true;
+    const reseed = ws?.reseed ?? false;
+    if (ws) ws.reseed = false;
+    return reseed;
   }
 
   /**
@@ -254,7 +254,7 @@ export class Compaction {
    * newest tool result is stubbed too when nothing else makes room: one output larger
    * than the window would otherwise end every turn after it.
    */
-  async recover(turnId: string, stage: "recut" | "resume-skipped"): Promise<WindowRefusal | null> {
+  async recover(turnId: string, stage: "recut" | "restarted"): Promise<WindowRefusal | null> {
     const turn = this.thread.state()!.turns;
     if (thrashes(this.ws().rounds, turn, this.settings())) {
       await this.refuse("WindowThrash", `WindowThrash: ${this.ws().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true, turnId);
@@ -382,7 +382,8 @@ export class Compaction {
         // A reduction answers a warning; a forced window is settled by its disposition.
         if (ws.pending && !ws.pending.forced) ws.pending = null;
         if (done.length === 0) ws.rounds = [...ws.rounds, turn].slice(-KEPT);
-        ws.reseed = true;
+        // A forced window's reduction means the session was too full to resume.
+        ws.reseed = trigger === "deadline" || trigger === "line" || ws.reseed === "forced" ? "forced" : "asked";
         this.thread.saveState();
         return e.seq;
       });

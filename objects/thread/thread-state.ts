@@ -26,8 +26,12 @@ export interface WindowState {
   pending: { seq: number; forced: boolean; tokens: number; window: number; deadlineMs: number; deadlineAt: number | null; options: CompactionMode[] } | null;
   /** The turn index of each recent reduction round, for WindowThrash. */
   rounds: number[];
-  /** A reduction ran since the last turn started: an engine with a session of its own starts a new one from the reduced context. */
-  reseed: boolean;
+  /**
+   * A reduction ran since the last turn started: an engine with a session of its own starts
+   * a new one from the reduced context. `forced` when a forced window made it: the session
+   * was too full to resume.
+   */
+  reseed: false | "asked" | "forced";
   refusals: { seq: number; ts: string; refusal: WindowRefusal; text: string }[];
 }
 

@@ -17,7 +17,7 @@ import { capToolOutput } from "../../src/rules/tool-output.js";
 import { nextOnChain } from "./failover.js";
 import { Waits, type PreparedCancellation } from "./waits.js";
 import { newId } from "../../src/shared/ids.js";
-import { Compaction } from "./compaction.js";
+import { Compaction, RECOVERING } from "./compaction.js";
 
 /**
  * While a turn runs, an alarm fires this often. An object with no incoming requests may
@@ -224,6 +224,8 @@ export class TurnDriver {
     const turnId = newId("turn_");
     const prepared = await this.thread.prepareOrRefuse("turn-started", { turnId, index: s.turns + 1, inputs: [] });
     if (!prepared.ok) throw new Error(prepared.body.error);
+    // Written only if the turn finds its engine's session too full to resume (a forced window reduced it).
+    const skipped = await this.thread.log.prepare("system", { level: "info", text: RECOVERING("resume-skipped"), turnId });
     const started = await this.thread.commits.write(() => {
       if (this.state!.turn || this.state!.degraded) return null;
       const inputs = this.thread.tables.takeQueued();
@@ -232,11 +234,13 @@ export class TurnDriver {
       const body = { turnId, index: this.state!.turns + 1, inputs: inputs.map((i) => i.seq) };
       // The inputs are only known inside the commit; a list of seqs is never a large body.
       const e = this.thread.append({ ...prepared.value, text: JSON.stringify(body) });
+      const reseed = this.compaction.takeReseed();
+      if (reseed === "forced" && activeModel(this.state!).engine !== "pi") this.thread.append(skipped);
       for (const input of inputs) this.thread.tables.addEntry(input.seq, { role: "user", text: input.text });
       this.state!.turns = body.index;
       this.state!.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs };
       restage(this.thread);
-      return { inputs, transcript, index: body.index, seq: e.seq, freshSession: this.compaction.takeReseed() };
+      return { inputs, transcript, index: body.index, seq: e.seq, freshSession: reseed !== false };
     });
     if (!started) {
       await hostOf(env).turnEnded(s.id);
@@ -332,7 +336,7 @@ export class TurnDriver {
       // pi is handed its context for every call: it goes on from the reduced one. An engine
       // with a session of its own gets a new session and the turn's messages again.
       const own = request.engine !== "pi";
-      const refusal = await this.compaction.recover(live.id, own ? "resume-skipped" : "recut");
+      const refusal = await this.compaction.recover(live.id, own ? "restarted" : "recut");
       if (refusal) {
         live.dropsContext = true;
         return { outcome: "failed", failure: { class: "session", error: `the context window is full and the runtime could not reduce it (${refusal}): ${end.failure.error}` } };

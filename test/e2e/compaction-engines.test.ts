@@ -68,7 +68,7 @@ describe.each([
     const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: output(last), reply: "read it" }, "one more file") });
     expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
     const log = await events(base, id);
-    const line = log.find((e) => e.kind === "system" && e.body.text === "window full, recovering (resume-skipped)");
+    const line = log.find((e) => e.kind === "system" && e.body.text === "window full, recovering (restarted)");
     expect(line).toBeDefined();
     expect(log.some((e) => e.kind === "window" && e.body.trigger === "recovery" && e.seq > line!.seq)).toBe(true);
     expect(log.filter((e) => e.kind === "turn-failed")).toEqual([]);
@@ -90,7 +90,7 @@ describe("recoveries that never make room", () => {
     expect(r.body.outcome).toBe("failed");
     expect(r.body.failure.error).toMatch(/^the context window is full and the runtime could not reduce it \(WindowThrash\)/);
     const log = await events(base, id);
-    const recoveries = log.filter((e) => e.kind === "system" && e.body.text === "window full, recovering (resume-skipped)");
+    const recoveries = log.filter((e) => e.kind === "system" && e.body.text === "window full, recovering (restarted)");
     expect(recoveries.length).toBe(4);
     expect(log.some((e) => e.kind === "system" && e.body.level === "error" && e.body.text.startsWith("WindowThrash:"))).toBe(true);
     expect((await call(base, "GET", `/threads/${id}/compact`)).body.refusals.map((x: { refusal: string }) => x.refusal)).toContain("WindowThrash");
@@ -150,5 +150,27 @@ describe("codex compacting on its own", () => {
     const started = log.filter((e) => e.kind === "turn-started").at(-1)!;
     expect(own[0]!.seq).toBeGreaterThan(started.seq);
     expect(log.filter((e) => e.kind === "turn-failed")).toEqual([]);
+  });
+});
+
+describe("a session too full to resume", () => {
+  it("is replaced at the next turn by one seeded from the reduced context, when the engine's own compaction did not make room", async () => {
+    // With the warning line just under the forced one, the agent's own /compact is first asked at the
+    // forced line, where its summarization no longer fits the 8,192-token window: the cheap kinds run.
+    const base = late().url;
+    const id = (await call(base, "POST", "/spawn", { model: "claude-sim-8k", cwd: work, permissions: "allow" })).body.threadId as string;
+    let skipped: number | undefined;
+    for (let n = 1; n <= 20 && skipped === undefined; n++) {
+      const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: output(1600), reply: `turn ${n} done` }, `instruction-${n}`) });
+      expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
+      skipped = (await events(base, id)).find((e) => e.kind === "system" && e.body.text === "window full, recovering (resume-skipped)")?.seq;
+    }
+    expect(skipped).toBeDefined();
+    const log = await events(base, id);
+    const disposition = log.filter((e) => e.kind === "compaction-disposition").at(-1)!;
+    expect(disposition.body).toMatchObject({ settledBy: "deadline" });
+    expect(log.filter((e) => e.kind === "window" && e.seq < skipped! && e.body.kind !== "summary").length).toBeGreaterThan(0);
+    // The line belongs to the turn that started the new session, right after its turn-started.
+    expect(log.find((e) => e.seq === skipped! - 1)!.kind).toBe("turn-started");
   });
 });
