@@ -29,9 +29,9 @@ import {
   type Lines,
   type WindowSettings,
 } from "../../src/rules/compaction.js";
-import { turnAccount } from "../../src/rules/accounts.js";
+import { accountScope, turnAccount } from "../../src/rules/accounts.js";
 import { callEngine } from "./engine-call.js";
-import { missing } from "./refusals.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
 import { activeModel, type WindowState } from "./thread-state.js";
 
@@ -40,6 +40,13 @@ const KEPT = 10;
 
 /** What an engine's own summary of its session is taken to hold until its next call says. */
 const ENGINE_SUMMARY_TOKENS = 500;
+
+/** The kinds that cut the runtime's transcript, without a model. */
+const CHEAP: readonly CompactionMode[] = ["microcompact", "collapse"];
+
+const NO_WINDOW: Readonly<WindowState> = { windows: {}, base: null, own: 0, pending: null, rounds: [], reseed: false, refusals: [] };
+
+type Recorded = WindowBody & { seq: number };
 
 /** A turn's context that the provider refused: reduce harder than at the line. */
 const RECUT: Partial<WindowSettings> = { keepToolResults: 1, keepTurns: 1 };
@@ -50,22 +57,39 @@ export const RECOVERING = (stage: "recut" | "resume-skipped" | "restarted") => `
  * The context window of one Thread (docs/compaction.md): how full it is, the two lines,
  * the forced window's wait for a caller's choice, the reductions and their refusals.
  * Every reduction is a `window` event and a row in the windows table, written in one
- * commit; the engine's next context is the transcript with those rows applied.
+ * commit; the engine's next context is the transcript with those rows applied. One
+ * reduction runs at a time, and a turn starts only between them (`exclusive`), so an
+ * engine's session is never compacted and resumed at once, and a forced window gets
+ * exactly one disposition.
  */
 export class Compaction {
   /** Settles the forced window the next turn waits on, when a caller compacts first (memory only: a restart waits out the deadline again). */
   private settleForced: (() => void) | null = null;
+  private lock: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly thread: ThreadAccess) {}
+
+  /** Runs `work` after every reduction (or turn start) before it, and before any after it. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(work, work);
+    this.lock = run.catch(() => {});
+    return run;
+  }
 
   private settings(over: Partial<WindowSettings> = {}): WindowSettings {
     const c = this.thread.config;
     return { ...DEFAULT_WINDOW_SETTINGS, warnRatio: c.windowWarnPercent / 100, reserveTokens: c.windowReserveTokens, ...over };
   }
 
+  /** The window's bookkeeping, to read. */
+  private read(): Readonly<WindowState> {
+    return this.thread.state()?.window ?? NO_WINDOW;
+  }
+
+  /** The window's bookkeeping, to change: only inside a commit, then saveState. */
   private ws(): WindowState {
     const s = this.thread.state()!;
-    return (s.window ??= { windows: {}, lastCall: null, pending: null, rounds: [], reseed: false, refusals: [] });
+    return (s.window ??= { ...NO_WINDOW, windows: {}, rounds: [], refusals: [] });
   }
 
   /** An engine with a session of its own writes its summaries itself; `pi`'s come from the curator model. */
@@ -80,7 +104,7 @@ export class Compaction {
   /**
    * The runtime's own choice: cheapest first; for an engine with a session of its own, that
    * engine's compaction (a new session from the runtime's cheap kinds would discard what it
-   * compacted), the cheap kinds only when it fails.
+   * compacted), the cheap kinds only when it fails or leaves the context forced.
    */
   private choice(): readonly CompactionMode[] {
     return this.ownsSession() ? ["summary"] : CHEAPEST_FIRST;
@@ -88,7 +112,7 @@ export class Compaction {
 
   /** The lines of the model turns run on now; null until its engine has told its window. */
   lines(): Lines | null {
-    const window = this.ws().windows[activeModel(this.thread.state()!).model];
+    const window = this.read().windows[activeModel(this.thread.state()!).model];
     return window ? linesOf(window, this.settings()) : null;
   }
 
@@ -99,17 +123,15 @@ export class Compaction {
   }
 
   /**
-   * Tokens in the context: the provider's count at the last call (or the count a reduction
-   * left), plus an estimate of what came after it.
+   * Tokens in the context: its size at the last count (a model call, a reduction), plus an
+   * estimate of the transcript rows added since. Rows, not seqs: a message queued behind a
+   * turn joins the transcript after that turn's entries with a lower seq.
    */
   tokens(): number {
     const context = this.thread.tables.context();
-    const lastWindow = this.thread.tables.windows().at(-1);
-    const call = this.ws().lastCall;
-    const base =
-      call && (!lastWindow || call.seq > lastWindow.seq) ? call : lastWindow ? { seq: lastWindow.seq, tokens: lastWindow.tokensAfter } : null;
+    const base = this.read().base;
     if (!base) return estimateEntries(context);
-    return base.tokens + estimateEntries(context.filter((h) => h.seq > base.seq));
+    return base.tokens + estimateEntries(context.filter((h) => (h.row ?? 0) > base.row));
   }
 
   /** Inside the commit that starts a turn: whether its engine must start a new session from the reduced context (and no later turn need), and why. */
@@ -118,6 +140,30 @@ export class Compaction {
     const reseed = ws?.reseed ?? false;
     if (ws) ws.reseed = false;
     return reseed;
+  }
+
+  /** After a recovery started a new session from the reduced context: the next turn need not start another. */
+  async reseeded(): Promise<void> {
+    await this.thread.commits.write(() => {
+      if (!this.thread.state()!.window) return;
+      this.ws().reseed = false;
+      this.thread.saveState();
+    });
+  }
+
+  /**
+   * Inside the commit that takes a failed turn's entries out of the transcript: the count
+   * taken during the turn held them, so the context is counted again without them. A turn
+   * that could not be made to fit (`overflowed`) leaves an engine's session holding what
+   * did not fit: the next turn starts a new one instead of resuming it.
+   */
+  dropTurn(inputs: number[], startedSeq: number, overflowed: boolean): void {
+    this.thread.tables.dropTurnEntries(inputs, startedSeq);
+    if (!this.thread.state()!.window) return;
+    const ws = this.ws();
+    ws.base = { row: this.thread.tables.lastRow(), tokens: ws.own + estimateEntries(this.thread.tables.context()) };
+    if (overflowed) ws.reseed = "forced";
+    this.thread.saveState();
   }
 
   /**
@@ -129,9 +175,14 @@ export class Compaction {
     const prepared = await this.thread.prepareOrRefuse("usage", body);
     if (!prepared.ok) return;
     await this.thread.commits.write(() => {
-      const e = this.thread.append(prepared.value);
+      this.thread.append(prepared.value);
       const ws = this.ws();
-      if (sizesContext) ws.lastCall = { seq: e.seq, tokens: report.contextTokens ?? report.inputTokens + report.outputTokens };
+      if (sizesContext) {
+        const tokens = report.contextTokens ?? report.inputTokens + report.outputTokens;
+        const row = this.thread.tables.lastRow();
+        ws.base = { row, tokens };
+        ws.own = Math.max(0, tokens - estimateEntries(this.thread.tables.context()));
+      }
       if (report.contextWindow) ws.windows[report.model] = report.contextWindow;
       const cost = this.thread.state()!.cost;
       if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
@@ -145,22 +196,21 @@ export class Compaction {
   /**
    * The engine compacted its own session (asked, or on its own mid-turn): a `summary`
    * window the engine's model wrote, cutting nothing of the runtime's transcript. What its
-   * session holds after is estimated: the engine's own prompt (the provider's last count
-   * less the transcript's estimate), the user's messages, and a summary's worth.
+   * session holds after is estimated (its own prompt, the user's messages, a summary's
+   * worth) until its next call says.
    */
-  async recordEngineCompaction(trigger: WindowTrigger, preTokens: number | undefined): Promise<WindowBody & { seq: number }> {
+  async recordEngineCompaction(trigger: WindowTrigger, preTokens: number | undefined): Promise<Recorded> {
     const s = this.thread.state()!;
     const before = preTokens ?? this.tokens();
-    const context = this.thread.tables.context();
-    const own = Math.max(0, (this.ws().lastCall?.tokens ?? 0) - estimateEntries(context.filter((h) => h.seq < (this.ws().lastCall?.seq ?? 0))));
-    const users = estimateEntries(context.filter((h) => h.entry.role === "user"));
-    const after = Math.min(before, own + users + ENGINE_SUMMARY_TOKENS);
+    const users = estimateEntries(this.thread.tables.context().filter((h) => h.entry.role === "user"));
+    const after = Math.min(before, this.read().own + users + ENGINE_SUMMARY_TOKENS);
     const body: WindowBody = { kind: "summary", cut: [], tokensBefore: before, tokensAfter: after, trigger, summaryModel: activeModel(s).model };
     const prepared = await this.thread.log.prepare("window", body);
     const seq = await this.thread.commits.write(() => {
       const e = this.thread.append(prepared);
       this.thread.tables.addWindow(e.seq, body);
       const ws = this.ws();
+      ws.base = { row: this.thread.tables.lastRow(), tokens: after };
       if (ws.pending && !ws.pending.forced) ws.pending = null;
       this.thread.saveState();
       return e.seq;
@@ -171,81 +221,102 @@ export class Compaction {
   status(): Outcome<CompactionStatus> {
     const s = this.thread.state();
     if (!s) return missing();
-    const ws = this.ws();
+    const w = this.read();
     const lines = this.lines();
     const last = this.thread.tables.windows().at(-1) ?? null;
     return ok({
-      tokens: lines || ws.lastCall ? this.tokens() : null,
+      tokens: lines || w.base ? this.tokens() : null,
       model: activeModel(s).model,
       window: lines?.window ?? null,
       warnAt: lines?.warnAt ?? null,
       forcedAt: lines?.forcedAt ?? null,
-      pending: ws.pending
+      pending: w.pending
         ? {
-            seq: ws.pending.seq,
-            forced: ws.pending.forced,
-            tokens: ws.pending.tokens,
-            window: ws.pending.window,
-            options: ws.pending.options,
-            ...(ws.pending.deadlineAt !== null ? { deadlineMs: ws.pending.deadlineMs } : {}),
-            deadlineAt: ws.pending.deadlineAt !== null ? new Date(ws.pending.deadlineAt).toISOString() : null,
+            seq: w.pending.seq,
+            forced: w.pending.forced,
+            tokens: w.pending.tokens,
+            window: w.pending.window,
+            options: w.pending.options,
+            ...(w.pending.deadlineAt !== null ? { deadlineMs: w.pending.deadlineMs } : {}),
+            deadlineAt: w.pending.deadlineAt !== null ? new Date(w.pending.deadlineAt).toISOString() : null,
           }
         : null,
       lastReduction: last,
-      refusals: ws.refusals,
+      refusals: w.refusals,
     });
   }
 
   /**
-   * Before a turn starts: a warning past the first line; past the forced line, a wait of up
-   * to the deadline for `POST /compact`, then the runtime's own choice. Never throws for a
-   * refusal: the turn then runs as it is, and a provider that still refuses is recovered from.
+   * Before a turn starts: past the warning line a warning (and, for an engine with a session
+   * of its own, its compaction while the session still has room for it); past the forced
+   * line, a wait of up to the deadline for `POST /compact`, then the runtime's own choice.
+   * Never throws for a refusal: the turn then runs as it is, and a provider that still
+   * refuses is recovered from.
    */
   async beforeTurn(): Promise<void> {
-    const lines = this.lines();
-    if (!lines) return;
-    const tokens = this.tokens() + this.thread.tables.queuedTokens();
-    if (tokens <= lines.warnAt) return;
-    const ws = this.ws();
-    const turn = this.thread.state()!.turns + 1;
-    if (tokens <= lines.forcedAt) {
-      if (!ws.pending) await this.pend(false, tokens, lines);
-      // An engine's own compaction is a model call over its whole session: it needs the room
-      // the warning line leaves, and at the forced line it may no longer fit.
-      if (this.ownsSession() && !thrashes(ws.rounds, turn, this.settings())) {
-        const compacted = await this.askEngine("line", turn);
-        if (typeof compacted === "string") await this.say("error", `the engine did not compact its session (${compacted})`);
+    const forced = await this.exclusive(async () => {
+      const lines = this.lines();
+      if (!lines) return false;
+      const tokens = this.tokens() + this.thread.tables.queuedTokens();
+      if (tokens <= lines.warnAt) return false;
+      const turn = this.thread.state()!.turns + 1;
+      if (tokens <= lines.forcedAt) {
+        if (!this.read().pending) await this.pend(false, tokens, lines);
+        // An engine's own compaction is a model call over its whole session: it needs the
+        // room the warning line leaves, and at the forced line it may no longer fit.
+        if (this.ownsSession() && !thrashes(this.read().rounds, turn, this.settings())) {
+          const compacted = await this.askEngine("line", turn);
+          if (typeof compacted === "string") await this.say("error", `the engine did not compact its session (${compacted})`);
+        }
+        return false;
       }
-      return;
-    }
-    if (!ws.pending?.forced) await this.pend(true, tokens, lines);
-    if (thrashes(ws.rounds, turn, this.settings())) {
-      await this.refuse("WindowThrash", `WindowThrash: ${ws.rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true);
-      return;
-    }
-    const byRequest = await this.waitForCaller(this.ws().pending?.deadlineAt ?? Date.now());
-    if (byRequest && !this.forced()) return;
-    const done = await this.reduce(this.choice(), byRequest ? "line" : "deadline", turn);
-    // Still forced: settled as refused (a caller's request was recorded as theirs already).
-    if (this.forced()) await this.noHeadroom(false);
-    else if (!byRequest) await this.dispose({ settledBy: "deadline", mode: done.at(-1)?.kind ?? null });
+      if (!this.read().pending?.forced) await this.pend(true, tokens, lines);
+      if (thrashes(this.read().rounds, turn, this.settings())) {
+        await this.refuse("WindowThrash", `WindowThrash: ${this.read().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true);
+        return false;
+      }
+      return true;
+    });
+    if (!forced) return;
+    // Outside the lock: a caller's POST /compact takes it, and claims the window first.
+    await this.waitForCaller(this.read().pending?.deadlineAt ?? Date.now());
+    await this.exclusive(async () => {
+      const byDeadline = this.read().pending?.forced === true;
+      // A caller settled it and made room: nothing more to do.
+      if (!byDeadline && !this.forced()) return;
+      const turn = this.thread.state()!.turns + 1;
+      const trigger = byDeadline ? "deadline" : "line";
+      const done = await this.reduce(this.choice(), trigger, turn, {}, true);
+      // An engine's own summary that left the context forced: the cheap kinds, and a new session.
+      if (this.forced() && this.ownsSession()) done.push(...(await this.reduce(CHEAP, trigger, turn, {}, true)));
+      // Still forced: settled as refused (a caller's request was recorded as theirs already).
+      if (this.forced()) await this.noHeadroom(false);
+      else await this.dispose({ settledBy: "deadline", mode: done.at(-1)?.kind ?? null });
+    });
   }
 
   /** `POST /threads/:id/compact`: reduces now, with the caller's mode or the runtime's choice, and settles a forced window. */
   async compact(mode: CompactionMode | undefined): Promise<Outcome<CompactResult>> {
     const s = this.thread.state();
     if (!s) return missing();
+    const held = s.archivedAt ? archivedRefusal(s) : s.degraded ? degradedRefusal(s) : recordOnlyRefusal(s);
+    if (held) return held;
     if (mode === "summary" && !this.options().includes("summary"))
       return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so no summary can be written", CODES.summaryUnavailable);
-    if (mode === "summary" && this.ownsSession() && s.turn)
-      return refuse(409, `${activeModel(s).engine} is running a turn in the session it would compact; ask again when the turn ends`, CODES.engineBusy);
-    const forced = this.ws().pending?.forced === true;
-    // While a turn runs in the engine's session, the cheap kinds reach it with its next session.
-    const modes = mode ? [mode] : this.ownsSession() && s.turn ? CHEAPEST_FIRST.filter((k) => k !== "summary") : this.choice();
-    const done = await this.reduce(modes, "request", s.turns + (s.turn ? 0 : 1));
-    if (forced) await this.dispose({ settledBy: "request", mode: mode ?? done.at(-1)?.kind ?? null });
+    // The caller claims the forced window the next turn waits on: its deadline no longer runs.
     this.settleForced?.();
-    return ok({ reductions: done, tokens: this.lines() ? this.tokens() : null });
+    return this.exclusive(async (): Promise<Outcome<CompactResult>> => {
+      const now = this.thread.state()!;
+      const busy = this.ownsSession() && now.turn !== null;
+      if (mode === "summary" && busy)
+        return refuse(409, `${activeModel(now).engine} is running a turn in the session it would compact; ask again when the turn ends`, CODES.engineBusy);
+      const forced = this.read().pending?.forced === true;
+      // While a turn runs in the engine's session, the cheap kinds reach it with its next session.
+      const modes = mode ? [mode] : busy ? CHEAP : this.choice();
+      const done = await this.reduce(modes, "request", now.turns + (now.turn ? 0 : 1), {}, forced);
+      if (forced) await this.dispose({ settledBy: "request", mode: mode ?? done.at(-1)?.kind ?? null });
+      return ok({ reductions: done, tokens: this.lines() ? this.tokens() : null });
+    });
   }
 
   /**
@@ -254,20 +325,22 @@ export class Compaction {
    * newest tool result is stubbed too when nothing else makes room: one output larger
    * than the window would otherwise end every turn after it.
    */
-  async recover(turnId: string, stage: "recut" | "restarted"): Promise<WindowRefusal | null> {
-    const turn = this.thread.state()!.turns;
-    if (thrashes(this.ws().rounds, turn, this.settings())) {
-      await this.refuse("WindowThrash", `WindowThrash: ${this.ws().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true, turnId);
-      return "WindowThrash";
-    }
-    await this.say("info", RECOVERING(stage), turnId);
-    // Inside a turn an engine's session is busy: the cheap kinds, and a new session from them.
-    const done = await this.reduce(this.ownsSession() ? CHEAPEST_FIRST.filter((k) => k !== "summary") : CHEAPEST_FIRST, "recovery", turn, RECUT);
-    const lines = this.lines();
-    if (done.length === 0 || (lines && this.tokens() > lines.forcedAt)) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })));
-    if (done.length > 0) return null;
-    await this.noHeadroom(true, turnId);
-    return "WindowNoHeadroom";
+  recover(turnId: string, stage: "recut" | "restarted"): Promise<WindowRefusal | null> {
+    return this.exclusive(async () => {
+      const turn = this.thread.state()!.turns;
+      if (thrashes(this.read().rounds, turn, this.settings())) {
+        await this.refuse("WindowThrash", `WindowThrash: ${this.read().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true, turnId);
+        return "WindowThrash";
+      }
+      await this.say("info", RECOVERING(stage), turnId);
+      // Inside a turn an engine's session is busy: the cheap kinds, and a new session from them.
+      const done = await this.reduce(this.ownsSession() ? CHEAP : CHEAPEST_FIRST, "recovery", turn, RECUT);
+      const lines = this.lines();
+      if (done.length === 0 || (lines && this.tokens() > lines.forcedAt)) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })));
+      if (done.length > 0) return null;
+      await this.noHeadroom(true, turnId);
+      return "WindowNoHeadroom";
+    });
   }
 
   private forced(): boolean {
@@ -275,16 +348,16 @@ export class Compaction {
     return lines !== null && this.tokens() + this.thread.tables.queuedTokens() > lines.forcedAt;
   }
 
-  private waitForCaller(deadlineAt: number): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
+  private waitForCaller(deadlineAt: number): Promise<void> {
+    return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.settleForced = null;
-        resolve(false);
+        resolve();
       }, Math.max(0, deadlineAt - Date.now()));
       this.settleForced = () => {
         clearTimeout(timer);
         this.settleForced = null;
-        resolve(true);
+        resolve();
       };
     });
   }
@@ -301,9 +374,11 @@ export class Compaction {
     });
   }
 
-  private async dispose(body: { settledBy: "request" | "deadline" | "refused"; mode: CompactionMode | null; refusal?: WindowRefusal }): Promise<void> {
+  /** Settles the forced window, once: a window already settled gets no second disposition. */
+  private async dispose(body: { settledBy: "request" | "deadline"; mode: CompactionMode | null }): Promise<void> {
     const prepared = await this.thread.log.prepare("compaction-disposition", body);
     await this.thread.commits.write(() => {
+      if (!this.read().pending?.forced) return;
       this.thread.append(prepared);
       this.ws().pending = null;
       this.thread.saveState();
@@ -316,43 +391,48 @@ export class Compaction {
     return this.refuse("WindowNoHeadroom", text, !inTurn, turnId);
   }
 
-  /** A refusal: a system line, kept for `GET /compact`, and the forced window settled as refused. */
+  /** A refusal: a system line, kept for `GET /compact`, and (`settlesForced`) a forced window settled as refused. */
   private async refuse(refusal: WindowRefusal, text: string, settlesForced: boolean, turnId?: string): Promise<void> {
-    const forced = settlesForced && this.ws().pending?.forced === true;
     const line = await this.thread.log.prepare("system", { level: "error", text, ...(turnId ? { turnId } : {}) });
-    const disposition = forced ? await this.thread.log.prepare("compaction-disposition", { settledBy: "refused", mode: null, refusal }) : null;
+    const disposition = settlesForced ? await this.thread.log.prepare("compaction-disposition", { settledBy: "refused", mode: null, refusal }) : null;
     await this.thread.commits.write(() => {
       const e = this.thread.append(line);
-      if (disposition) this.thread.append(disposition);
       const ws = this.ws();
-      if (forced) ws.pending = null;
+      if (disposition && ws.pending?.forced) {
+        this.thread.append(disposition);
+        ws.pending = null;
+      }
       ws.refusals = [...ws.refusals, { seq: e.seq, ts: e.ts, refusal, text }].slice(-KEPT);
       this.thread.saveState();
     });
   }
 
   /**
-   * Runs `modes` in order until the context is under the target; each that cuts something
-   * is one `window` event. A summary that no model wrote cuts nothing: the cheap kinds
-   * not yet run take its place, their events saying why (`summaryFailed`).
+   * Runs `modes` in order until the context, with the messages waiting for the next turn,
+   * is under the target; each that cuts something is one `window` event. A summary that no
+   * model wrote cuts nothing: the cheap kinds not yet run take its place, their events
+   * saying why (`summaryFailed`). `forcedWindow`: the reduction settles a forced window, so
+   * an engine's next session replaces one too full to resume (`resume-skipped`).
    */
-  private async reduce(modes: readonly CompactionMode[], trigger: WindowTrigger, turn: number, over: Partial<WindowSettings> = {}): Promise<(WindowBody & { seq: number })[]> {
+  private async reduce(modes: readonly CompactionMode[], trigger: WindowTrigger, turn: number, over: Partial<WindowSettings> = {}, forcedWindow = false): Promise<Recorded[]> {
     const settings = this.settings(over);
     const lines = this.lines();
-    const done: (WindowBody & { seq: number })[] = [];
+    const done: Recorded[] = [];
     const queue = [...modes];
     let summaryFailed: string | undefined;
+    const under = (tokens: number) => lines !== null && tokens + this.thread.tables.queuedTokens() <= targetOf(lines);
     for (let kind = queue.shift(); kind; kind = queue.shift()) {
       if (!this.options().includes(kind)) continue;
       if (kind === "summary" && this.ownsSession()) {
         const compacted = await this.askEngine(trigger, turn);
         if (typeof compacted !== "string") {
           done.push(compacted);
+          // What the runtime's cheap kinds would add is a new session, which discards this one.
           break;
         }
         summaryFailed = compacted;
         await this.say("error", `the engine did not compact its session (${compacted}); the cheap reductions run instead`);
-        queue.push(...(["microcompact", "collapse"] as const).filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
+        queue.push(...CHEAP.filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
         continue;
       }
       const view = this.thread.tables.context();
@@ -365,7 +445,7 @@ export class Compaction {
         if ("error" in written) {
           summaryFailed = written.error;
           await this.say("error", `no model wrote the summary (${written.error}); the cheap reductions run instead`);
-          queue.push(...(["microcompact", "collapse"] as const).filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
+          queue.push(...CHEAP.filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
           continue;
         }
         const added = estimateEntry(summaryEntry(rangesOf(view, cut), written.summary));
@@ -379,22 +459,26 @@ export class Compaction {
         const e = this.thread.append(prepared);
         this.thread.tables.addWindow(e.seq, recorded);
         const ws = this.ws();
+        ws.base = { row: this.thread.tables.lastRow(), tokens: recorded.tokensAfter };
         // A reduction answers a warning; a forced window is settled by its disposition.
         if (ws.pending && !ws.pending.forced) ws.pending = null;
         if (done.length === 0) ws.rounds = [...ws.rounds, turn].slice(-KEPT);
-        // A forced window's reduction means the session was too full to resume.
-        ws.reseed = trigger === "deadline" || trigger === "line" || ws.reseed === "forced" ? "forced" : "asked";
+        // The runtime's cut reaches an engine with a session of its own through a new session.
+        ws.reseed = forcedWindow || ws.reseed === "forced" ? "forced" : "asked";
         this.thread.saveState();
         return e.seq;
       });
       done.push({ seq, ...body });
-      if (lines && body.tokensAfter <= targetOf(lines)) break;
+      if (under(body.tokensAfter)) break;
     }
     return done;
   }
 
-  /** Asks the thread's engine to compact its own session: the `window` it recorded, or why it did not. */
-  private async askEngine(trigger: WindowTrigger, turn: number): Promise<(WindowBody & { seq: number }) | string> {
+  /**
+   * Asks the thread's engine to compact its own session: the `window` it recorded, or why
+   * it did not. Bounded by the curator's timeout (twice: the engine's process starts first).
+   */
+  private async askEngine(trigger: WindowTrigger, turn: number): Promise<Recorded | string> {
     const c = this.thread.config;
     const s = this.thread.state()!;
     const active = activeModel(s);
@@ -420,14 +504,18 @@ export class Compaction {
       return `the engine host could not be reached: ${(err as Error).message}`;
     }
     if (!response.ok) return ((await response.json().catch(() => ({}))) as { error?: string }).error ?? `the engine host answered ${response.status}`;
-    let window: (WindowBody & { seq: number }) | null = null;
-    const end = await new TurnRunner(id).run(response, {
+    let window: Recorded | null = null;
+    const runner = new TurnRunner(id);
+    const limit = 2 * c.curatorTimeoutMs;
+    const timer = setTimeout(() => runner.cancel({ class: "session", error: `the engine's compaction did not end within ${limit} ms` }), limit);
+    const end = await runner.run(response, {
       delta: () => {},
       durable: async (report) => {
         if (report.type === "usage") await this.recordUsage(id, report, false);
         else if (report.type === "compacted") window = await this.recordEngineCompaction(trigger, report.preTokens);
       },
     });
+    clearTimeout(timer);
     if (!window) return end.failure?.error ?? "the engine ended without compacting";
     await this.thread.commits.write(() => {
       const ws = this.ws();
@@ -446,7 +534,8 @@ export class Compaction {
     const request: SummaryRequest = {
       threadId: s.id,
       models,
-      ...turnAccount(c, s.spec, "pi", models[0]!),
+      account: s.spec.account,
+      accountChoice: accountScope(c, s.spec.workspace),
       proxyEnv: s.spec.proxyEnv,
       timeoutMs: c.curatorTimeoutMs,
       entries: entries.map((h) => h.entry),

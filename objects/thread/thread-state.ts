@@ -20,8 +20,14 @@ export interface DegradedRef {
 export interface WindowState {
   /** Each model's window in tokens, as its engine last reported it. */
   windows: Record<string, number>;
-  /** The provider's count at the last model call (its input and output tokens), at the seq of its `usage` event. */
-  lastCall: { seq: number; tokens: number } | null;
+  /**
+   * The context's size at a point of the transcript (its newest row then): the provider's
+   * count at a model call, or what a reduction or a dropped turn left. Entries after `row`
+   * are estimated on top of it.
+   */
+  base: { row: number; tokens: number } | null;
+  /** The engine's own prompt and tools, in tokens: the provider's count at the last call less the transcript's estimate. */
+  own: number;
   /** A line the context crossed that no reduction has answered yet; `deadlineAt` (epoch ms) for a forced one. */
   pending: { seq: number; forced: boolean; tokens: number; window: number; deadlineMs: number; deadlineAt: number | null; options: CompactionMode[] } | null;
   /** The turn index of each recent reduction round, for WindowThrash. */

@@ -211,7 +211,8 @@ export class TurnDriver {
     try {
       // A forced window waits here for a caller's choice, with the messages still queued.
       await this.compaction.beforeTurn();
-      await this.launch(s);
+      // Between reductions, never during one: an engine's session is not compacted and resumed at once.
+      await this.compaction.exclusive(() => this.launch(s));
     } catch (err) {
       // The messages are still queued and will be retried: the thread stays in the index.
       if (this.thread.tables.queued() === 0) await hostOf(env).turnEnded(s.id).catch(() => {});
@@ -342,6 +343,8 @@ export class TurnDriver {
         return { outcome: "failed", failure: { class: "session", error: `the context window is full and the runtime could not reduce it (${refusal}): ${end.failure.error}` } };
       }
       const inputs = new Set(live.inputs);
+      // The new session is seeded from the reduced context now: the next turn resumes it.
+      if (own) await this.compaction.reseeded();
       request = own
         ? { ...request, transcript: this.thread.tables.context().filter((h) => !(inputs.has(h.seq) && h.entry.role === "user")).map((h) => h.entry), inputs: live.messages, freshSession: true }
         : { ...request, transcript: this.thread.tables.transcript(), inputs: [] };
@@ -458,9 +461,9 @@ export class TurnDriver {
         // The same messages go again, first in line, on the next model of the chain.
         this.thread.append(failover);
         this.state!.chainStep = next.step;
-        this.thread.tables.dropTurnEntries(live.inputs, live.startedSeq);
+        this.compaction.dropTurn(live.inputs, live.startedSeq, false);
         for (const m of live.messages) this.thread.tables.queue(m.seq, m.text, m.from);
-      } else if (live.dropsContext) this.thread.tables.dropTurnEntries(live.inputs, live.startedSeq);
+      } else if (live.dropsContext) this.compaction.dropTurn(live.inputs, live.startedSeq, true);
       if (nudge) {
         const e = this.thread.append(nudge);
         this.thread.tables.queue(e.seq, STALLED_NUDGE, RUNTIME_SENDER);

@@ -120,9 +120,14 @@ export class TurnTables {
   /** The transcript as recorded, from events before `beforeSeq`, oldest first, without any reduction. */
   held(beforeSeq = Number.MAX_SAFE_INTEGER): HeldEntry[] {
     return this.sql
-      .exec<{ seq: number; entry: string }>("SELECT seq, entry FROM transcript WHERE seq < ? ORDER BY id", beforeSeq)
+      .exec<{ id: number; seq: number; entry: string }>("SELECT id, seq, entry FROM transcript WHERE seq < ? ORDER BY id", beforeSeq)
       .toArray()
-      .map((r) => ({ seq: r.seq, entry: JSON.parse(r.entry) as TranscriptEntry }));
+      .map((r) => ({ seq: r.seq, entry: JSON.parse(r.entry) as TranscriptEntry, row: r.id }));
+  }
+
+  /** The transcript's newest row (0 when empty): where "what came after" a count begins. */
+  lastRow(): number {
+    return this.sql.exec<{ id: number | null }>("SELECT max(id) AS id FROM transcript").one().id ?? 0;
   }
 
   addWindow(seq: number, body: WindowBody): void {

@@ -102,6 +102,7 @@ export interface SummaryRequest {
   threadId: string;
   /** The curator model, then its fallback; each is asked once, with the pi engine's accounts. */
   models: string[];
+  /** The thread's own account, for the models of its provider; the others take one as `accountChoice` allows. */
   account: string | null;
   accountChoice: AccountChoice;
   proxyEnv: Record<string, string> | null;

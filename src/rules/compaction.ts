@@ -8,10 +8,11 @@
 import type { TranscriptEntry } from "../api/engine.js";
 import type { CompactionMode, SeqRange, WindowBody } from "../api/compaction.js";
 
-/** A transcript entry with the seq of the event it came from. */
+/** A transcript entry with the seq of the event it came from (and, from the Thread's table, its row: the transcript's order). */
 export interface HeldEntry {
   seq: number;
   entry: TranscriptEntry;
+  row?: number;
 }
 
 export interface WindowSettings {
@@ -106,7 +107,7 @@ export function applyWindows(held: readonly HeldEntry[], windows: readonly Windo
     if (w.kind === "microcompact") {
       view = view.map((h) =>
         h.entry.role === "tool-result" && inRanges(h.seq, w.cut) && !h.entry.output.startsWith("[tool output of ")
-          ? { seq: h.seq, entry: { ...h.entry, output: toolStub(h.seq, h.entry.output.length) } }
+          ? { ...h, entry: { ...h.entry, output: toolStub(h.seq, h.entry.output.length) } }
           : h,
       );
       continue;

@@ -94,7 +94,8 @@ describe("recoveries that never make room", () => {
     expect(recoveries.length).toBe(4);
     expect(log.some((e) => e.kind === "system" && e.body.level === "error" && e.body.text.startsWith("WindowThrash:"))).toBe(true);
     expect((await call(base, "GET", `/threads/${id}/compact`)).body.refusals.map((x: { refusal: string }) => x.refusal)).toContain("WindowThrash");
-    expect((await call(base, "POST", `/threads/${id}/send`, { text: "still there?" })).body.outcome).toBe("completed");
+    const after = await call(base, "POST", `/threads/${id}/send`, { text: "still there?" });
+    expect(after.body.outcome, JSON.stringify(after.body.failure)).toBe("completed");
   });
 });
 

@@ -94,7 +94,8 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
   it("refuses with WindowNoHeadroom when nothing it may cut makes room, fails that turn saying why, and the thread goes on", async () => {
     const base = front().url;
     const id = await spawn(base);
-    expect((await send(base, id, "hello")).outcome).toBe("completed");
+    // Tool output to cut on the way, so the counts taken while the big message was in the context are not zero.
+    for (let n = 1; n <= 4; n++) expect((await send(base, id, sim({ tool: output(1200) }, instruction(n)))).outcome).toBe("completed");
     const r = await send(base, id, `please read this: ${"y".repeat(40_000)}`);
     expect(r.outcome).toBe("failed");
     expect(r.failure.class).toBe("session");
@@ -106,9 +107,13 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
     expect(log.some((e) => e.kind === "system" && e.body.level === "error" && e.body.text.startsWith("WindowNoHeadroom:"))).toBe(true);
     // The line before the turn was crossed too, and settled as refused.
     expect(kinds(log, "compaction-disposition").map((d) => d.body)).toEqual([{ settledBy: "refused", mode: null, refusal: "WindowNoHeadroom" }]);
-    // The message that could never fit left the context (the log keeps it): the next one gets its turn.
+    // The message that could never fit left the context (the log keeps it), and the count with it:
+    // the next one gets its turn at once, without another forced window.
+    const forcedBefore = kinds(log, "window-pending").filter((e) => e.body.forced).length;
     expect((await send(base, id, "a small question")).outcome).toBe("completed");
     expect(await lastPrompt(front().simulatorUrl!)).not.toContain("y".repeat(100));
+    expect(kinds(await events(base, id), "window-pending").filter((e) => e.body.forced).length).toBe(forcedBefore);
+    expect((await call(base, "GET", `/threads/${id}/compact`)).body.tokens).toBeLessThan(3000);
   });
 
   it("compacts on request with a mode, and refuses a summary without a curator model", async () => {
@@ -126,6 +131,10 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
     expect(summary.body.code).toBe("summary-unavailable");
     expect((await call(base, "POST", `/threads/${id}/compact`, { mode: "shrink" })).status).toBe(400);
     expect((await call(base, "GET", `/threads/thr_00000000000000000000000000/compact`)).status).toBe(404);
+    // A retired thread is not compacted, as it takes no messages.
+    await call(base, "DELETE", `/threads/${id}?reason=done`);
+    const retired = await call(base, "POST", `/threads/${id}/compact`, {});
+    expect([retired.status, retired.body.code]).toEqual([409, "thread-archived"]);
   });
 
   it("gives a fork before a reduction the full history and a fork after it the reduced one", async () => {

@@ -1,6 +1,7 @@
 import { completeSimple, type AssistantMessage } from "@mariozechner/pi-ai";
 import type { SummaryAnswer, SummaryRequest, TranscriptEntry } from "../../../../src/api/engine.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
+import { providerOf } from "../../../../src/rules/spawn.js";
 import { piModel } from "../providers.js";
 import { withSessionRoute } from "./session-network.js";
 
@@ -58,7 +59,9 @@ export async function writeSummary(req: SummaryRequest, network: NetworkDeps): P
   const errors: string[] = [];
   const document = rendered(req.entries);
   for (const id of req.models) {
-    const chosen = await sessionAccess(network, { ...req, turnId: "summary", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], freshSession: true, window: null, inputs: [] });
+    // The thread's own account serves only the models of its provider; another model takes the workspace's.
+    const account = req.account && network.pool.has(req.account) && network.pool.provider(req.account) === providerOf("pi", id) ? req.account : null;
+    const chosen = await sessionAccess(network, { ...req, account, turnId: "summary", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], freshSession: true, window: null, inputs: [] });
     if ("failure" in chosen) {
       errors.push(`${id}: ${chosen.failure.error}`);
       continue;

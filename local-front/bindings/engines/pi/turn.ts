@@ -124,6 +124,8 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
             outputTokens: m.usage.output,
             usd: priced ? m.usage.cost.total : null,
             contextWindow: windowOf(access.provider, req.model),
+            // Anthropic's input excludes what the call wrote to its cache: the context held that too.
+            contextTokens: m.usage.input + m.usage.cacheRead + m.usage.cacheWrite + m.usage.output,
           });
         }
       } else if (event.type === "tool_execution_start") {
