@@ -182,7 +182,9 @@ export class TurnDriver {
 
   /** From the alarm: a running turn sets the next one, to keep the object alive. */
   async keepAlive(): Promise<void> {
-    if (this.state?.turn) await this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
+    if (!this.state?.turn) return;
+    await this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
+    await this.waits.expireDue();
   }
 
   /** Starts the next turn if none runs and messages wait. Never throws: failures are recorded. */

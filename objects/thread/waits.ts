@@ -29,17 +29,18 @@ export class Waits {
     return this.thread.state();
   }
 
-  async resolveApproval(approvalId: string, decision: ApprovalDecision): Promise<Outcome<ApprovalResolved>> {
+  async resolveApproval(approvalId: string, decision: ApprovalDecision, expired = false): Promise<Outcome<ApprovalResolved>> {
     if (!this.state) return missing();
     const found = this.openWaitOrRefusal(approvalId, "approval");
     if (!found.ok) return found;
-    const prepared = await this.thread.prepareOrRefuse("approval-resolved", { approvalId, decision });
+    const marked = expired ? { expired: true as const } : {};
+    const prepared = await this.thread.prepareOrRefuse("approval-resolved", { approvalId, decision, ...marked });
     if (!prepared.ok) return prepared;
     const outcome = await this.thread.commits.write((): Outcome<ApprovalResolved & { turnId: string }> => {
       const still = this.openWaitOrRefusal(approvalId, "approval");
       if (!still.ok) return still;
       const e = this.thread.append(prepared.value);
-      this.thread.tables.closeWait(approvalId, "resolved", { decision }, e.seq);
+      this.thread.tables.closeWait(approvalId, "resolved", { decision, ...marked }, e.seq);
       restage(this.thread);
       return ok({ approvalId, decision, seq: e.seq, turnId: still.value.turnId });
     });
@@ -59,18 +60,18 @@ export class Waits {
     return ok(this.questionStatus(w));
   }
 
-  async resolveQuestion(requestId: string, action: QuestionAction, answer?: string): Promise<Outcome<QuestionStatus>> {
+  async resolveQuestion(requestId: string, action: QuestionAction, answer?: string, expired = false): Promise<Outcome<QuestionStatus>> {
     if (!this.state) return missing();
     const found = this.openWaitOrRefusal(requestId, "question");
     if (!found.ok) return found;
-    const body = { requestId, action, ...(answer !== undefined ? { answer } : {}) };
+    const body = { requestId, action, ...(answer !== undefined ? { answer } : {}), ...(expired ? { expired: true as const } : {}) };
     const prepared = await this.thread.prepareOrRefuse("question-resolved", body);
     if (!prepared.ok) return prepared;
     const outcome = await this.thread.commits.write((): Outcome<Wait> => {
       const still = this.openWaitOrRefusal(requestId, "question");
       if (!still.ok) return still;
       const e = this.thread.append(prepared.value);
-      this.thread.tables.closeWait(requestId, "resolved", { action, ...(answer !== undefined ? { answer } : {}) }, e.seq);
+      this.thread.tables.closeWait(requestId, "resolved", { action, ...(answer !== undefined ? { answer } : {}), ...(expired ? { expired: true } : {}) }, e.seq);
       restage(this.thread);
       return ok(this.thread.tables.wait(requestId, "question")!);
     });
@@ -99,6 +100,9 @@ export class Waits {
       return written;
     });
     void this.thread.syncCatalogNow();
+    const timeout = this.timeoutOf(kind);
+    // The alarm's sweep (expireDue) catches the ones whose timer an evicted instance took with it.
+    if (timeout !== null) setTimeout(() => void this.expire(id, kind), timeout);
     const ws = workspaceOf(this.thread.env, this.state!.spec.workspace);
     const threadId = this.state!.id;
     const indexed =
@@ -114,6 +118,34 @@ export class Waits {
           })
         : ws.questionOpened({ requestId: id, threadId, turnId, seq: e.seq, question: String(detail.question), openedAt: e.ts });
     await indexed.catch((err: unknown) => console.error(`workspace index: ${(err as Error).message}`));
+  }
+
+  private timeoutOf(kind: Wait["kind"]): number | null {
+    const spec = this.state?.spec;
+    return (kind === "approval" ? spec?.approvalTimeoutMs : spec?.questionTimeoutMs) ?? null;
+  }
+
+  /**
+   * A wait nobody answered in time (the spawn spec's or the workspace policy's timeout):
+   * an approval is resolved as a deny and a question dismissed, both marked `expired`, and
+   * the engine told, so the turn goes on instead of holding the thread.
+   */
+  private async expire(id: string, kind: Wait["kind"]): Promise<void> {
+    if (this.thread.tables.wait(id, kind)?.status !== "open") return;
+    const settled = kind === "approval" ? await this.resolveApproval(id, "deny", true) : await this.resolveQuestion(id, "dismiss", undefined, true);
+    // Answered in the meantime: the answer stands.
+    if (!settled.ok && settled.body.code !== CODES.approvalClosed && settled.body.code !== CODES.questionClosed)
+      console.error(`${kind} ${id} could not expire: ${settled.body.error}`);
+  }
+
+  /** From the alarm: expires every open wait past its timeout. */
+  async expireDue(): Promise<void> {
+    const now = Date.now();
+    for (const w of this.thread.tables.openWaits()) {
+      const timeout = this.timeoutOf(w.kind);
+      const opened = Date.parse(this.thread.log.get(w.seq)?.ts ?? "");
+      if (timeout !== null && Number.isFinite(opened) && now - opened >= timeout) await this.expire(w.id, w.kind);
+    }
   }
 
   async prepareCancellations(turnId: string): Promise<PreparedCancellation[]> {

@@ -87,6 +87,8 @@ export interface ApprovalResolvedBody {
   approvalId: string;
   /** `cancelled` when the turn ended before anyone answered. */
   decision: ApprovalDecision | "cancelled";
+  /** Nobody answered within the thread's `approvalTimeoutMs`: resolved as a deny. */
+  expired?: true;
 }
 
 export interface QuestionBody {
@@ -99,6 +101,8 @@ export interface QuestionResolvedBody {
   requestId: string;
   action: QuestionAction | "cancelled";
   answer?: string;
+  /** Nobody answered within the thread's `questionTimeoutMs`: dismissed. */
+  expired?: true;
 }
 
 export interface UsageBody {

@@ -15,6 +15,9 @@ export const Name = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "letters, digits, '.', '_' or '-', at most 64");
 
+/** How long an approval or a question may wait for a person: a second to a week, in ms. */
+export const WAIT_TIMEOUT = z.number().int().min(1000).max(604_800_000);
+
 /** The spawn spec as a caller sends it; omitted fields get defaults (later: workspace policy). */
 export const SpawnSpec = z
   .object({
@@ -41,6 +44,10 @@ export const SpawnSpec = z
       .array(z.union([z.string().min(1).max(200), z.object({ engine: z.enum(ENGINES), model: z.string().min(1).max(200) }).strict()]))
       .max(8)
       .optional(),
+    /** An approval nobody answers within this many ms is resolved as expired (a deny), so the turn goes on. */
+    approvalTimeoutMs: WAIT_TIMEOUT.optional(),
+    /** A question nobody answers within this many ms is dismissed, so the turn goes on. */
+    questionTimeoutMs: WAIT_TIMEOUT.optional(),
   })
   .strict();
 export type SpawnSpec = z.infer<typeof SpawnSpec>;
@@ -64,6 +71,9 @@ export interface ThreadSpec {
   account: string | null;
   proxyEnv: Record<string, string> | null;
   fallback: EngineModel[] | null;
+  /** Null: an approval waits until it is answered or its turn ends. */
+  approvalTimeoutMs: number | null;
+  questionTimeoutMs: number | null;
 }
 
 /** The fields `/spawn` accepts, as `GET /health` reports them. */

@@ -20,6 +20,8 @@ function completionsSpec(config: RuntimeConfig, workspace: string): ThreadSpec {
     account: null,
     proxyEnv: null,
     fallback: null,
+    approvalTimeoutMs: null,
+    questionTimeoutMs: null,
   };
 }
 

@@ -64,5 +64,7 @@ export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<T
     account: input.account ?? null,
     proxyEnv: input.proxyEnv ?? null,
     fallback: fallback.length ? fallback : null,
+    approvalTimeoutMs: input.approvalTimeoutMs ?? null,
+    questionTimeoutMs: input.questionTimeoutMs ?? null,
   });
 }

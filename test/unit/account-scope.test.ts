@@ -96,6 +96,8 @@ describe("which account a turn runs on", () => {
     account: "a1",
     proxyEnv: null,
     fallback: [{ engine: "pi", model: "gpt-5" }],
+    approvalTimeoutMs: null,
+    questionTimeoutMs: null,
   };
 
   it("is the thread's own account while it serves the turn's provider", () => {

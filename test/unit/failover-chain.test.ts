@@ -16,6 +16,8 @@ function thread(primary: EngineModel, fallback: EngineModel[] | null, chainStep 
     account: null,
     proxyEnv: null,
     fallback,
+    approvalTimeoutMs: null,
+    questionTimeoutMs: null,
   };
   return {
     id: "t1",

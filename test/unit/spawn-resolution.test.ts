@@ -47,6 +47,8 @@ describe("resolving a spawn", () => {
         account: null,
         proxyEnv: null,
         fallback: null,
+        approvalTimeoutMs: null,
+        questionTimeoutMs: null,
       },
     });
   });
@@ -64,7 +66,7 @@ describe("resolving a spawn", () => {
       account: "o1",
       proxyEnv: { HTTPS_PROXY: "http://127.0.0.1:9" },
     };
-    expect(resolve(input)).toEqual({ ok: true, value: { ...input, fallback: null } });
+    expect(resolve(input)).toEqual({ ok: true, value: { ...input, fallback: null, approvalTimeoutMs: null, questionTimeoutMs: null } });
   });
 
   it("gives an engine_a spawn without a model sonnet, and any other spawn without one the host's default model", () => {

@@ -14,6 +14,8 @@ export const SPEC: ThreadSpec = {
   account: null,
   proxyEnv: null,
   fallback: null,
+  approvalTimeoutMs: null,
+  questionTimeoutMs: null,
 };
 
 export function stubOf(id: string) {

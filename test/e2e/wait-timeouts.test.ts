@@ -1,0 +1,64 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { removeDir } from "../support/front.js";
+import { call, events, sim, waitFor } from "../support/http.js";
+import { useFront } from "../support/use-front.js";
+
+const work = mkdtempSync(join(tmpdir(), "agent-runtime-waits-"));
+afterAll(() => removeDir(work));
+
+const front = useFront();
+
+async function idle(base: string, id: string): Promise<void> {
+  await waitFor(async () => {
+    const t = (await call(base, "GET", `/threads/${id}/turn`)).body;
+    return !t.running && t.queued === 0;
+  }, 30_000);
+}
+
+// Approvals and questions nobody answers do not hold a thread: each engine's turn goes on.
+describe.each([
+  ["pi", { model: "sim-1" }],
+  ["engine_b", { engine: "engine_b", model: "gpt-sim" }],
+  ["engine_a", { model: "claude-sim" }],
+])("waits that time out (%s)", (_engine, spec) => {
+  it("resolves an approval nobody answers as an expired deny, and the turn and the next one complete", async () => {
+    const base = front().url;
+    const spawned = await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "ask", approvalTimeoutMs: 1500 });
+    expect(spawned.status).toBe(201);
+    const id = spawned.body.threadId as string;
+    expect((await call(base, "GET", `/threads/${id}`)).body.spec).toMatchObject({ approvalTimeoutMs: 1500, questionTimeoutMs: null });
+    const sent = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "shell", input: { command: "echo never" } }, reply: "went on" }, "run it") });
+    expect(sent.body.outcome, JSON.stringify(sent.body.failure)).toBe("completed");
+    const log = await events(base, id);
+    const request = log.find((e) => e.kind === "approval-request")!;
+    const resolved = log.find((e) => e.kind === "approval-resolved")!;
+    expect(resolved.body).toEqual({ approvalId: request.body.approvalId, decision: "deny", expired: true });
+    expect(Date.parse((resolved as unknown as { ts: string }).ts) - Date.parse((request as unknown as { ts: string }).ts)).toBeGreaterThanOrEqual(1400);
+    const late = await call(base, "POST", `/threads/${id}/approvals/${request.body.approvalId}`, { decision: "allow" });
+    expect([late.status, late.body.code, late.body.decision, late.body.expired]).toEqual([200, "approval-closed", "deny", true]);
+    expect((await call(base, "POST", `/threads/${id}/send`, { text: "and then?" })).body.outcome).toBe("completed");
+  });
+
+  it("dismisses a question nobody answers, and the thread takes its next message", async () => {
+    const base = front().url;
+    const id = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "allow", questionTimeoutMs: 1500 })).body.threadId as string;
+    await call(base, "POST", `/threads/${id}/send`, { text: sim({ ask: "which one?" }, "ask me"), async: true });
+    await idle(base, id);
+    const log = await events(base, id);
+    const question = log.find((e) => e.kind === "question")!;
+    expect(log.find((e) => e.kind === "question-resolved")!.body).toEqual({ requestId: question.body.requestId, action: "dismiss", expired: true });
+    expect((await call(base, "GET", `/threads/${id}/questions/${question.body.requestId}`)).body.status).toBe("dismissed");
+    expect(log.filter((e) => e.kind === "turn-failed")).toEqual([]);
+    expect((await call(base, "POST", `/threads/${id}/send`, { text: "and then?" })).body.outcome).toBe("completed");
+  });
+});
+
+describe("wait timeouts given", () => {
+  it("are refused outside a second to a week", async () => {
+    const base = front().url;
+    for (const approvalTimeoutMs of [999, 604_800_001, 1.5, "60000"]) expect((await call(base, "POST", "/spawn", { approvalTimeoutMs })).status).toBe(400);
+  });
+});
