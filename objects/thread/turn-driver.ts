@@ -305,7 +305,8 @@ export class TurnDriver {
     try {
       const failed = await this.thread.log.prepare("turn-failed", { turnId: live.id, ...failure });
       await this.thread.commits.write(() => {
-        this.thread.append(failed);
+        const e = this.thread.append(failed);
+        this.thread.tables.settleUnanswered(live.startedSeq, e.seq, "the turn's end could not be recorded");
         this.state!.turn = null;
         restage(this.thread);
       });
@@ -457,8 +458,9 @@ export class TurnDriver {
     let nudged: number | null = null;
     await this.thread.commits.write(() => {
       if (system) this.thread.append(system);
-      this.thread.append(closing);
+      const closed = this.thread.append(closing);
       this.waits.applyCancellations(cancelled);
+      this.thread.tables.settleUnanswered(live.startedSeq, closed.seq, failure ? `the turn ended (${failure.class}) before this call finished` : "the turn ended before this call finished");
       if (failover && next) {
         // The same messages go again, first in line, on the next model of the chain.
         this.thread.append(failover);
@@ -510,8 +512,10 @@ export class TurnDriver {
     const paused = await log.prepare("loop-stopped", { reason: "turn-failed" });
     await this.thread.commits.write(() => {
       this.thread.append(system);
-      this.thread.append(failed);
+      const e = this.thread.append(failed);
       this.waits.applyCancellations(cancelled);
+      // The lost turn's start is not kept in the state: every unanswered call is settled.
+      this.thread.tables.settleUnanswered(0, e.seq, "the turn was lost to a host restart");
       if (this.state!.loop?.status === "running") {
         this.state!.loop = { ...this.state!.loop, status: "paused", reason: "turn-failed" };
         this.thread.append(paused);

@@ -130,6 +130,19 @@ export class TurnTables {
     return this.sql.exec<{ id: number | null }>("SELECT max(id) AS id FROM transcript").one().id ?? 0;
   }
 
+  /**
+   * Closes every tool call the turn that started at `startedSeq` left without a result:
+   * providers refuse a conversation with an unanswered call, so the transcript the next
+   * turn sends (and a fork's) says what happened instead. The log keeps what did happen.
+   */
+  settleUnanswered(startedSeq: number, atSeq: number, why: string): void {
+    const entries = this.held().filter((h) => h.seq >= startedSeq);
+    const answered = new Set(entries.flatMap((h) => (h.entry.role === "tool-result" ? [h.entry.callId] : [])));
+    for (const h of entries)
+      if (h.entry.role === "tool-call" && !answered.has(h.entry.callId))
+        this.addEntry(atSeq, { role: "tool-result", callId: h.entry.callId, name: h.entry.name, output: `(no result: ${why})`, isError: true });
+  }
+
   addWindow(seq: number, body: WindowBody): void {
     this.sql.exec("INSERT INTO windows (seq, body) VALUES (?, ?)", seq, JSON.stringify(body));
   }
