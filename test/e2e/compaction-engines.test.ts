@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeDir } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
+import { SESSION_ENGINES } from "../support/engines.js";
 import { useFront } from "../support/use-front.js";
 
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-compaction-"));
@@ -99,10 +100,7 @@ describe("recoveries that never make room", () => {
   });
 });
 
-describe.each([
-  ["engine_b", { engine: "engine_b", model: "gpt-sim" }],
-  ["engine_a", { model: "claude-sim" }],
-])("POST /compact on %s", (engine, spec) => {
+describe.each(SESSION_ENGINES)("POST /compact on %s", (engine, spec) => {
   it("asks the engine to compact its own session: a summary its model wrote, its cost counted, and the next turn runs on it", async () => {
     const base = front().url;
     const id = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "allow" })).body.threadId as string;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeDir } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
+import { EVERY_ENGINE } from "../support/engines.js";
 import { useFront } from "../support/use-front.js";
 
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-unanswered-"));
@@ -14,11 +15,7 @@ const front = useFront();
 // A turn that ends while a tool call waits (interrupted at its approval, or its tool still
 // running) leaves a call without a result; providers refuse such a conversation, so the
 // next turn must still get through on every engine.
-describe.each([
-  ["pi", { model: "sim-1" }],
-  ["engine_b", { engine: "engine_b", model: "gpt-sim" }],
-  ["engine_a", { model: "claude-sim" }],
-])("a tool call left without a result (%s)", (_engine, spec) => {
+describe.each(EVERY_ENGINE)("a tool call left without a result (%s)", (_engine, spec) => {
   it("interrupted at its approval: the next turn completes", async () => {
     const base = front().url;
     const id = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "ask" })).body.threadId as string;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeDir } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
+import { EVERY_ENGINE } from "../support/engines.js";
 import { useFront } from "../support/use-front.js";
 
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-waits-"));
@@ -19,11 +20,7 @@ async function idle(base: string, id: string): Promise<void> {
 }
 
 // Approvals and questions nobody answers do not hold a thread: each engine's turn goes on.
-describe.each([
-  ["pi", { model: "sim-1" }],
-  ["engine_b", { engine: "engine_b", model: "gpt-sim" }],
-  ["engine_a", { model: "claude-sim" }],
-])("waits that time out (%s)", (_engine, spec) => {
+describe.each(EVERY_ENGINE)("waits that time out (%s)", (_engine, spec) => {
   it("resolves an approval nobody answers as an expired deny, and the turn and the next one complete", async () => {
     const base = front().url;
     const spawned = await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "ask", approvalTimeoutMs: 1500 });
