@@ -170,12 +170,20 @@ export class Thread extends DurableObject<Env> {
   async postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
     if (!this.state) return missing();
     const digest = idempotencyKey ? await sha256Hex(new TextEncoder().encode(JSON.stringify(message))) : null;
-    const body = { text: message.text, ...(message.from ? { from: message.from } : {}), ...(message.hold ? { hold: true } : {}) };
+    const body = { text: message.text, ...(message.from ? { from: message.from } : {}), ...(message.hold ? { hold: true } : {}), ...(message.onBusy ? { onBusy: message.onBusy } : {}) };
+    const onBusy = message.onBusy ?? this.state.spec.onBusy;
+    let interrupts = false;
     const prepared = await this.prepareOrRefuse("message", body);
     if (!prepared.ok) return prepared;
     const outcome = await this.commits.write((): Outcome<MessageAccepted & { replayed?: true }> => {
       if (this.state!.archivedAt) return archivedRefusal(this.state!);
       if (this.state!.degraded) return degradedRefusal(this.state!);
+      const running = message.hold || !runsTurns(this.state!) ? null : this.state!.turn;
+      if (running && onBusy === "reject")
+        return refuse(409, `thread ${this.state!.id} is running turn ${running.id}, and this message asked not to wait (onBusy: reject)`, CODES.threadBusy, { turnId: running.id });
+      if (running && onBusy === "steer")
+        return refuse(501, "steering a running turn is not built yet: send with onBusy queue or interrupt", CODES.steerNotBuilt, { turnId: running.id });
+      interrupts = running !== null && onBusy === "interrupt";
       if (idempotencyKey) {
         const seen = this.sql
           .exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", idempotencyKey)
@@ -192,6 +200,8 @@ export class Thread extends DurableObject<Env> {
       return ok({ seq: event.seq, ts: event.ts });
     });
     if (outcome.ok && !message.hold) this.driver.kick();
+    // The message is queued first, so the turn after the interrupted one answers it.
+    if (outcome.ok && interrupts && !outcome.value.replayed) void this.driver.interrupt();
     return outcome;
   }
 

@@ -68,7 +68,7 @@ export interface ThreadState {
 /** A state saved before turns existed lacks their fields. */
 export function loadState(json: string): ThreadState {
   const s = JSON.parse(json) as Partial<ThreadState> & Omit<ThreadState, "turn" | "turns" | "degraded" | "loop" | "chainStep">;
-  const spec = { ...s.spec, fallback: s.spec.fallback ?? null, approvalTimeoutMs: s.spec.approvalTimeoutMs ?? null, questionTimeoutMs: s.spec.questionTimeoutMs ?? null };
+  const spec = { ...s.spec, fallback: s.spec.fallback ?? null, approvalTimeoutMs: s.spec.approvalTimeoutMs ?? null, questionTimeoutMs: s.spec.questionTimeoutMs ?? null, onBusy: s.spec.onBusy ?? "queue" };
   return { ...s, spec, turn: s.turn ?? null, turns: s.turns ?? 0, degraded: s.degraded ?? null, loop: s.loop ?? null, chainStep: s.chainStep ?? 0 };
 }
 

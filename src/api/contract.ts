@@ -76,6 +76,11 @@ const ACCEPTS: readonly RouteError[] = [
   [503, CODES.threadDegraded],
   [503, CODES.blobStoreUnavailable],
 ];
+/** A message's `onBusy` while a turn runs. */
+const BUSY: readonly RouteError[] = [
+  [409, CODES.threadBusy],
+  [501, CODES.steerNotBuilt],
+];
 const QUESTION: readonly RouteError[] = [
   [404, CODES.questionNotFound],
   [409, CODES.questionClosed],
@@ -134,7 +139,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     status: 202,
     answer: MessageAcceptedAnswer,
     drains: true,
-    errors: [...ACCEPTS, [409, CODES.idempotencyConflict]],
+    errors: [...ACCEPTS, ...BUSY, [409, CODES.idempotencyConflict]],
   },
   "PATCH /threads/:id/messages/:seq": {
     summary: "Edits or releases a held message (a release is refused while the host drains).",
@@ -175,7 +180,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     body: SendMessage,
     answer: SendResultAnswer,
     drains: true,
-    errors: [...ACCEPTS, [409, CODES.recordOnlyThread]],
+    errors: [...ACCEPTS, ...BUSY, [409, CODES.recordOnlyThread]],
   },
   "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatusAnswer },
   "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", errors: [[409, CODES.noTurnRunning]] },

@@ -65,6 +65,10 @@ export const CODES = {
   summaryUnavailable: "summary-unavailable",
   /** `POST /threads/:id/compact` with `mode: "summary"` on engine_a or engine_b while a turn runs in the session it would compact. */
   engineBusy: "engine-busy",
+  /** A message with `onBusy: "reject"` while a turn runs. */
+  threadBusy: "thread-busy",
+  /** A message with `onBusy: "steer"` while a turn runs: steering is not built yet (501). */
+  steerNotBuilt: "steer-not-built",
   /** The front has not measured the machine yet (`GET /host/load`). */
   hostLoadUnknown: "host-load-unknown",
   /** No model of that id in the catalog (the account pool's `/models/:id`). */

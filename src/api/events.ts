@@ -5,7 +5,7 @@
 import type { CompactionDispositionBody, WindowBody, WindowPendingBody } from "./compaction.js";
 import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry, TurnStop } from "./engine.js";
-import type { ShownSpec } from "./threads.js";
+import type { OnBusy, ShownSpec } from "./threads.js";
 
 
 export interface SpawnBody {
@@ -18,6 +18,8 @@ export interface MessageBody {
   /** A program that sent text no person typed. */
   from?: string;
   hold?: boolean;
+  /** What the sender asked the message to do if a turn was running (absent: the thread's default). */
+  onBusy?: OnBusy;
 }
 
 export interface MessageEditedBody {

@@ -15,6 +15,14 @@ export const Name = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "letters, digits, '.', '_' or '-', at most 64");
 
+/**
+ * What a message does when it arrives while a turn runs: wait for the next turn (`queue`),
+ * steer the running one (`steer`, not built yet), stop it and be answered next
+ * (`interrupt`), or be refused (`reject`, 409 `thread-busy`).
+ */
+export const ON_BUSY = ["queue", "steer", "interrupt", "reject"] as const;
+export type OnBusy = (typeof ON_BUSY)[number];
+
 /** How long an approval or a question may wait for a person: a second to a week, in ms. */
 export const WAIT_TIMEOUT = z.number().int().min(1000).max(604_800_000);
 
@@ -48,6 +56,8 @@ export const SpawnSpec = z
     approvalTimeoutMs: WAIT_TIMEOUT.optional(),
     /** A question nobody answers within this many ms is dismissed, so the turn goes on. */
     questionTimeoutMs: WAIT_TIMEOUT.optional(),
+    /** What the thread's messages do while a turn runs, unless a message says otherwise. */
+    onBusy: z.enum(ON_BUSY).optional(),
   })
   .strict();
 export type SpawnSpec = z.infer<typeof SpawnSpec>;
@@ -74,6 +84,8 @@ export interface ThreadSpec {
   /** Null: an approval waits until it is answered or its turn ends. */
   approvalTimeoutMs: number | null;
   questionTimeoutMs: number | null;
+  /** The thread's default; the workspace policy's, then the host's (`SERVICE_ON_BUSY`), when the spawn named none. */
+  onBusy: OnBusy;
 }
 
 /** The fields `/spawn` accepts, as `GET /health` reports them. */
@@ -87,6 +99,7 @@ export const PostMessage = z
   .object({
     text: z.string(),
     hold: z.boolean().optional(),
+    onBusy: z.enum(ON_BUSY).optional(),
     // "loop" marks a loop's own prompts (src/api/turns.ts LOOP_SENDER).
     from: z.string().min(1).max(200).refine((f) => f !== "loop" && f !== "runtime", "from: \"loop\" and \"runtime\" are reserved").optional(),
   })

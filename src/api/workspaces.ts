@@ -1,6 +1,6 @@
 /** Workspaces as the operator configures them (`workspaces.json`) and the policy a workspace owner sets. */
 import { z } from "zod";
-import { ENGINES, Name, PERMISSIONS, ROLES, THREAD_TYPES, WAIT_TIMEOUT } from "./threads.js";
+import { ENGINES, Name, ON_BUSY, PERMISSIONS, ROLES, THREAD_TYPES, WAIT_TIMEOUT } from "./threads.js";
 
 /**
  * What a workspace decides for its threads. `defaults` fill the fields a spawn omits;
@@ -19,6 +19,7 @@ export const Policy = z
         account: z.string().min(1).max(200).optional(),
         approvalTimeoutMs: WAIT_TIMEOUT.optional(),
         questionTimeoutMs: WAIT_TIMEOUT.optional(),
+        onBusy: z.enum(ON_BUSY).optional(),
       })
       .strict()
       .default({}),

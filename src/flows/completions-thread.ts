@@ -22,6 +22,7 @@ function completionsSpec(config: RuntimeConfig, workspace: string): ThreadSpec {
     fallback: null,
     approvalTimeoutMs: null,
     questionTimeoutMs: null,
+    onBusy: "queue",
   };
 }
 

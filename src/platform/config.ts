@@ -1,4 +1,5 @@
 import type { PublicAccount } from "../api/accounts.js";
+import { ON_BUSY, type OnBusy } from "../api/threads.js";
 import { WorkspacesFile, type WorkspaceConfig } from "../api/workspaces.js";
 import { readCallerPolicy, type CallerPolicy } from "../rules/caller-policy.js";
 
@@ -14,6 +15,7 @@ const whole: Parser<number> = (raw, fallback) => {
   const n = Number(raw);
   return raw !== undefined && raw !== "" && Number.isFinite(n) && n >= 0 ? Math.floor(n) : Number(fallback);
 };
+const onBusy: Parser<OnBusy> = (raw, fallback) => ((ON_BUSY as readonly string[]).includes(raw ?? "") ? (raw as OnBusy) : (fallback as OnBusy));
 const text: Parser<string> = (raw, fallback) => raw || fallback || "";
 const optional: Parser<string | null> = (raw) => raw || null;
 const names: Parser<Set<string>> = (raw) => new Set((raw ?? "").split(",").map((f) => f.trim()).filter(Boolean));
@@ -76,6 +78,7 @@ export const SETTINGS = {
   curatorModel: operator("SERVICE_CURATOR_MODEL", optional, null, "The model that writes `summary` reductions (on the pi engine's accounts); unset: no summaries, the cheap kinds only"),
   curatorFallbackModel: operator("SERVICE_CURATOR_FALLBACK_MODEL", optional, null, "The model asked when the curator model fails"),
   curatorTimeoutMs: operator("SERVICE_CURATOR_TIMEOUT_MS", positive, "60000", "How long one curator model may take to write a summary before it counts as failed (an engine's own compaction gets twice as long)"),
+  onBusy: operator("SERVICE_ON_BUSY", onBusy, "queue", "What a message does when it arrives while a turn runs, for threads whose spawn and workspace policy name nothing: `queue`, `interrupt`, `reject` (`steer` is not built yet)"),
   faults: operator("SERVICE_FAULTS", names, null, "Fault drills: `blob-put` makes every large-body save fail (how the degraded-thread test breaks storage)"),
   build: front("BUILD", "The build id `/health` and every 404 report (the front sets it from SERVICE_BUILD or git).", text, "dev"),
   internalToken: front("SERVICE_INTERNAL_TOKEN", "Shared with the front: internal routes (the boot sweep) and the shard peer require it. Empty disables them.", text),

@@ -66,5 +66,6 @@ export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<T
     fallback: fallback.length ? fallback : null,
     approvalTimeoutMs: input.approvalTimeoutMs ?? null,
     questionTimeoutMs: input.questionTimeoutMs ?? null,
+    onBusy: input.onBusy ?? config.onBusy,
   });
 }

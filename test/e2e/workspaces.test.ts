@@ -53,11 +53,11 @@ describe("workspaces configured in workspaces.json", () => {
     expect((await call(base, "GET", `/threads/${next}`)).body.spec).toMatchObject({ model: "sim-1", permissions: "ask" });
   });
 
-  it("gives a spawn the policy's wait timeouts, which the spawn's own override", async () => {
+  it("gives a spawn the policy's wait timeouts and busy-thread default, which the spawn's own override", async () => {
     const policy = (await call(base, "GET", "/workspaces/beta")).body.policy;
-    expect((await call(base, "PUT", "/workspaces/beta/policy", { defaults: { ...policy.defaults, approvalTimeoutMs: 60_000, questionTimeoutMs: 120_000 } })).status).toBe(200);
+    expect((await call(base, "PUT", "/workspaces/beta/policy", { defaults: { ...policy.defaults, approvalTimeoutMs: 60_000, questionTimeoutMs: 120_000, onBusy: "interrupt" } })).status).toBe(200);
     const inherited = (await call(base, "POST", "/spawn", { workspace: "beta" })).body.threadId;
-    expect((await call(base, "GET", `/threads/${inherited}`)).body.spec).toMatchObject({ approvalTimeoutMs: 60_000, questionTimeoutMs: 120_000 });
+    expect((await call(base, "GET", `/threads/${inherited}`)).body.spec).toMatchObject({ approvalTimeoutMs: 60_000, questionTimeoutMs: 120_000, onBusy: "interrupt" });
     const own = (await call(base, "POST", "/spawn", { workspace: "beta", approvalTimeoutMs: 5_000 })).body.threadId;
     expect((await call(base, "GET", `/threads/${own}`)).body.spec).toMatchObject({ approvalTimeoutMs: 5_000, questionTimeoutMs: 120_000 });
     expect((await call(base, "PUT", "/workspaces/beta/policy", { defaults: { approvalTimeoutMs: 10 } })).status).toBe(400);

@@ -98,6 +98,7 @@ describe("which account a turn runs on", () => {
     fallback: [{ engine: "pi", model: "gpt-5" }],
     approvalTimeoutMs: null,
     questionTimeoutMs: null,
+    onBusy: "queue",
   };
 
   it("is the thread's own account while it serves the turn's provider", () => {

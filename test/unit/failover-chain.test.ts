@@ -18,6 +18,7 @@ function thread(primary: EngineModel, fallback: EngineModel[] | null, chainStep 
     fallback,
     approvalTimeoutMs: null,
     questionTimeoutMs: null,
+    onBusy: "queue",
   };
   return {
     id: "t1",

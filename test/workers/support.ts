@@ -16,6 +16,7 @@ export const SPEC: ThreadSpec = {
   fallback: null,
   approvalTimeoutMs: null,
   questionTimeoutMs: null,
+  onBusy: "queue",
 };
 
 export function stubOf(id: string) {
