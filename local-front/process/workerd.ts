@@ -51,8 +51,7 @@ export async function startRuntime(config: FrontConfig, boot: Boot, layout: Shar
   if (layout.count > 2) throw new Error(`the front runs at most two workerd processes, not ${layout.count}`);
   const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(config.projectDir, "wrangler.toml"));
   const script = await bundleWorker(config.projectDir, main ?? "src/index.ts");
-  const peerPorts = await Promise.all(Array.from({ length: layout.count }, () => freePort()));
-  const start = async (n: number): Promise<Shard> => {
+  const start = async (n: number, peerPorts: number[]): Promise<Shard> => {
     const dirs = shardDirs(n);
     const other = layout.count === 2 ? peerPorts[1 - n]! : null;
     const mf = new Miniflare({
@@ -91,8 +90,22 @@ export async function startRuntime(config: FrontConfig, boot: Boot, layout: Shar
         stderr.on("data", (d: Buffer) => process.stderr.write(`${tag} ${d}`));
       },
     });
-    return { mf, direct: await mf.unsafeGetDirectURL("agent-runtime") };
+    try {
+      return { mf, direct: await mf.unsafeGetDirectURL("agent-runtime") };
+    } catch (err) {
+      await mf.dispose().catch(() => {});
+      throw err;
+    }
   };
-  const shards = await Promise.all(Array.from({ length: layout.count }, (_, n) => start(n)));
-  return { shards, layout, dispose: async () => void (await Promise.all(shards.map((s) => s.mf.dispose()))) };
+  for (let attempt = 1; ; attempt++) {
+    const peerPorts = await Promise.all(Array.from({ length: layout.count }, () => freePort()));
+    const started = await Promise.allSettled(Array.from({ length: layout.count }, (_, n) => start(n, peerPorts)));
+    const shards = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (!failed) return { shards, layout, dispose: async () => void (await Promise.all(shards.map((s) => s.mf.dispose()))) };
+    await Promise.all(shards.map((s) => s.mf.dispose().catch(() => {})));
+    // A peer port was free when chosen and taken before workerd bound it (another process starting at once): choose again.
+    if (attempt < 3 && (failed.reason as { code?: string } | null)?.code === "ERR_ADDRESS_IN_USE") continue;
+    throw failed.reason;
+  }
 }
