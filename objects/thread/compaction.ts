@@ -7,9 +7,10 @@ import {
   type WindowRefusal,
   type WindowTrigger,
 } from "../../src/api/compaction.js";
-import type { EngineReport, SummaryAnswer, SummaryRequest, TurnRequest } from "../../src/api/engine.js";
+import type { SummaryAnswer, SummaryRequest, TurnRequest } from "../../src/api/engine.js";
 import { newId } from "../../src/shared/ids.js";
 import { TurnRunner } from "./turn-runner.js";
+import { recordUsage, type UsageReport } from "./turn-events.js";
 import { CODES } from "../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import {
@@ -44,7 +45,7 @@ const ENGINE_SUMMARY_TOKENS = 500;
 /** The kinds that cut the runtime's transcript, without a model. */
 const CHEAP: readonly CompactionMode[] = ["microcompact", "collapse"];
 
-const NO_WINDOW: Readonly<WindowState> = { windows: {}, base: null, own: 0, pending: null, rounds: [], reseed: false, refusals: [] };
+const NO_WINDOW: Readonly<WindowState> = { windows: {}, base: null, pending: null, rounds: [], reseed: false, refusals: [] };
 
 type Recorded = WindowBody & { seq: number };
 
@@ -128,10 +129,16 @@ export class Compaction {
    * turn joins the transcript after that turn's entries with a lower seq.
    */
   tokens(): number {
-    const context = this.thread.tables.context();
     const base = this.read().base;
-    if (!base) return estimateEntries(context);
-    return base.tokens + estimateEntries(context.filter((h) => (h.row ?? 0) > base.row));
+    // Every reduction moves the base to the newest row, so no reduction applies to the rows after it.
+    return base ? base.tokens + estimateEntries(this.thread.tables.heldAfter(base.row)) : estimateEntries(this.thread.tables.context());
+  }
+
+  /** The engine's own prompt and tools, in tokens: the counted size at the base less the estimate of the transcript it held. */
+  private ownPrompt(): number {
+    const base = this.read().base;
+    if (!base) return 0;
+    return Math.max(0, base.tokens - estimateEntries(this.thread.tables.context().filter((h) => (h.row ?? 0) <= base.row)));
   }
 
   /** Inside the commit that starts a turn: whether its engine must start a new session from the reduced context (and no later turn need), and why. */
@@ -158,39 +165,24 @@ export class Compaction {
    * did not fit: the next turn starts a new one instead of resuming it.
    */
   dropTurn(inputs: number[], startedSeq: number, overflowed: boolean): void {
+    const own = this.ownPrompt();
     this.thread.tables.dropTurnEntries(inputs, startedSeq);
     if (!this.thread.state()!.window) return;
     const ws = this.ws();
-    ws.base = { row: this.thread.tables.lastRow(), tokens: ws.own + estimateEntries(this.thread.tables.context()) };
+    ws.base = { row: this.thread.tables.lastRow(), tokens: own + estimateEntries(this.thread.tables.context()) };
     if (overflowed) ws.reseed = "forced";
     this.thread.saveState();
   }
 
   /**
-   * A model call's `usage` event: the thread's cost, and (unless the call was an engine's
-   * summary of its session, which is not the session's context) the context's size and window.
+   * Inside the commit of a model call's `usage` event: the model's window, and (unless the
+   * call was an engine's summary of its session, which is not the session's context) the
+   * context's size as the provider counted it.
    */
-  async recordUsage(turnId: string, report: Extract<EngineReport, { type: "usage" }>, sizesContext = true): Promise<void> {
-    const body = { turnId, model: report.model, inputTokens: report.inputTokens, outputTokens: report.outputTokens, usd: report.usd };
-    const prepared = await this.thread.prepareOrRefuse("usage", body);
-    if (!prepared.ok) return;
-    await this.thread.commits.write(() => {
-      this.thread.append(prepared.value);
-      const ws = this.ws();
-      if (sizesContext) {
-        const tokens = report.contextTokens ?? report.inputTokens + report.outputTokens;
-        const row = this.thread.tables.lastRow();
-        ws.base = { row, tokens };
-        ws.own = Math.max(0, tokens - estimateEntries(this.thread.tables.context()));
-      }
-      if (report.contextWindow) ws.windows[report.model] = report.contextWindow;
-      const cost = this.thread.state()!.cost;
-      if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
-      else cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
-      cost.inputTokens += report.inputTokens;
-      cost.outputTokens += report.outputTokens;
-      this.thread.saveState();
-    });
+  noteCall(report: UsageReport, sizesContext: boolean): void {
+    const ws = this.ws();
+    if (sizesContext) ws.base = { row: this.thread.tables.lastRow(), tokens: report.contextTokens ?? report.inputTokens + report.outputTokens };
+    if (report.contextWindow) ws.windows[report.model] = report.contextWindow;
   }
 
   /**
@@ -203,7 +195,7 @@ export class Compaction {
     const s = this.thread.state()!;
     const before = preTokens ?? this.tokens();
     const users = estimateEntries(this.thread.tables.context().filter((h) => h.entry.role === "user"));
-    const after = Math.min(before, this.read().own + users + ENGINE_SUMMARY_TOKENS);
+    const after = Math.min(before, this.ownPrompt() + users + ENGINE_SUMMARY_TOKENS);
     const body: WindowBody = { kind: "summary", cut: [], tokensBefore: before, tokensAfter: after, trigger, summaryModel: activeModel(s).model };
     const prepared = await this.thread.log.prepare("window", body);
     const seq = await this.thread.commits.write(() => {
@@ -223,7 +215,8 @@ export class Compaction {
     if (!s) return missing();
     const w = this.read();
     const lines = this.lines();
-    const last = this.thread.tables.windows().at(-1) ?? null;
+    const newest = this.thread.tables.windows().at(-1);
+    const last = newest ? (({ upToRow: _, ...w }) => w)(newest) : null;
     return ok({
       tokens: lines || w.base ? this.tokens() : null,
       model: activeModel(s).model,
@@ -272,7 +265,7 @@ export class Compaction {
       }
       if (!this.read().pending?.forced) await this.pend(true, tokens, lines);
       if (thrashes(this.read().rounds, turn, this.settings())) {
-        await this.refuse("WindowThrash", `WindowThrash: ${this.read().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true);
+        await this.thrash();
         return false;
       }
       return true;
@@ -329,7 +322,7 @@ export class Compaction {
     return this.exclusive(async () => {
       const turn = this.thread.state()!.turns;
       if (thrashes(this.read().rounds, turn, this.settings())) {
-        await this.refuse("WindowThrash", `WindowThrash: ${this.read().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true, turnId);
+        await this.thrash(turnId);
         return "WindowThrash";
       }
       await this.say("info", RECOVERING(stage), turnId);
@@ -385,6 +378,10 @@ export class Compaction {
     });
   }
 
+  private thrash(turnId?: string): Promise<void> {
+    return this.refuse("WindowThrash", `WindowThrash: ${this.read().rounds.length} reductions in the last turns; the runtime stops reducing instead of looping`, true, turnId);
+  }
+
   private noHeadroom(inTurn: boolean, turnId?: string): Promise<void> {
     const lines = this.lines();
     const text = `WindowNoHeadroom: after every reduction the context still takes ${this.tokens()} of ${lines?.window ?? "?"} tokens; what cannot be cut (the system prompt, tools, the user messages kept verbatim, the current request) leaves no room for the answer`;
@@ -420,6 +417,12 @@ export class Compaction {
     const done: Recorded[] = [];
     const queue = [...modes];
     let summaryFailed: string | undefined;
+    // A summary nobody wrote gives way to the cheap kinds not run yet, saying why.
+    const insteadOfSummary = async (why: string, line: string) => {
+      summaryFailed = why;
+      await this.say("error", `${line} (${why}); the cheap reductions run instead`);
+      queue.push(...CHEAP.filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
+    };
     const under = (tokens: number) => lines !== null && tokens + this.thread.tables.queuedTokens() <= targetOf(lines);
     for (let kind = queue.shift(); kind; kind = queue.shift()) {
       if (!this.options().includes(kind)) continue;
@@ -430,9 +433,7 @@ export class Compaction {
           // What the runtime's cheap kinds would add is a new session, which discards this one.
           break;
         }
-        summaryFailed = compacted;
-        await this.say("error", `the engine did not compact its session (${compacted}); the cheap reductions run instead`);
-        queue.push(...CHEAP.filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
+        await insteadOfSummary(compacted, "the engine did not compact its session");
         continue;
       }
       const view = this.thread.tables.context();
@@ -443,9 +444,7 @@ export class Compaction {
       if (kind === "summary") {
         const written = await this.summarize(summarySource(view, cut));
         if ("error" in written) {
-          summaryFailed = written.error;
-          await this.say("error", `no model wrote the summary (${written.error}); the cheap reductions run instead`);
-          queue.push(...CHEAP.filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
+          await insteadOfSummary(written.error, "no model wrote the summary");
           continue;
         }
         const added = estimateEntry(summaryEntry(rangesOf(view, cut), written.summary));
@@ -511,7 +510,7 @@ export class Compaction {
     const end = await runner.run(response, {
       delta: () => {},
       durable: async (report) => {
-        if (report.type === "usage") await this.recordUsage(id, report, false);
+        if (report.type === "usage") await recordUsage(this.thread, id, report, () => this.noteCall(report, false));
         else if (report.type === "compacted") window = await this.recordEngineCompaction(trigger, report.preTokens);
       },
     });

@@ -26,8 +26,6 @@ export interface WindowState {
    * are estimated on top of it.
    */
   base: { row: number; tokens: number } | null;
-  /** The engine's own prompt and tools, in tokens: the provider's count at the last call less the transcript's estimate. */
-  own: number;
   /** A line the context crossed that no reduction has answered yet; `deadlineAt` (epoch ms) for a forced one. */
   pending: { seq: number; forced: boolean; tokens: number; window: number; deadlineMs: number; deadlineAt: number | null; options: CompactionMode[] } | null;
   /** The turn index of each recent reduction round, for WindowThrash. */

@@ -11,7 +11,7 @@ import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, runsTurns } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
 import { activeModel, type ThreadState } from "./thread-state.js";
-import { recordTurnEvent } from "./turn-events.js";
+import { recordTurnEvent, recordUsage } from "./turn-events.js";
 import { TurnRunner, type TurnEnd } from "./turn-runner.js";
 import { capToolOutput } from "../../src/rules/tool-output.js";
 import { nextOnChain } from "./failover.js";
@@ -417,7 +417,7 @@ export class TurnDriver {
             });
             return;
           case "usage":
-            return this.compaction.recordUsage(live.id, report);
+            return recordUsage(this.thread, live.id, report, () => this.compaction.noteCall(report, true));
           case "compacted":
             // The engine compacted its session on its own, mid-turn.
             await this.compaction.recordEngineCompaction("engine", report.preTokens);

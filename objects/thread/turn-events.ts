@@ -1,7 +1,26 @@
-import type { TranscriptEntry } from "../../src/api/engine.js";
+import type { EngineReport, TranscriptEntry } from "../../src/api/engine.js";
 import type { EventBodies } from "../../src/api/events.js";
 import { BlobSaveError } from "./blob-store.js";
 import { restage, type Accepted, type ThreadAccess } from "./thread-access.js";
+
+export type UsageReport = Extract<EngineReport, { type: "usage" }>;
+
+/** A model call's `usage` event and its cost on the thread's row; `inCommit` runs inside the same commit. */
+export async function recordUsage(thread: ThreadAccess, turnId: string, report: UsageReport, inCommit: () => void): Promise<void> {
+  const body = { turnId, model: report.model, inputTokens: report.inputTokens, outputTokens: report.outputTokens, usd: report.usd };
+  const prepared = await thread.prepareOrRefuse("usage", body);
+  if (!prepared.ok) return;
+  await thread.commits.write(() => {
+    thread.append(prepared.value);
+    const cost = thread.state()!.cost;
+    if (report.usd === null) cost.unpricedCalls = (cost.unpricedCalls ?? 0) + 1;
+    else cost.usd = Math.round((cost.usd + report.usd) * 1e9) / 1e9;
+    cost.inputTokens += report.inputTokens;
+    cost.outputTokens += report.outputTokens;
+    inCommit();
+    thread.saveState();
+  });
+}
 
 /**
  * Records an event of the running turn and its transcript entry. A body that cannot

@@ -1,6 +1,6 @@
 import type { WindowBody } from "../../src/api/compaction.js";
 import type { TranscriptEntry, TurnInput } from "../../src/api/engine.js";
-import { applyWindows, estimateText, type HeldEntry } from "../../src/rules/compaction.js";
+import { applyWindows, estimateText, type AppliedWindow, type HeldEntry } from "../../src/rules/compaction.js";
 
 /**
  * The turn tables of one Thread object: the inbox of messages waiting for a turn, the
@@ -21,8 +21,9 @@ export const TURN_SCHEMA = `
   );
   CREATE INDEX IF NOT EXISTS transcript_seq ON transcript (seq);
   CREATE TABLE IF NOT EXISTS windows (
-    seq  INTEGER PRIMARY KEY,
-    body TEXT NOT NULL
+    seq        INTEGER PRIMARY KEY,
+    body       TEXT NOT NULL,
+    up_to_row  INTEGER NOT NULL
   );
   CREATE TABLE IF NOT EXISTS waits (
     id       TEXT PRIMARY KEY,
@@ -117,12 +118,21 @@ export class TurnTables {
       .reduce((sum, r) => sum + estimateText(r.text), 0);
   }
 
-  /** The transcript as recorded, from events before `beforeSeq`, oldest first, without any reduction. */
-  held(beforeSeq = Number.MAX_SAFE_INTEGER): HeldEntry[] {
+  private entries(where: string, arg: number): HeldEntry[] {
     return this.sql
-      .exec<{ id: number; seq: number; entry: string }>("SELECT id, seq, entry FROM transcript WHERE seq < ? ORDER BY id", beforeSeq)
+      .exec<{ id: number; seq: number; entry: string }>(`SELECT id, seq, entry FROM transcript WHERE ${where} ORDER BY id`, arg)
       .toArray()
       .map((r) => ({ seq: r.seq, entry: JSON.parse(r.entry) as TranscriptEntry, row: r.id }));
+  }
+
+  /** The transcript as recorded, from events before `beforeSeq`, oldest first, without any reduction. */
+  held(beforeSeq = Number.MAX_SAFE_INTEGER): HeldEntry[] {
+    return this.entries("seq < ?", beforeSeq);
+  }
+
+  /** The rows added after `row`, as recorded: no reduction made before they were added applies to them. */
+  heldAfter(row: number): HeldEntry[] {
+    return this.entries("id > ?", row);
   }
 
   /** The transcript's newest row (0 when empty): where "what came after" a count begins. */
@@ -136,23 +146,24 @@ export class TurnTables {
    * turn sends (and a fork's) says what happened instead. The log keeps what did happen.
    */
   settleUnanswered(startedSeq: number, atSeq: number, why: string): void {
-    const entries = this.held().filter((h) => h.seq >= startedSeq);
+    const entries = this.entries("seq >= ?", startedSeq);
     const answered = new Set(entries.flatMap((h) => (h.entry.role === "tool-result" ? [h.entry.callId] : [])));
     for (const h of entries)
       if (h.entry.role === "tool-call" && !answered.has(h.entry.callId))
         this.addEntry(atSeq, { role: "tool-result", callId: h.entry.callId, name: h.entry.name, output: `(no result: ${why})`, isError: true });
   }
 
+  /** A reduction, for the rows the transcript holds now (`upToRow`). */
   addWindow(seq: number, body: WindowBody): void {
-    this.sql.exec("INSERT INTO windows (seq, body) VALUES (?, ?)", seq, JSON.stringify(body));
+    this.sql.exec("INSERT INTO windows (seq, body, up_to_row) VALUES (?, ?, ?)", seq, JSON.stringify(body), this.lastRow());
   }
 
   /** The reductions recorded before `beforeSeq`, oldest first. */
-  windows(beforeSeq = Number.MAX_SAFE_INTEGER): (WindowBody & { seq: number })[] {
+  windows(beforeSeq = Number.MAX_SAFE_INTEGER): (AppliedWindow & { seq: number })[] {
     return this.sql
-      .exec<{ seq: number; body: string }>("SELECT seq, body FROM windows WHERE seq < ? ORDER BY seq", beforeSeq)
+      .exec<{ seq: number; body: string; up_to_row: number }>("SELECT seq, body, up_to_row FROM windows WHERE seq < ? ORDER BY seq", beforeSeq)
       .toArray()
-      .map((r) => ({ seq: r.seq, ...(JSON.parse(r.body) as WindowBody) }));
+      .map((r) => ({ seq: r.seq, ...(JSON.parse(r.body) as WindowBody), upToRow: r.up_to_row }));
   }
 
   /** The context as the next model call sees it: the transcript before `beforeSeq` with the reductions before it applied. */

@@ -99,23 +99,32 @@ export function summaryEntry(range: SeqRange[], text: string): TranscriptEntry {
 
 const inRanges = (seq: number, ranges: readonly SeqRange[]) => ranges.some(([a, b]) => seq >= a && seq <= b);
 
+/**
+ * A reduction as the context applies it: with `upToRow`, the transcript's newest row when
+ * it was made. A row added later is never its to cut, even with a seq inside one of its
+ * ranges: a message queued behind a turn joins the transcript after a reduction has cut
+ * around its seq.
+ */
+export type AppliedWindow = WindowBody & { upToRow?: number };
+
 /** The context with every reduction applied, in order; the entries keep their transcript order. */
-export function applyWindows(held: readonly HeldEntry[], windows: readonly WindowBody[]): HeldEntry[] {
+export function applyWindows(held: readonly HeldEntry[], windows: readonly AppliedWindow[]): HeldEntry[] {
   let view = [...held];
   for (const w of windows) {
     if (w.cut.length === 0) continue;
+    const cuts = (h: HeldEntry) => inRanges(h.seq, w.cut) && (w.upToRow === undefined || (h.row ?? 0) <= w.upToRow);
     if (w.kind === "microcompact") {
       view = view.map((h) =>
-        h.entry.role === "tool-result" && inRanges(h.seq, w.cut) && !h.entry.output.startsWith("[tool output of ")
+        h.entry.role === "tool-result" && cuts(h) && !h.entry.output.startsWith("[tool output of ")
           ? { ...h, entry: { ...h.entry, output: toolStub(h.seq, h.entry.output.length) } }
           : h,
       );
       continue;
     }
-    const at = view.findIndex((h) => inRanges(h.seq, w.cut));
-    const kept = view.filter((h) => !inRanges(h.seq, w.cut));
+    const at = view.findIndex(cuts);
+    const kept = view.filter((h) => !cuts(h));
     if (w.kind === "summary" && w.summary !== undefined && at >= 0) {
-      const before = view.slice(0, at).filter((h) => !inRanges(h.seq, w.cut)).length;
+      const before = view.slice(0, at).filter((h) => !cuts(h)).length;
       kept.splice(before, 0, { seq: w.cut[0]![0], entry: summaryEntry(w.cut, w.summary) });
     }
     view = kept;

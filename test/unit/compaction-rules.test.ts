@@ -134,6 +134,22 @@ describe("ranges", () => {
   });
 });
 
+describe("a row added after a reduction", () => {
+  it("is never cut by it, though its seq lies inside a cut range", () => {
+    // A collapse cut seqs 3 to 5 while a message with seq 4 waited in the inbox; the message joins the transcript after.
+    const before: HeldEntry[] = [
+      { seq: 1, row: 1, entry: { role: "user", text: "first" } },
+      { seq: 3, row: 2, entry: { role: "tool-call", callId: "a", name: "shell", input: {} } },
+      { seq: 5, row: 3, entry: { role: "tool-result", callId: "a", name: "shell", output: "r", isError: false } },
+      { seq: 6, row: 4, entry: { role: "assistant", text: "done" } },
+    ];
+    const w = { ...window("collapse", before, new Set([3, 5])), upToRow: 4 };
+    expect(w.cut).toEqual([[3, 5]]);
+    const queued: HeldEntry = { seq: 4, row: 5, entry: { role: "user", text: "queued while the turn ran" } };
+    expect(applyWindows([...before, queued], [w]).map((h) => h.seq)).toEqual([1, 6, 4]);
+  });
+});
+
 describe("a window applied to a fork's history", () => {
   it("is applied only to what it cut: entries after it are whole", () => {
     const view = transcript(3, 2);
