@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
+import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
 import type { ApprovalDecision, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
 import type { EventBodies, EventKind } from "../src/api/events.js";
@@ -10,6 +11,7 @@ import type { Env } from "../src/platform/env.js";
 import { catalogOf, workspaceOf } from "../src/platform/stubs.js";
 import { BlobStore, sha256Hex } from "./thread/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
+import { addMissingColumn } from "./lib/sql-columns.js";
 import { DeltaHub } from "./thread/delta-hub.js";
 import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent, type StoredEvent } from "./thread/event-log.js";
 import { FollowHub } from "./lib/follow-hub.js";
@@ -17,8 +19,10 @@ import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns } from "./thread/refusals.js";
-import { loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
-import type { Accepted } from "./thread/thread-access.js";
+import { firstSeat, loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
+import type { Accepted, ThreadAccess } from "./thread/thread-access.js";
+import { Handoffs } from "./thread/handoffs.js";
+import { Seats, type SeatTarget } from "./thread/seats.js";
 import { TURN_SCHEMA, TurnTables } from "./thread/turn-tables.js";
 import { TurnDriver, type TurnResult } from "./thread/turn-driver.js";
 import type { ThreadNews } from "./workspace/feed.js";
@@ -62,6 +66,8 @@ export class Thread extends DurableObject<Env> {
   private unpublished: Accepted[] = [];
   private readonly tables: TurnTables;
   private readonly driver: TurnDriver;
+  private readonly seats: Seats;
+  private readonly handoffs: Handoffs;
   /** What the workspace's feed has not been told yet; it rides the next summary push (memory only). */
   private news: ThreadNews[] = [];
 
@@ -70,6 +76,9 @@ export class Thread extends DurableObject<Env> {
     this.config = readConfig(env);
     this.sql = ctx.storage.sql;
     this.sql.exec(LOG_SCHEMA + STATE_SCHEMA + TURN_SCHEMA);
+    // Held messages made before seats lack who sent them and which seat they are for.
+    addMissingColumn(this.sql, "held", "sender");
+    addMissingColumn(this.sql, "held", "seat");
     this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable));
     this.log = new EventLog(this.sql, new BlobStore(env.BLOBS, this.config.faults.has("blob-put")), this.config.blobThreshold);
     this.tables = new TurnTables(this.sql);
@@ -81,9 +90,10 @@ export class Thread extends DurableObject<Env> {
     this.updatedAt = last?.ts ?? this.state?.createdAt ?? "";
     // The turn code reaches the Thread only through these closures: making the members
     // public instead would also make them callable over RPC.
-    this.driver = new TurnDriver({
+    const access: ThreadAccess = {
       env,
       config: this.config,
+      sql: this.sql,
       log: this.log,
       commits: this.commits,
       tables: this.tables,
@@ -96,7 +106,10 @@ export class Thread extends DurableObject<Env> {
       syncCatalogNow: () => this.syncCatalogNow(),
       setAlarm: (scheduledTime) => ctx.storage.setAlarm(scheduledTime),
       abort: (reason) => ctx.abort(reason),
-    });
+    };
+    this.driver = new TurnDriver(access);
+    this.handoffs = new Handoffs(access);
+    this.seats = new Seats(access, this.driver, this.handoffs);
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.
     if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.driver.loseTurn());
@@ -130,9 +143,12 @@ export class Thread extends DurableObject<Env> {
         degraded: null,
         loop: null,
         chainStep: 0,
+        seats: [],
+        holder: FIRST_SEAT,
       };
+      const spawned = this.append(prepared.value, now);
+      this.state.seats = [firstSeat(spec, spawned.seq)];
       this.saveState();
-      this.append(prepared.value, now);
       if (forked) {
         const e = this.append(forked.value, now);
         for (const entry of fork!.transcript) this.tables.addEntry(e.seq, entry);
@@ -170,7 +186,13 @@ export class Thread extends DurableObject<Env> {
   async postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
     if (!this.state) return missing();
     const digest = idempotencyKey ? await sha256Hex(new TextEncoder().encode(JSON.stringify(message))) : null;
-    const body = { text: message.text, ...(message.from ? { from: message.from } : {}), ...(message.hold ? { hold: true } : {}), ...(message.onBusy ? { onBusy: message.onBusy } : {}) };
+    const body = {
+      text: message.text,
+      ...(message.from ? { from: message.from } : {}),
+      ...(message.hold ? { hold: true } : {}),
+      ...(message.onBusy ? { onBusy: message.onBusy } : {}),
+      ...(message.seat ? { seat: message.seat } : {}),
+    };
     const onBusy = message.onBusy ?? this.state.spec.onBusy;
     let interrupts = false;
     const prepared = await this.prepareOrRefuse("message", body);
@@ -178,6 +200,8 @@ export class Thread extends DurableObject<Env> {
     const outcome = await this.commits.write((): Outcome<MessageAccepted & { replayed?: true }> => {
       if (this.state!.archivedAt) return archivedRefusal(this.state!);
       if (this.state!.degraded) return degradedRefusal(this.state!);
+      const noSeat = message.seat ? this.seats.refusalFor(this.state!, message.seat) : null;
+      if (noSeat) return noSeat;
       const running = message.hold || !runsTurns(this.state!) ? null : this.state!.turn;
       if (running && onBusy === "reject")
         return refuse(409, `thread ${this.state!.id} is running turn ${running.id}, and this message asked not to wait (onBusy: reject)`, CODES.threadBusy, { turnId: running.id });
@@ -193,8 +217,8 @@ export class Thread extends DurableObject<Env> {
         if (seen) return ok({ seq: seen.seq, ts: seen.ts, replayed: true });
       }
       const event = this.append(prepared.value);
-      if (message.hold) this.sql.exec("INSERT INTO held (seq, text) VALUES (?, ?)", event.seq, message.text);
-      else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from);
+      if (message.hold) this.sql.exec("INSERT INTO held (seq, text, sender, seat) VALUES (?, ?, ?, ?)", event.seq, message.text, message.from ?? null, message.seat ?? null);
+      else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from, message.seat);
       if (idempotencyKey)
         this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, event.seq, event.ts);
       return ok({ seq: event.seq, ts: event.ts });
@@ -223,8 +247,8 @@ export class Thread extends DurableObject<Env> {
       }
       if (release) {
         last = this.append(release.value);
-        const text = this.sql.exec<{ text: string }>("SELECT text FROM held WHERE seq = ?", seq).one().text;
-        if (runsTurns(this.state!)) this.tables.queue(seq, text);
+        const held = this.sql.exec<{ text: string; sender: string | null; seat: string | null }>("SELECT text, sender, seat FROM held WHERE seq = ?", seq).one();
+        if (runsTurns(this.state!)) this.tables.queue(seq, held.text, held.sender ?? undefined, held.seat ?? undefined);
         this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
       }
       return ok({ seq: last!.seq, ts: last!.ts });
@@ -472,6 +496,40 @@ export class Thread extends DurableObject<Env> {
 
   reconcile(): Promise<{ running: boolean }> {
     return this.driver.reconcile();
+  }
+
+  // ---- seats and handoffs ----
+
+  seatList(): Outcome<SeatList> {
+    return this.seats.list();
+  }
+
+  joinSeat(name: string, target: SeatTarget, role: string | null): Promise<Outcome<Seat>> {
+    return this.seats.join(name, target, role);
+  }
+
+  replaceSeat(name: string, target: SeatTarget): Promise<Outcome<ReplaceResult>> {
+    return this.seats.replace(name, target);
+  }
+
+  removeSeat(name: string): Promise<Outcome<{ seat: Seat; holder: string; seq: number; ts: string }>> {
+    return this.seats.remove(name);
+  }
+
+  handoffList(): Outcome<HandoffList> {
+    return this.handoffs.list();
+  }
+
+  offerHandoff(to: string, note: string | null, context: HandoffContext): Promise<Outcome<HandoffOffered>> {
+    return this.handoffs.offer(to, note, context, "caller");
+  }
+
+  acceptHandoff(fromSeq: number): Promise<Outcome<Handoff>> {
+    return this.handoffs.accept(fromSeq);
+  }
+
+  declineHandoff(fromSeq: number): Promise<Outcome<Handoff>> {
+    return this.handoffs.decline(fromSeq);
   }
 
   // ---- the context window ----

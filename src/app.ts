@@ -21,6 +21,7 @@ import { internal } from "./routes/internal.js";
 import { threads } from "./routes/threads.js";
 import { turns } from "./routes/turns.js";
 import { workspaces } from "./routes/workspaces.js";
+import { seats } from "./routes/seats.js";
 
 let cached: { vars: object; config: RuntimeConfig } | null = null;
 
@@ -40,6 +41,7 @@ app.route("/", health);
 app.route("/", drain);
 app.route("/", threads);
 app.route("/", turns);
+app.route("/", seats);
 app.route("/", workspaces);
 app.route("/", internal);
 app.route("/", accounts);

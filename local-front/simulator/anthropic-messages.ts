@@ -27,7 +27,7 @@ function blocks(reply: Reply, conv: Conversation, issued: Issued): Block[] {
   const out: Block[] = [];
   const thinking = conv.thinking && reply.reasoning ? reply.reasoning : null;
   if (thinking) {
-    const signature = issued.sign(thinking.text);
+    const signature = issued.sign(thinking.text, conv.model);
     out.push({
       whole: { type: "thinking", thinking: thinking.text, signature },
       start: { type: "thinking", thinking: "", signature: "" },
@@ -100,7 +100,7 @@ function unanswered(at: number, ids: string[]): BadRequest {
 /**
  * What the Messages API refuses beyond the body's shape: a missing version header or
  * `max_tokens`, tool uses and results that do not pair up message to message, thinking
- * blocks whose signature it did not issue, and (with thinking on) a tool-use message of
+ * blocks whose signature it did not issue for this model, and (with thinking on) a tool-use message of
  * the current tool loop that lost the thinking block it opened with.
  */
 function check(body: unknown, headers: IncomingHttpHeaders, issued: Issued): void {
@@ -124,7 +124,7 @@ function check(body: unknown, headers: IncomingHttpHeaders, issued: Issued): voi
     }
     if (pending.length > 0) throw unanswered(i, pending);
     content.forEach((b, k) => {
-      if (b.type === "thinking" && !issued.verifySigned(String(b.thinking ?? ""), b.signature)) throw new BadRequest(`messages.${i}.content.${k}: Invalid \`signature\` in \`thinking\` block`);
+      if (b.type === "thinking" && !issued.verifySigned(String(b.thinking ?? ""), b.signature, String(body.model))) throw new BadRequest(`messages.${i}.content.${k}: Invalid \`signature\` in \`thinking\` block`);
     });
     pending = content.filter((b) => b.type === "tool_use").map((b) => String(b.id));
   });

@@ -7,7 +7,8 @@ const CAPACITY = 10_000;
  * What the simulator handed out that a client must send back intact, as the providers
  * check it: a Responses item that followed a reasoning item needs that item before it
  * when it comes back, and an Anthropic thinking block must carry the signature it was
- * issued with.
+ * issued with. Signatures and encrypted reasoning are bound to the model that produced
+ * them, as the providers bind theirs: sent to another model, they are refused.
  */
 export class Issued {
   private readonly reasoningOf = new Map<string, string>();
@@ -24,11 +25,11 @@ export class Issued {
     return this.reasoningOf.get(itemId);
   }
 
-  sign(thinking: string): string {
-    return createHmac("sha256", this.key).update(thinking).digest("base64");
+  sign(thinking: string, model: string): string {
+    return createHmac("sha256", this.key).update(`${model}\n${thinking}`).digest("base64");
   }
 
-  verifySigned(text: string, signature: unknown): boolean {
-    return typeof signature === "string" && signature === this.sign(text);
+  verifySigned(text: string, signature: unknown, model: string): boolean {
+    return typeof signature === "string" && signature === this.sign(text, model);
   }
 }

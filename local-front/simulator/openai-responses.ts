@@ -59,7 +59,7 @@ function plan(reply: Reply, conv: Conversation, issued: Issued): Planned[] {
   };
   if (reply.reasoning && reasoningId) {
     const { text, pieces } = reply.reasoning;
-    const encrypted = conv.include.includes("reasoning.encrypted_content") ? { encrypted_content: issued.sign(reasoningId) } : {};
+    const encrypted = conv.include.includes("reasoning.encrypted_content") ? { encrypted_content: issued.sign(reasoningId, conv.model) } : {};
     planned.push({
       item: (status) => ({ type: "reasoning", id: reasoningId, summary: status === "completed" ? [{ type: "summary_text", text }] : [], ...(status === "completed" ? encrypted : {}) }),
       stream: (emit, output_index) => {
@@ -147,7 +147,7 @@ const OUTPUTS = new Set(["function_call_output", "custom_tool_call_output"]);
 /**
  * What the Responses API refuses in an input list: an output no call asked for, a call
  * left without its output, an item sent back without the reasoning item it followed,
- * reasoning whose encrypted content was not issued for it.
+ * reasoning whose encrypted content was not issued for it by this model.
  */
 function checkItems(body: unknown, issued: Issued): void {
   const input = isItem(body) && Array.isArray(body.input) ? body.input.filter(isItem) : [];
@@ -157,7 +157,7 @@ function checkItems(body: unknown, issued: Issued): void {
   for (const item of input) {
     const id = typeof item.id === "string" ? item.id : null;
     if (item.type === "reasoning" && id) {
-      if (typeof item.encrypted_content === "string" && !issued.verifySigned(id, item.encrypted_content))
+      if (typeof item.encrypted_content === "string" && !issued.verifySigned(id, item.encrypted_content, isItem(body) ? String(body.model) : ""))
         throw new BadRequest(`The encrypted content for item ${id} could not be verified.`);
       reasoning.add(id);
       continue;

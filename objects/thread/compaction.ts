@@ -7,7 +7,7 @@ import {
   type WindowRefusal,
   type WindowTrigger,
 } from "../../src/api/compaction.js";
-import type { SummaryAnswer, SummaryRequest, TurnRequest } from "../../src/api/engine.js";
+import type { TurnRequest } from "../../src/api/engine.js";
 import { newId } from "../../src/shared/ids.js";
 import { TurnRunner } from "./turn-runner.js";
 import { recordUsage, type UsageReport } from "./turn-events.js";
@@ -30,7 +30,8 @@ import {
   type Lines,
   type WindowSettings,
 } from "../../src/rules/compaction.js";
-import { accountScope, turnAccount } from "../../src/rules/accounts.js";
+import { turnAccount } from "../../src/rules/accounts.js";
+import { curatorSummary } from "./curator.js";
 import { callEngine } from "./engine-call.js";
 import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
@@ -442,7 +443,7 @@ export class Compaction {
       const before = this.tokens();
       let body: WindowBody;
       if (kind === "summary") {
-        const written = await this.summarize(summarySource(view, cut));
+        const written = await curatorSummary(this.thread, summarySource(view, cut).map((h) => h.entry));
         if ("error" in written) {
           await insteadOfSummary(written.error, "no model wrote the summary");
           continue;
@@ -522,31 +523,6 @@ export class Compaction {
       this.thread.saveState();
     });
     return window;
-  }
-
-  /** The curator's summary of `entries`, through the engine host; its error when no model wrote one. */
-  private async summarize(entries: HeldEntry[]): Promise<SummaryAnswer> {
-    const c = this.thread.config;
-    const models = [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
-    if (models.length === 0) return { error: "no curator model is configured (SERVICE_CURATOR_MODEL)" };
-    const s = this.thread.state()!;
-    const request: SummaryRequest = {
-      threadId: s.id,
-      models,
-      account: s.spec.account,
-      accountChoice: accountScope(c, s.spec.workspace),
-      proxyEnv: s.spec.proxyEnv,
-      timeoutMs: c.curatorTimeoutMs,
-      entries: entries.map((h) => h.entry),
-    };
-    try {
-      const res = await callEngine(this.thread.env, "/summaries", request);
-      const answer = (await res.json()) as { summary?: unknown; model?: unknown; error?: string };
-      if (res.ok && typeof answer.summary === "string" && answer.summary !== "" && typeof answer.model === "string") return { summary: answer.summary, model: answer.model };
-      return { error: answer.error ?? `the engine host answered ${res.status}` };
-    } catch (err) {
-      return { error: `the engine host could not be reached: ${(err as Error).message}` };
-    }
   }
 
   private async say(level: "info" | "error", text: string, turnId?: string): Promise<void> {

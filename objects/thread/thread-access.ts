@@ -18,6 +18,8 @@ export type Accepted = SerializedEvent & { ts: string };
 export interface ThreadAccess {
   readonly env: Env;
   readonly config: RuntimeConfig;
+  /** The object's database, for the tables a part of it owns (handoffs); write only inside a commit. */
+  readonly sql: SqlStorage;
   readonly log: EventLog;
   readonly commits: CommitQueue;
   readonly tables: TurnTables;

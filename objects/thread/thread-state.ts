@@ -1,13 +1,22 @@
 import type { Cost, EngineModel, ShownSpec, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
 import type { LoopState } from "../../src/api/turns.js";
 import type { CompactionMode, WindowRefusal } from "../../src/api/compaction.js";
+import { FIRST_SEAT, type Seat } from "../../src/api/seats.js";
 
 export interface ActiveTurn {
   id: string;
   index: number;
   startedAt: string;
   inputs: number[];
+  /** The seat whose turn it is (absent in a state saved before seats: the first). */
+  seat?: string;
 }
+
+/** A seat as the Thread keeps it (docs/seats.md); `holds` is derived from `holder`. */
+export type SeatState = Omit<Seat, "holds"> & {
+  /** Counts the changes after which the seat's engine must not resume its session: a replace, a summary handoff. */
+  generation: number;
+};
 
 /** Names the body a turn could not save: `key` in the blob store, the turn's `index`, the event kind as `tag`. */
 export interface DegradedRef {
@@ -61,18 +70,70 @@ export interface ThreadState {
   chainStep: number;
   /** Absent until the first model call reported usage. */
   window?: WindowState;
+  /** Every seat the thread has had, in the order they joined; the first is made from the spec. */
+  seats: SeatState[];
+  /** The seat the thread's messages go to when they name none. */
+  holder: string;
+  /**
+   * Which seat ran the last turn, on what, at which generation (`runKey`): an engine
+   * resumes its own session only when the next turn's key is the same. Absent in a state
+   * saved before seats, which resumes as it did.
+   */
+  lastRun?: string;
 }
 
 /** A state saved before turns existed lacks their fields. */
 export function loadState(json: string): ThreadState {
   const s = JSON.parse(json) as Partial<ThreadState> & Omit<ThreadState, "turn" | "turns" | "degraded" | "loop" | "chainStep">;
   const spec = { ...s.spec, fallback: s.spec.fallback ?? null, approvalTimeoutMs: s.spec.approvalTimeoutMs ?? null, questionTimeoutMs: s.spec.questionTimeoutMs ?? null, onBusy: s.spec.onBusy ?? "queue" };
-  return { ...s, spec, turn: s.turn ?? null, turns: s.turns ?? 0, degraded: s.degraded ?? null, loop: s.loop ?? null, chainStep: s.chainStep ?? 0 };
+  const seats = s.seats ?? [firstSeat(spec, 1)];
+  return { ...s, spec, turn: s.turn ?? null, turns: s.turns ?? 0, degraded: s.degraded ?? null, loop: s.loop ?? null, chainStep: s.chainStep ?? 0, seats, holder: s.holder ?? FIRST_SEAT };
 }
 
-/** The engine and model the thread's turns run on now. */
-export function activeModel(s: ThreadState): EngineModel {
+/** The seat a thread starts with, from its spawn spec (joined at its `spawn` event). */
+export function firstSeat(spec: ThreadSpec, spawnSeq: number): SeatState {
+  return { name: FIRST_SEAT, engine: spec.engine, model: spec.model, placement: "host", role: spec.role, state: "active", joinedSeq: spawnSeq, replacedSeqs: [], removedSeq: null, generation: 0 };
+}
+
+/** The first seat, never replaced, is the one the spec's failover chain moves; a replace takes it off the chain. */
+export function onChain(seat: SeatState): boolean {
+  return seat.name === FIRST_SEAT && seat.replacedSeqs.length === 0;
+}
+
+/** The engine and model a seat's turns run on now: its own, or for the chain's seat, where failover has moved it. */
+export function seatModel(s: ThreadState, seat: SeatState): EngineModel {
+  if (!onChain(seat)) return { engine: seat.engine, model: seat.model };
   return s.chainStep === 0 ? { engine: s.spec.engine, model: s.spec.model } : s.spec.fallback![s.chainStep - 1]!;
+}
+
+export function seatNamed(s: ThreadState, name: string): SeatState | undefined {
+  return s.seats.find((seat) => seat.name === name);
+}
+
+/** The engine and model the thread's turns run on now: those of the seat that holds it. */
+export function activeModel(s: ThreadState): EngineModel {
+  return seatModel(s, seatNamed(s, s.holder)!);
+}
+
+/** Names one seat's run on one engine and model: the same key twice lets the engine resume its session. */
+export function runKey(s: ThreadState, seat: SeatState): string {
+  const m = seatModel(s, seat);
+  return `${seat.name}|${m.engine}|${m.model}|${seat.generation}`;
+}
+
+/** The seats as `GET /threads/:id/seats` shows them. */
+export function shownSeats(s: ThreadState): Seat[] {
+  return s.seats.map((seat) => ({
+    name: seat.name,
+    ...seatModel(s, seat),
+    placement: seat.placement,
+    role: seat.role,
+    state: seat.state,
+    holds: seat.name === s.holder,
+    joinedSeq: seat.joinedSeq,
+    replacedSeqs: seat.replacedSeqs,
+    removedSeq: seat.removedSeq,
+  }));
 }
 
 export const STATE_SCHEMA = `
@@ -81,8 +142,10 @@ export const STATE_SCHEMA = `
     state TEXT NOT NULL
   );
   CREATE TABLE IF NOT EXISTS held (
-    seq  INTEGER PRIMARY KEY,
-    text TEXT NOT NULL
+    seq    INTEGER PRIMARY KEY,
+    text   TEXT NOT NULL,
+    sender TEXT,
+    seat   TEXT
   );
   CREATE TABLE IF NOT EXISTS idempotency (
     key    TEXT PRIMARY KEY,

@@ -10,7 +10,11 @@ import { Loops } from "./loops.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, runsTurns } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
-import { activeModel, type ThreadState } from "./thread-state.js";
+import { runKey, seatModel, seatNamed, type SeatState, type ThreadState } from "./thread-state.js";
+import { FIRST_SEAT } from "../../src/api/seats.js";
+import { seatInputs, seatView } from "../../src/rules/seat-view.js";
+import type { HeldEntry } from "../../src/rules/compaction.js";
+import type { Elsewhere, Routed } from "./turn-tables.js";
 import { recordTurnEvent, recordUsage } from "./turn-events.js";
 import { TurnRunner, type TurnEnd } from "./turn-runner.js";
 import { capToolOutput } from "../../src/rules/tool-output.js";
@@ -37,6 +41,10 @@ interface LiveTurn {
   startedSeq: number;
   /** The messages themselves, for a retry on a fallback model. */
   messages: TurnInput[];
+  /** The seat whose turn it is. */
+  seat: string;
+  /** Its view of the transcript labels other seats and senders (src/rules/seat-view.ts). */
+  labelled: boolean;
   /** The turn answers the loop's prompt, so it counts as one of the loop's turns. */
   loopTurn: boolean;
   /** The context could not be made to fit: the turn's entries leave the transcript when it ends, so the next message does not meet the same wall. */
@@ -231,19 +239,30 @@ export class TurnDriver {
     const skipped = await this.thread.log.prepare("system", { level: "info", text: RECOVERING("resume-skipped"), turnId });
     const started = await this.thread.commits.write(() => {
       if (this.state!.turn || this.state!.degraded) return null;
-      const inputs = this.thread.tables.takeQueued();
-      if (inputs.length === 0) return null;
-      const transcript = this.thread.tables.transcript();
-      const body = { turnId, index: this.state!.turns + 1, inputs: inputs.map((i) => i.seq) };
+      const now = this.state!;
+      const next = this.thread.tables.takeNext((named, from) => this.route(named, from));
+      for (const m of next.elsewhere) this.addElsewhere(m);
+      if (next.inputs.length === 0) return null;
+      const inputs = next.inputs;
+      const seat = seatNamed(now, next.seat!)!;
+      const model = seatModel(now, seat);
+      const view = this.viewOf(seat.name, this.thread.tables.context());
+      const body = { turnId, index: now.turns + 1, inputs: inputs.map((i) => i.seq), seat: seat.name, ...model };
       // The inputs are only known inside the commit; a list of seqs is never a large body.
       const e = this.thread.append({ ...prepared.value, text: JSON.stringify(body) });
       const reseed = this.compaction.takeReseed();
-      if (reseed === "forced" && activeModel(this.state!).engine !== "pi") this.thread.append(skipped);
-      for (const input of inputs) this.thread.tables.addEntry(input.seq, { role: "user", text: input.text });
-      this.state!.turns = body.index;
-      this.state!.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs };
+      if (reseed === "forced" && model.engine !== "pi") this.thread.append(skipped);
+      for (const input of inputs) this.thread.tables.addEntry(input.seq, { role: "user", text: input.text, ...(input.from ? { from: input.from } : {}) });
+      // An engine resumes its own session only after a turn of the same seat on the same model:
+      // another seat's turns are not in that session, and another model would meet what the
+      // first one bound to itself (thinking signatures, encrypted reasoning) and refuse it.
+      const key = runKey(now, seat);
+      const switched = now.lastRun !== undefined && now.lastRun !== key;
+      now.lastRun = key;
+      now.turns = body.index;
+      now.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs, seat: seat.name };
       restage(this.thread);
-      return { inputs, transcript, index: body.index, seq: e.seq, freshSession: reseed !== false };
+      return { inputs, seat, model, view, index: body.index, seq: e.seq, freshSession: reseed !== false || switched };
     });
     if (!started) {
       await hostOf(env).turnEnded(s.id);
@@ -259,6 +278,8 @@ export class TurnDriver {
       startedSeq: started.seq,
       inputs: started.inputs.map((i) => i.seq),
       messages: started.inputs,
+      seat: started.seat.name,
+      labelled: started.view.labelled,
       // A nudge after a stalled loop turn is still that loop's turn.
       loopTurn: started.inputs.some((i) => i.from === "loop") || (this.nudgedLoop && started.inputs.some((i) => i.from === RUNTIME_SENDER)),
       dropsContext: false,
@@ -267,7 +288,7 @@ export class TurnDriver {
       done: new Promise<TurnEnd>((resolve) => (settle = resolve)),
     };
     this.live = live;
-    const active = activeModel(s);
+    const active = started.model;
     const request: TurnRequest = {
       turnId,
       threadId: s.id,
@@ -276,10 +297,10 @@ export class TurnDriver {
       cwd: s.spec.cwd,
       ...turnAccount(this.thread.config, s.spec, active.engine, active.model),
       proxyEnv: s.spec.proxyEnv,
-      transcript: started.transcript,
+      transcript: started.view.entries,
       freshSession: started.freshSession,
       window: this.compaction.engineWindow(),
-      inputs: started.inputs,
+      inputs: seatInputs(started.inputs, started.view.labelled),
     };
     void this.runTurn(live, request)
       .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))
@@ -348,9 +369,15 @@ export class TurnDriver {
       const inputs = new Set(live.inputs);
       // The new session is seeded from the reduced context now: the next turn resumes it.
       if (own) await this.compaction.reseeded();
+      const context = this.thread.tables.context();
       request = own
-        ? { ...request, transcript: this.thread.tables.context().filter((h) => !(inputs.has(h.seq) && h.entry.role === "user")).map((h) => h.entry), inputs: live.messages, freshSession: true }
-        : { ...request, transcript: this.thread.tables.transcript(), inputs: [] };
+        ? {
+            ...request,
+            transcript: this.viewOf(live.seat, context.filter((h) => !(inputs.has(h.seq) && h.entry.role === "user"))).entries,
+            inputs: seatInputs(live.messages, live.labelled),
+            freshSession: true,
+          }
+        : { ...request, transcript: this.viewOf(live.seat, context).entries, inputs: [] };
     }
   }
 
@@ -377,7 +404,7 @@ export class TurnDriver {
         if (report.type !== "usage") last = report.type;
         switch (report.type) {
           case "reply": {
-            const e = await recordTurnEvent(this.thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text });
+            const e = await recordTurnEvent(this.thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text, seat: live.seat });
             if (e) live.lastReply = { seq: e.seq, text: report.text };
             return;
           }
@@ -386,7 +413,7 @@ export class TurnDriver {
               this.thread,
               "tool-call",
               { turnId: live.id, callId: report.callId, name: report.name, input: report.input },
-              { role: "tool-call", callId: report.callId, name: report.name, input: report.input },
+              { role: "tool-call", callId: report.callId, name: report.name, input: report.input, seat: live.seat },
             );
             return;
           case "tool-result": {
@@ -396,7 +423,7 @@ export class TurnDriver {
               this.thread,
               "tool-result",
               { turnId: live.id, callId: report.callId, name: report.name, output, isError: report.isError },
-              { role: "tool-result", callId: report.callId, name: report.name, output, isError: report.isError },
+              { role: "tool-result", callId: report.callId, name: report.name, output, isError: report.isError, seat: live.seat },
             );
             return;
           }
@@ -449,9 +476,10 @@ export class TurnDriver {
       : await log.prepare("turn-ended", { turnId: live.id, ...(end.stop ? { stop: end.stop } : {}) });
     const system = end.lost ? await log.prepare("system", { level: "error", text: `${LOST_TURN_TEXT}: ${failure!.error}`, turnId: live.id }) : null;
     const cancelled = await this.waits.prepareCancellations(live.id);
-    const next = failure ? nextOnChain(this.state!, failure.class) : null;
+    const seat = seatNamed(this.state!, live.seat)!;
+    const next = failure ? nextOnChain(this.state!, seat, failure.class) : null;
     const failover = next
-      ? await log.prepare("failover", { turnId: live.id, class: failure!.class, from: activeModel(this.state!), to: next.to, inputs: live.inputs })
+      ? await log.prepare("failover", { turnId: live.id, class: failure!.class, from: seatModel(this.state!, seat), to: next.to, inputs: live.inputs })
       : null;
     const nudge = failover ? null : await this.prepareNudge(live, failure);
     const loopNext = failover || nudge ? null : await this.loops.prepareLoopStep(live.lastReply?.text ?? null, failure, live.loopTurn);
@@ -466,11 +494,11 @@ export class TurnDriver {
         this.thread.append(failover);
         this.state!.chainStep = next.step;
         this.compaction.dropTurn(live.inputs, live.startedSeq, false);
-        for (const m of live.messages) this.thread.tables.queue(m.seq, m.text, m.from);
+        for (const m of live.messages) this.thread.tables.queue(m.seq, m.text, m.from, live.seat);
       } else if (live.dropsContext) this.compaction.dropTurn(live.inputs, live.startedSeq, true);
       if (nudge) {
         const e = this.thread.append(nudge);
-        this.thread.tables.queue(e.seq, STALLED_NUDGE, RUNTIME_SENDER);
+        this.thread.tables.queue(e.seq, STALLED_NUDGE, RUNTIME_SENDER, live.seat);
         nudged = e.seq;
         this.nudgedLoop = live.loopTurn;
       }
@@ -500,6 +528,54 @@ export class TurnDriver {
         [...this.sendWaiters.keys()],
         ok({ turnId: null, outcome: "queued", failure: null, reply: null, queuedBecause: hold.body as QueuedBecause }),
       );
+  }
+
+  /**
+   * Ends the running turn of a removed seat with class `closed` (never retried) and waits
+   * for it to end; nothing when that seat is not running a turn.
+   */
+  async closeSeat(name: string, why: string): Promise<void> {
+    if (this.starting) await this.start;
+    const live = this.live;
+    if (!live || live.seat !== name) return;
+    live.runner.cancel({ class: "closed", error: why });
+    await live.done;
+  }
+
+  /** The seat whose turn runs now, if one does (a turn saved before seats was the first seat's). */
+  runningSeat(): string | null {
+    const turn = this.state?.turn;
+    return turn ? (turn.seat ?? FIRST_SEAT) : null;
+  }
+
+  /**
+   * The seat a queued message goes to: the one it named while that seat is active, else
+   * the holder. A message from a seat placed on a peer that names no seat is that seat's
+   * own work, recorded as its words (docs/seats.md, placement).
+   */
+  private route(named: string | null, from: string | null): Routed {
+    const s = this.state!;
+    const active = (name: string | null): SeatState | undefined => {
+      const seat = name === null ? undefined : seatNamed(s, name);
+      return seat?.state === "active" ? seat : undefined;
+    };
+    const own = named === null ? active(from) : undefined;
+    if (own && own.placement !== "host") return { seat: own.name, here: false, own: true };
+    const seat = active(named) ?? seatNamed(s, s.holder)!;
+    return { seat: seat.name, here: seat.placement === "host", own: false };
+  }
+
+  /** A message for a seat placed on a peer joins the transcript at once: no turn here answers it. */
+  private addElsewhere(m: Elsewhere): void {
+    this.thread.tables.addEntry(
+      m.seq,
+      m.own ? { role: "assistant", text: m.text, seat: m.seat } : { role: "user", text: m.text, ...(m.from ? { from: m.from } : {}) },
+    );
+  }
+
+  /** The context as one seat's engine is given it. */
+  private viewOf(seat: string, context: HeldEntry[]): ReturnType<typeof seatView> {
+    return seatView(context, seat, this.thread.tables.seatBase(seat));
   }
 
   /** The system error line for a turn the host lost, written when this object is rebuilt. */

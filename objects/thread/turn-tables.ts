@@ -1,5 +1,7 @@
 import type { WindowBody } from "../../src/api/compaction.js";
 import type { TranscriptEntry, TurnInput } from "../../src/api/engine.js";
+import type { SeatBase } from "../../src/rules/seat-view.js";
+import { addMissingColumn } from "../lib/sql-columns.js";
 import { applyWindows, estimateText, type AppliedWindow, type HeldEntry } from "../../src/rules/compaction.js";
 
 /**
@@ -12,7 +14,8 @@ export const TURN_SCHEMA = `
   CREATE TABLE IF NOT EXISTS inbox (
     seq    INTEGER PRIMARY KEY,
     text   TEXT NOT NULL,
-    sender TEXT
+    sender TEXT,
+    seat   TEXT
   );
   CREATE TABLE IF NOT EXISTS transcript (
     id    INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -24,6 +27,21 @@ export const TURN_SCHEMA = `
     seq        INTEGER PRIMARY KEY,
     body       TEXT NOT NULL,
     up_to_row  INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS seat_bases (
+    seat    TEXT PRIMARY KEY,
+    row     INTEGER NOT NULL,
+    summary TEXT NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS handoffs (
+    from_seq     INTEGER PRIMARY KEY,
+    from_seat    TEXT NOT NULL,
+    to_seat      TEXT NOT NULL,
+    note         TEXT,
+    context      TEXT NOT NULL,
+    offered_by   TEXT NOT NULL,
+    state        TEXT NOT NULL,
+    answered_seq INTEGER
   );
   CREATE TABLE IF NOT EXISTS waits (
     id       TEXT PRIMARY KEY,
@@ -74,11 +92,24 @@ const toWait = (r: WaitRow): Wait => ({
   resolvedSeq: r.resolved_seq,
 });
 
-export class TurnTables {
-  constructor(private readonly sql: SqlStorage) {}
+/** Where the next turn's messages go: the seat that answers them, or a seat placed on a peer. */
+export interface Routed {
+  seat: string;
+  here: boolean;
+  /** The message is the work of the seat it goes to (placed on a peer), not a message for it. */
+  own: boolean;
+}
 
-  queue(seq: number, text: string, from?: string): void {
-    this.sql.exec("INSERT OR REPLACE INTO inbox (seq, text, sender) VALUES (?, ?, ?)", seq, text, from ?? null);
+/** A queued message for a seat placed on a peer: it joins the transcript, and no turn runs here. */
+export type Elsewhere = TurnInput & { seat: string; own: boolean };
+
+export class TurnTables {
+  constructor(private readonly sql: SqlStorage) {
+    addMissingColumn(sql, "inbox", "seat");
+  }
+
+  queue(seq: number, text: string, from?: string, seat?: string): void {
+    this.sql.exec("INSERT OR REPLACE INTO inbox (seq, text, sender, seat) VALUES (?, ?, ?, ?)", seq, text, from ?? null, seat ?? null);
   }
 
   /** Whether a message from `sender` waits in the inbox. */
@@ -90,11 +121,32 @@ export class TurnTables {
     return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM inbox").one().n;
   }
 
-  /** Every queued message, oldest first, removed from the inbox. */
-  takeQueued(): TurnInput[] {
-    const rows = this.sql.exec<{ seq: number; text: string; sender: string | null }>("SELECT seq, text, sender FROM inbox ORDER BY seq").toArray();
-    this.sql.exec("DELETE FROM inbox");
-    return rows.map((r) => ({ seq: r.seq, text: r.text, ...(r.sender ? { from: r.sender } : {}) }));
+  /**
+   * The next turn's messages, removed from the inbox: the oldest message's seat and each
+   * message after it for the same seat, up to one for another seat, which waits for the
+   * turn after (one turn at a time, in the order the messages came). `route` names the seat
+   * a message goes to (its own, or the holder); the messages before it for seats placed on
+   * a peer are taken too, as `elsewhere`.
+   */
+  takeNext(route: (seat: string | null, from: string | null) => Routed): { seat: string | null; inputs: TurnInput[]; elsewhere: Elsewhere[] } {
+    const rows = this.sql.exec<{ seq: number; text: string; sender: string | null; seat: string | null }>("SELECT seq, text, sender, seat FROM inbox ORDER BY seq").toArray();
+    const inputs: TurnInput[] = [];
+    const elsewhere: Elsewhere[] = [];
+    let seat: string | null = null;
+    for (const r of rows) {
+      const to = route(r.seat, r.sender);
+      const input = { seq: r.seq, text: r.text, ...(r.sender ? { from: r.sender } : {}) };
+      if (!to.here && seat === null) elsewhere.push({ ...input, seat: to.seat, own: to.own });
+      else if (!to.here || (seat !== null && to.seat !== seat)) break;
+      else (seat = to.seat), inputs.push(input);
+      this.sql.exec("DELETE FROM inbox WHERE seq = ?", r.seq);
+    }
+    return { seat, inputs, elsewhere };
+  }
+
+  /** The seats the queued messages named, oldest first (null: the holder). */
+  queuedSeats(): (string | null)[] {
+    return this.sql.exec<{ seat: string | null }>("SELECT seat FROM inbox ORDER BY seq").toArray().map((r) => r.seat);
   }
 
   /**
@@ -150,7 +202,24 @@ export class TurnTables {
     const answered = new Set(entries.flatMap((h) => (h.entry.role === "tool-result" ? [h.entry.callId] : [])));
     for (const h of entries)
       if (h.entry.role === "tool-call" && !answered.has(h.entry.callId))
-        this.addEntry(atSeq, { role: "tool-result", callId: h.entry.callId, name: h.entry.name, output: `(no result: ${why})`, isError: true });
+        this.addEntry(atSeq, {
+          role: "tool-result",
+          callId: h.entry.callId,
+          name: h.entry.name,
+          output: `(no result: ${why})`,
+          isError: true,
+          ...(h.entry.seat ? { seat: h.entry.seat } : {}),
+        });
+  }
+
+  /** What a seat starts from after a handoff with a summary; null: the whole transcript. */
+  seatBase(seat: string): SeatBase | null {
+    const r = this.sql.exec<{ row: number; summary: string }>("SELECT row, summary FROM seat_bases WHERE seat = ?", seat).toArray()[0];
+    return r ? { row: r.row, summary: r.summary } : null;
+  }
+
+  setSeatBase(seat: string, base: SeatBase): void {
+    this.sql.exec("INSERT OR REPLACE INTO seat_bases (seat, row, summary) VALUES (?, ?, ?)", seat, base.row, base.summary);
   }
 
   /** A reduction, for the rows the transcript holds now (`upToRow`). */

@@ -17,6 +17,7 @@ import { ClearSpawnPause, ExternalPeerBody, HostReportBody, PreviewBody } from "
 import { ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } from "./threads.js";
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "./turns.js";
 import { Policy } from "./workspaces.js";
+import { JoinSeat, OfferHandoff, ReplaceSeat } from "./seats.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -75,6 +76,24 @@ const ACCEPTS: readonly RouteError[] = [
   [409, CODES.threadArchived],
   [503, CODES.threadDegraded],
   [503, CODES.blobStoreUnavailable],
+];
+/** A message's `seat`. */
+const SEAT_NAMED: readonly RouteError[] = [
+  [404, CODES.seatNotFound],
+  [409, CODES.seatRemoved],
+];
+/** A seat's engine, model and placement, checked as a spawn's are. */
+const SEAT_TARGET: readonly RouteError[] = [
+  [422, CODES.engineModelMismatch],
+  [400, CODES.modelNotAllowed],
+  [400, CODES.accountProviderMismatch],
+  [503, CODES.engineUnavailable],
+  [404, CODES.peerNotFound],
+];
+const HANDOFF_ANSWER: readonly RouteError[] = [
+  [404, CODES.handoffNotFound],
+  [409, CODES.handoffClosed],
+  [409, CODES.threadArchived],
 ];
 /** A message's `onBusy` while a turn runs. */
 const BUSY: readonly RouteError[] = [
@@ -139,7 +158,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     status: 202,
     answer: MessageAcceptedAnswer,
     drains: true,
-    errors: [...ACCEPTS, ...BUSY, [409, CODES.idempotencyConflict]],
+    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, [409, CODES.idempotencyConflict]],
   },
   "PATCH /threads/:id/messages/:seq": {
     summary: "Edits or releases a held message (a release is refused while the host drains).",
@@ -180,8 +199,37 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     body: SendMessage,
     answer: SendResultAnswer,
     drains: true,
-    errors: [...ACCEPTS, ...BUSY, [409, CODES.recordOnlyThread]],
+    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, [409, CODES.recordOnlyThread]],
   },
+  "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },
+  "POST /threads/:id/seats": {
+    summary: "Joins a seat, with a spawn's rules for its engine and model.",
+    body: JoinSeat,
+    status: 201,
+    drains: true,
+    errors: [...SEAT_TARGET, [409, CODES.seatExists], [409, CODES.threadArchived]],
+  },
+  "POST /threads/:id/seats/replace": {
+    summary: "Changes a seat's engine, model or placement; `changed: false`, and nothing written, when nothing differs.",
+    body: ReplaceSeat,
+    errors: [...SEAT_TARGET, ...SEAT_NAMED, [409, CODES.threadArchived]],
+  },
+  "DELETE /threads/:id/seats/:name": {
+    summary: "Removes a seat: its running turn fails with class `closed`; its history stays.",
+    errors: [...SEAT_NAMED, [409, CODES.lastSeat]],
+  },
+  "POST /threads/:id/handoff": {
+    summary: "Offers the thread to another seat; the offer is the seq of its event (`fromSeq`).",
+    body: OfferHandoff,
+    status: 201,
+    errors: [...SEAT_NAMED, [409, CODES.seatHoldsThread], [409, CODES.handoffPending], [409, CODES.summaryUnavailable], [409, CODES.threadArchived]],
+  },
+  "GET /threads/:id/handoffs": { summary: "Every handoff offer, oldest first, with its state." },
+  "POST /threads/:id/handoffs/:fromSeq/accept": {
+    summary: "Accepts an offer: its target holds the thread (with `context: summary`, from a summary the curator writes now).",
+    errors: [...HANDOFF_ANSWER, [503, CODES.summaryUnavailable]],
+  },
+  "POST /threads/:id/handoffs/:fromSeq/decline": { summary: "Declines an offer; nothing else changes.", errors: HANDOFF_ANSWER },
   "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatusAnswer },
   "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", errors: [[409, CODES.noTurnRunning]] },
   "GET /threads/:id/compact": { summary: "The context window: tokens in context, the window, both lines, any pending window, the last reduction, recent refusals." },

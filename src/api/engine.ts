@@ -40,11 +40,17 @@ const json: z.ZodType<Json> = z.lazy(() =>
 );
 
 /** The model's view of the thread so far, rebuilt from the log for every turn. */
+/**
+ * One entry of the shared transcript. `seat` names the seat whose turn wrote an assistant,
+ * tool-call or tool-result entry (absent: the first seat, as before seats); `from` the
+ * sender of a user message, when it named one. The engines get each seat's view of it
+ * (src/rules/seat-view.ts), where these become labels.
+ */
 export type TranscriptEntry =
-  | { role: "user"; text: string }
-  | { role: "assistant"; text: string }
-  | { role: "tool-call"; callId: string; name: string; input: Json }
-  | { role: "tool-result"; callId: string; name: string; output: string; isError: boolean };
+  | { role: "user"; text: string; from?: string }
+  | { role: "assistant"; text: string; seat?: string }
+  | { role: "tool-call"; callId: string; name: string; input: Json; seat?: string }
+  | { role: "tool-result"; callId: string; name: string; output: string; isError: boolean; seat?: string };
 
 export interface TurnInput {
   seq: number;

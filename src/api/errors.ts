@@ -69,6 +69,21 @@ export const CODES = {
   threadBusy: "thread-busy",
   /** A message with `onBusy: "steer"` while a turn runs: steering is not built yet (501). */
   steerNotBuilt: "steer-not-built",
+  /** `POST /threads/:id/seats` with a name the thread has (active or removed: a seat keeps its name). */
+  seatExists: "seat-exists",
+  /** A seat the thread never had (a message's `seat`, a replace, a removal, a handoff's `to`). */
+  seatNotFound: "seat-not-found",
+  /** A seat that was removed: it keeps its history and its name, and takes nothing more. */
+  seatRemoved: "seat-removed",
+  /** Removing the thread's last active seat. */
+  lastSeat: "last-seat",
+  /** A handoff to the seat that already holds the thread. */
+  seatHoldsThread: "seat-holds-thread",
+  /** A handoff while another offer is pending (one at a time). */
+  handoffPending: "handoff-pending",
+  handoffNotFound: "handoff-not-found",
+  /** Accepting or declining an offer already accepted, declined or cancelled. */
+  handoffClosed: "handoff-closed",
   /** The front has not measured the machine yet (`GET /host/load`). */
   hostLoadUnknown: "host-load-unknown",
   /** No model of that id in the catalog (the account pool's `/models/:id`). */

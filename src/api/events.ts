@@ -5,7 +5,8 @@
 import type { CompactionDispositionBody, WindowBody, WindowPendingBody } from "./compaction.js";
 import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry, TurnStop } from "./engine.js";
-import type { OnBusy, ShownSpec } from "./threads.js";
+import type { HandoffContext, Placement } from "./seats.js";
+import type { Engine, OnBusy, ShownSpec } from "./threads.js";
 
 
 export interface SpawnBody {
@@ -20,6 +21,8 @@ export interface MessageBody {
   hold?: boolean;
   /** What the sender asked the message to do if a turn was running (absent: the thread's default). */
   onBusy?: OnBusy;
+  /** The seat the message is for (absent: the seat that holds the thread). */
+  seat?: string;
 }
 
 export interface MessageEditedBody {
@@ -62,6 +65,10 @@ export interface TurnStartedBody {
   index: number;
   /** seqs of the messages this turn answers, in order. */
   inputs: number[];
+  /** The seat whose turn it is, and the engine and model it runs on. */
+  seat?: string;
+  engine?: Engine;
+  model?: string;
 }
 
 export interface ReplyBody {
@@ -133,6 +140,52 @@ export interface SystemBody {
   level: "info" | "error";
   text: string;
   turnId?: string;
+}
+
+/** A seat as its events describe it. */
+export interface SeatShape {
+  engine: Engine;
+  model: string;
+  placement: Placement;
+}
+
+export interface SeatJoinedBody extends SeatShape {
+  seat: string;
+  role: string | null;
+}
+
+export interface SeatReplacedBody {
+  seat: string;
+  from: SeatShape;
+  to: SeatShape;
+}
+
+export interface SeatRemovedBody {
+  seat: string;
+  /** The seat that holds the thread after the removal. */
+  holder: string;
+  /** The seat's running turn, ended with class `closed`. */
+  turnId?: string;
+}
+
+export interface HandoffOfferedBody {
+  from: string;
+  to: string;
+  note: string | null;
+  context: HandoffContext;
+  offeredBy: "caller" | "engine";
+  /** The engine's turn that offered it. */
+  turnId?: string;
+}
+
+export interface HandoffAnsweredBody {
+  /** The offer: the seq of its `handoff-offered`. */
+  fromSeq: number;
+  /** `cancelled` only: why (a seat of the offer was removed, another offer replaced it). */
+  reason?: string;
+  /** `accepted` with `context: "summary"`: the summary the new holder starts from, and the model that wrote it. */
+  summary?: string;
+  summaryModel?: string;
 }
 
 /** First event after `spawn` in a forked thread: the parent's conversation up to `atSeq`. */
@@ -218,6 +271,13 @@ export interface EventBodies {
   window: WindowBody;
   "window-pending": WindowPendingBody;
   "compaction-disposition": CompactionDispositionBody;
+  "seat-joined": SeatJoinedBody;
+  "seat-replaced": SeatReplacedBody;
+  "seat-removed": SeatRemovedBody;
+  "handoff-offered": HandoffOfferedBody;
+  "handoff-accepted": HandoffAnsweredBody;
+  "handoff-declined": HandoffAnsweredBody;
+  "handoff-cancelled": HandoffAnsweredBody;
   /** One per completions call, on the workspace's completions thread. */
   completion: CompletionEventBody;
 }
@@ -256,6 +316,13 @@ export const EVENT_KINDS = [
   "window",
   "window-pending",
   "compaction-disposition",
+  "seat-joined",
+  "seat-replaced",
+  "seat-removed",
+  "handoff-offered",
+  "handoff-accepted",
+  "handoff-declined",
+  "handoff-cancelled",
   "completion",
 ] as const satisfies readonly EventKind[];
 

@@ -15,6 +15,9 @@ export const Name = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "letters, digits, '.', '_' or '-', at most 64");
 
+/** A seat's name: letters, digits, "_" or "-", at most 40; it is how messages and handoffs address it (src/api/seats.ts). */
+export const SeatName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, "letters, digits, '_' or '-', at most 40");
+
 /**
  * What a message does when it arrives while a turn runs: wait for the next turn (`queue`),
  * steer the running one (`steer`, not built yet), stop it and be answered next
@@ -100,6 +103,8 @@ export const PostMessage = z
     text: z.string(),
     hold: z.boolean().optional(),
     onBusy: z.enum(ON_BUSY).optional(),
+    /** The seat the message is for; absent, the seat that holds the thread answers it. */
+    seat: SeatName.optional(),
     // "loop" marks a loop's own prompts (src/api/turns.ts LOOP_SENDER).
     from: z.string().min(1).max(200).refine((f) => f !== "loop" && f !== "runtime", "from: \"loop\" and \"runtime\" are reserved").optional(),
   })

@@ -1,7 +1,7 @@
 /** Request and response shapes of the turn routes (SPEC "Start work", "Control a turn"). */
 import { z } from "zod";
 import { APPROVAL_DECISIONS, type FailureClass, type Json, type TurnFailure } from "./engine.js";
-import { ON_BUSY, SpawnSpec } from "./threads.js";
+import { ON_BUSY, SeatName, SpawnSpec } from "./threads.js";
 
 export const SendMessage = z
   .object({
@@ -10,6 +10,7 @@ export const SendMessage = z
     /** Answer 202 at once, as `POST /messages` does. */
     async: z.boolean().optional(),
     onBusy: z.enum(ON_BUSY).optional(),
+    seat: SeatName.optional(),
   })
   .strict();
 export type SendMessage = z.infer<typeof SendMessage>;

@@ -18,7 +18,7 @@ import { policyOf } from "./workspace-policy.js";
  * both run as processes of their own, which the engine host reports on. `pi` runs in
  * the front and is always there.
  */
-async function engineUnavailable(env: Env, spec: ThreadSpec): Promise<void> {
+export async function engineUnavailable(env: Env, spec: Pick<ThreadSpec, "engine" | "fallback">): Promise<void> {
   const engines = new Set([spec.engine, ...(spec.fallback ?? []).map((f) => f.engine)].filter((e) => e !== "pi"));
   if (engines.size === 0) return;
   const list = await engineList(env);

@@ -32,8 +32,8 @@ function mismatch(engine: Engine, model: string): string | null {
   return null;
 }
 
-/** A chain entry: a bare model id keeps the thread's engine when that engine can serve it. */
-function chainEntry(entry: string | EngineModel, engine: Engine): EngineModel {
+/** A chain entry (or a seat's new model): a bare model id keeps the engine when that engine can serve it. */
+export function chainEntry(entry: string | EngineModel, engine: Engine): EngineModel {
   if (typeof entry !== "string") return entry;
   return { engine: mismatch(engine, entry) ? engineForModel(entry) : engine, model: entry };
 }

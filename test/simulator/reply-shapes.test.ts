@@ -150,3 +150,28 @@ describe("the shapes on the wire, read by the official SDKs", () => {
     expect(done.choices[0]!.finish_reason).toBe("tool_calls");
   });
 });
+
+describe("what a model binds to itself is refused by another model, as the providers refuse it", () => {
+  it("Anthropic: a thinking block signed by one model, sent back to another", async () => {
+    const client = new Anthropic({ baseURL: sim.url, apiKey: "x", maxRetries: 0 });
+    const thinking = { type: "enabled" as const, budget_tokens: 1024 };
+    const first = await client.messages.create({ model: "claude-sim", max_tokens: 2048, thinking, messages: [{ role: "user", content: '@sim {"reasoning":"hmm","reply":"ok"}' }] });
+    const history: Anthropic.MessageParam[] = [
+      { role: "user", content: "first" },
+      { role: "assistant", content: first.content as Anthropic.ContentBlockParam[] },
+      { role: "user", content: "again" },
+    ];
+    const same = await client.messages.create({ model: "claude-sim", max_tokens: 2048, thinking, messages: history });
+    expect(same.content.at(-1)).toMatchObject({ type: "text" });
+    const other = client.messages.create({ model: "claude-sim-8k", max_tokens: 2048, thinking, messages: history });
+    await expect(other).rejects.toMatchObject({ status: 400, message: expect.stringContaining("Invalid `signature` in `thinking` block") });
+  });
+
+  it("Responses: encrypted reasoning from one model, sent back to another", async () => {
+    const client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: "x", maxRetries: 0 });
+    const first = await client.responses.create({ model: "sim-1", include: ["reasoning.encrypted_content"], store: false, input: '@sim {"reasoning":"think","reply":"ok"}' });
+    const input = [{ role: "user" as const, content: "first" }, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { role: "user" as const, content: "again" }];
+    expect((await client.responses.create({ model: "sim-1", store: false, input })).status).toBe("completed");
+    await expect(client.responses.create({ model: "sim-2", store: false, input })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("could not be verified") });
+  });
+});

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FAILURE_CLASSES, type FailureClass } from "../../src/api/engine.js";
 import type { EngineModel, ThreadSpec } from "../../src/api/threads.js";
 import { nextOnChain } from "../../objects/thread/failover.js";
-import type { ThreadState } from "../../objects/thread/thread-state.js";
+import { firstSeat, type ThreadState } from "../../objects/thread/thread-state.js";
 
 function thread(primary: EngineModel, fallback: EngineModel[] | null, chainStep = 0): ThreadState {
   const spec: ThreadSpec = {
@@ -36,8 +36,13 @@ function thread(primary: EngineModel, fallback: EngineModel[] | null, chainStep 
     degraded: null,
     loop: null,
     chainStep,
+    seats: [firstSeat(spec, 1)],
+    holder: "main",
   };
 }
+
+/** The chain moves the first seat: the one made from the spec. */
+const onSeat = (s: ThreadState, failure: FailureClass) => nextOnChain(s, s.seats[0]!, failure);
 
 const piSim = { engine: "pi", model: "sim-1" } as const;
 const piGpt5 = { engine: "pi", model: "gpt-5" } as const;
@@ -49,32 +54,32 @@ describe("failing over on a quota failure", () => {
   const chain = [piGpt5, aSonnet, piGpt4o];
 
   it("moves to the next entry, whatever its engine", () => {
-    expect(nextOnChain(thread(piSim, chain, 0), "quota")).toEqual({ step: 1, to: piGpt5 });
-    expect(nextOnChain(thread(piSim, chain, 1), "quota")).toEqual({ step: 2, to: aSonnet });
-    expect(nextOnChain(thread(piSim, chain, 2), "quota")).toEqual({ step: 3, to: piGpt4o });
+    expect(onSeat(thread(piSim, chain, 0), "quota")).toEqual({ step: 1, to: piGpt5 });
+    expect(onSeat(thread(piSim, chain, 1), "quota")).toEqual({ step: 2, to: aSonnet });
+    expect(onSeat(thread(piSim, chain, 2), "quota")).toEqual({ step: 3, to: piGpt4o });
   });
 
   it("has nowhere to go at the end of the chain, or without one", () => {
-    expect(nextOnChain(thread(piSim, chain, 3), "quota")).toBeNull();
-    expect(nextOnChain(thread(piSim, null), "quota")).toBeNull();
-    expect(nextOnChain(thread(piSim, []), "quota")).toBeNull();
+    expect(onSeat(thread(piSim, chain, 3), "quota")).toBeNull();
+    expect(onSeat(thread(piSim, null), "quota")).toBeNull();
+    expect(onSeat(thread(piSim, []), "quota")).toBeNull();
   });
 });
 
 describe("failing over on an auth failure", () => {
   it("skips entries on the engine that failed, to the next one on another engine", () => {
-    expect(nextOnChain(thread(piSim, [piGpt5, piGpt4o, aSonnet], 0), "auth")).toEqual({ step: 3, to: aSonnet });
+    expect(onSeat(thread(piSim, [piGpt5, piGpt4o, aSonnet], 0), "auth")).toEqual({ step: 3, to: aSonnet });
   });
 
   it("compares with the engine the thread runs on now, not the spec's", () => {
     // At step 1 the thread runs on pi: engine_a, the spec's engine, is another engine.
-    expect(nextOnChain(thread(aOpus, [piGpt5, aSonnet], 1), "auth")).toEqual({ step: 2, to: aSonnet });
-    expect(nextOnChain(thread(aOpus, [aSonnet, piGpt5], 1), "auth")).toEqual({ step: 2, to: piGpt5 });
+    expect(onSeat(thread(aOpus, [piGpt5, aSonnet], 1), "auth")).toEqual({ step: 2, to: aSonnet });
+    expect(onSeat(thread(aOpus, [aSonnet, piGpt5], 1), "auth")).toEqual({ step: 2, to: piGpt5 });
   });
 
   it("has nowhere to go when every entry left is on the same engine", () => {
-    expect(nextOnChain(thread(piSim, [piGpt5, piGpt4o], 0), "auth")).toBeNull();
-    expect(nextOnChain(thread(piSim, [piGpt5, aSonnet, aOpus], 2), "auth")).toBeNull();
+    expect(onSeat(thread(piSim, [piGpt5, piGpt4o], 0), "auth")).toBeNull();
+    expect(onSeat(thread(piSim, [piGpt5, aSonnet, aOpus], 2), "auth")).toBeNull();
   });
 });
 
@@ -86,6 +91,14 @@ describe("failure classes that never fail over", () => {
   });
 
   it.each(others)("%s stays on the entry it failed on", (failure) => {
-    expect(nextOnChain(thread(piSim, [aSonnet, piGpt5], 0), failure)).toBeNull();
+    expect(onSeat(thread(piSim, [aSonnet, piGpt5], 0), failure)).toBeNull();
+  });
+});
+
+describe("a seat off the chain", () => {
+  it("never fails over: a replaced first seat runs on what it was given", () => {
+    const s = thread(piSim, [piGpt5], 0);
+    s.seats[0]!.replacedSeqs.push(5);
+    expect(onSeat(s, "quota")).toBeNull();
   });
 });

@@ -1,0 +1,33 @@
+import type { SummaryAnswer, SummaryRequest, TranscriptEntry } from "../../src/api/engine.js";
+import { accountScope } from "../../src/rules/accounts.js";
+import { callEngine } from "./engine-call.js";
+import type { ThreadAccess } from "./thread-access.js";
+
+/**
+ * The curator model's summary of `entries` (then its fallback's), through the engine host's
+ * `POST /summaries`, on the thread's own account rules; the error when no model wrote one.
+ * A summary reduction and a handoff with `context: "summary"` both ask it.
+ */
+export async function curatorSummary(thread: ThreadAccess, entries: TranscriptEntry[]): Promise<SummaryAnswer> {
+  const c = thread.config;
+  const models = [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
+  if (models.length === 0) return { error: "no curator model is configured (SERVICE_CURATOR_MODEL)" };
+  const s = thread.state()!;
+  const request: SummaryRequest = {
+    threadId: s.id,
+    models,
+    account: s.spec.account,
+    accountChoice: accountScope(c, s.spec.workspace),
+    proxyEnv: s.spec.proxyEnv,
+    timeoutMs: c.curatorTimeoutMs,
+    entries,
+  };
+  try {
+    const res = await callEngine(thread.env, "/summaries", request);
+    const answer = (await res.json()) as { summary?: unknown; model?: unknown; error?: string };
+    if (res.ok && typeof answer.summary === "string" && answer.summary !== "" && typeof answer.model === "string") return { summary: answer.summary, model: answer.model };
+    return { error: answer.error ?? `the engine host answered ${res.status}` };
+  } catch (err) {
+    return { error: `the engine host could not be reached: ${(err as Error).message}` };
+  }
+}
