@@ -11,6 +11,7 @@ import {
   TurnStatusAnswer,
 } from "../src/api/answers.js";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
+import type { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList } from "../src/api/seats.js";
 import type { ArmDrain, DrainStatus } from "../src/api/drain.js";
 import type { EngineEntry } from "../src/api/engines.js";
 import type { ErrorBody } from "../src/api/errors.js";
@@ -160,6 +161,43 @@ export class RuntimeClient {
   /** Reduces the context now (`mode`, or the runtime's choice); settles a forced window. */
   compact(id: string, mode?: CompactionMode): Promise<CompactResult> {
     return this.call("POST", `/threads/${id}/compact`, mode ? { mode } : {});
+  }
+
+  /** The thread's seats and which one holds it (docs/seats.md). */
+  seats(id: string): Promise<SeatList> {
+    return this.call("GET", `/threads/${id}/seats`);
+  }
+
+  /** Joins a seat, under a spawn's rules for its engine and model. */
+  joinSeat(id: string, seat: JoinSeat): Promise<Seat> {
+    return this.call("POST", `/threads/${id}/seats`, seat);
+  }
+
+  /** Changes a seat's engine, model or placement; `changed: false` when nothing differs. */
+  replaceSeat(id: string, seat: ReplaceSeat): Promise<ReplaceResult> {
+    return this.call("POST", `/threads/${id}/seats/replace`, seat);
+  }
+
+  /** Removes a seat; answers once its running turn ended (class `closed`). */
+  removeSeat(id: string, name: string): Promise<{ seat: Seat; holder: string; seq: number; ts: string }> {
+    return this.call("DELETE", `/threads/${id}/seats/${encodeURIComponent(name)}`);
+  }
+
+  /** Offers the thread to another seat; the offer's id is its `fromSeq`. */
+  offerHandoff(id: string, offer: OfferHandoff): Promise<HandoffOffered> {
+    return this.call("POST", `/threads/${id}/handoff`, offer);
+  }
+
+  handoffs(id: string): Promise<HandoffList> {
+    return this.call("GET", `/threads/${id}/handoffs`);
+  }
+
+  acceptHandoff(id: string, fromSeq: number): Promise<Handoff> {
+    return this.call("POST", `/threads/${id}/handoffs/${fromSeq}/accept`);
+  }
+
+  declineHandoff(id: string, fromSeq: number): Promise<Handoff> {
+    return this.call("POST", `/threads/${id}/handoffs/${fromSeq}/decline`);
   }
 
   /** Allows or denies the tool call an `approval-request` event names by `approvalId`. */

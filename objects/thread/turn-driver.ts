@@ -12,7 +12,7 @@ import { archivedRefusal, degradedRefusal, missing, runsTurns } from "./refusals
 import { restage, type ThreadAccess } from "./thread-access.js";
 import { runKey, seatModel, seatNamed, type SeatState, type ThreadState } from "./thread-state.js";
 import { FIRST_SEAT } from "../../src/api/seats.js";
-import { seatInputs, seatView } from "../../src/rules/seat-view.js";
+import { seatField, seatInputs, seatView } from "../../src/rules/seat-view.js";
 import type { HeldEntry } from "../../src/rules/compaction.js";
 import type { Elsewhere, Routed } from "./turn-tables.js";
 import { recordTurnEvent, recordUsage } from "./turn-events.js";
@@ -404,7 +404,7 @@ export class TurnDriver {
         if (report.type !== "usage") last = report.type;
         switch (report.type) {
           case "reply": {
-            const e = await recordTurnEvent(this.thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text, seat: live.seat });
+            const e = await recordTurnEvent(this.thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text, ...seatField(live.seat) });
             if (e) live.lastReply = { seq: e.seq, text: report.text };
             return;
           }
@@ -413,7 +413,7 @@ export class TurnDriver {
               this.thread,
               "tool-call",
               { turnId: live.id, callId: report.callId, name: report.name, input: report.input },
-              { role: "tool-call", callId: report.callId, name: report.name, input: report.input, seat: live.seat },
+              { role: "tool-call", callId: report.callId, name: report.name, input: report.input, ...seatField(live.seat) },
             );
             return;
           case "tool-result": {
@@ -423,7 +423,7 @@ export class TurnDriver {
               this.thread,
               "tool-result",
               { turnId: live.id, callId: report.callId, name: report.name, output, isError: report.isError },
-              { role: "tool-result", callId: report.callId, name: report.name, output, isError: report.isError, seat: live.seat },
+              { role: "tool-result", callId: report.callId, name: report.name, output, isError: report.isError, ...seatField(live.seat) },
             );
             return;
           }
@@ -569,7 +569,7 @@ export class TurnDriver {
   private addElsewhere(m: Elsewhere): void {
     this.thread.tables.addEntry(
       m.seq,
-      m.own ? { role: "assistant", text: m.text, seat: m.seat } : { role: "user", text: m.text, ...(m.from ? { from: m.from } : {}) },
+      m.own ? { role: "assistant", text: m.text, ...seatField(m.seat) } : { role: "user", text: m.text, ...(m.from ? { from: m.from } : {}) },
     );
   }
 

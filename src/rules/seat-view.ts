@@ -53,6 +53,11 @@ function withoutSeat(e: Exclude<TranscriptEntry, { role: "user" }>): TranscriptE
   return rest;
 }
 
+/** A transcript entry's `seat`: absent for the first seat, so a thread with one seat keeps the entries it always had. */
+export function seatField(seat: string): { seat?: string } {
+  return seat === FIRST_SEAT ? {} : { seat };
+}
+
 /** The turn's own messages, labelled with their senders when the view is. */
 export function seatInputs(inputs: TurnInput[], labelledView: boolean): TurnInput[] {
   return labelledView ? inputs.map((i) => (i.from ? { ...i, text: labelled(`from ${i.from}`, i.text) } : i)) : inputs;

@@ -91,6 +91,23 @@ describe("the client library drives a turn", () => {
     expect(refused).toMatchObject({ kind: "rejected", status: 409, code: "no-turn-running" });
   });
 
+  it("joins, replaces and removes seats, and hands the thread over", async () => {
+    const c = front().client;
+    const { threadId } = await c.spawn({ model: "sim-1" });
+    expect((await c.joinSeat(threadId, { name: "reviewer", model: "sim-2", role: "reviewer" })).model).toBe("sim-2");
+    expect((await c.send(threadId, { text: "look", seat: "reviewer" })).reply?.text).toBe("echo: look");
+    expect(await c.replaceSeat(threadId, { name: "reviewer", model: "sim-2" })).toMatchObject({ changed: false });
+    const offer = await c.offerHandoff(threadId, { to: "reviewer", note: "yours" });
+    expect((await c.handoffs(threadId)).handoffs).toMatchObject([{ fromSeq: offer.fromSeq, state: "pending" }]);
+    expect((await c.acceptHandoff(threadId, offer.fromSeq)).state).toBe("accepted");
+    expect(await c.declineHandoff(threadId, offer.fromSeq).catch((e: unknown) => e)).toMatchObject({ kind: "rejected", status: 409, code: "handoff-closed" });
+    expect((await c.removeSeat(threadId, "main")).holder).toBe("reviewer");
+    expect((await c.seats(threadId)).seats.map((s) => [s.name, s.state])).toEqual([
+      ["main", "removed"],
+      ["reviewer", "active"],
+    ]);
+  });
+
   it("sends and streams until the turn that answers the message ends, approvals on the way included", async () => {
     const c = front().client;
     const { threadId } = await c.spawn({ permissions: "ask" });

@@ -64,6 +64,14 @@ const TEMPLATES: Record<string, Template> = {
   "POST /threads/:id/fork": (t, rng) => ({ atSeq: rng.int(1, t.maxSeq + 2), title: "fork" }),
   "POST /threads/:id/loop": () => ({ prompt: "fuzz", maxTurns: 1 }),
   "POST /threads/:id/loop/continue": () => ({ turns: 1 }),
+  "POST /threads/:id/seats": (_, rng) => ({
+    name: rng.pick(["fuzz-seat", `fuzz-${rng.int(0, 5)}`, "main"]),
+    ...(rng.chance(0.5) ? { model: rng.pick(["sim-1", "sim-2", "claude-sim"]) } : {}),
+    ...(rng.chance(0.3) ? { placement: rng.pick(["host", "peer:fuzz-1", "peer:nobody"]) } : {}),
+    ...(rng.chance(0.3) ? { role: "reviewer" } : {}),
+  }),
+  "POST /threads/:id/seats/replace": (_, rng) => ({ name: rng.pick(["main", "fuzz-seat"]), ...(rng.chance(0.7) ? { model: rng.pick(["sim-1", "sim-2"]) } : { placement: "host" }) }),
+  "POST /threads/:id/handoff": (_, rng) => ({ to: rng.pick(["main", "fuzz-seat", "nobody"]), ...(rng.chance(0.5) ? { note: "fuzz" } : {}), ...(rng.chance(0.3) ? { context: rng.pick(["full", "summary"]) } : {}) }),
   "PUT /workspaces/:name/policy": () => ({ defaults: { model: "sim-1", permissions: "ask" } }),
   "POST /internal/host-report": () => ({
     report: { at: new Date(0).toISOString(), disk: { path: "/", freeBytes: 1, totalBytes: 2 }, load: [0, 0, 0], cpus: 1, memory: { freeBytes: 1, totalBytes: 2 }, deviceSimulators: [] },
@@ -253,12 +261,14 @@ function param(name: string, route: string, t: FuzzTargets, rng: Rng, budget: { 
       }
       return rng.pick([...t.kept, t.live, t.recordOnly]);
     case "seq":
+    case "fromSeq":
       return String(rng.int(0, t.maxSeq + 3));
     case "approvalId":
       return t.approvals.length > 0 && rng.chance(0.5) ? rng.pick(t.approvals) : `ap_${rng.int(0, 99)}`;
     case "requestId":
       return `rq_${rng.int(0, 99)}`;
     case "name":
+      if (route.includes("/seats/")) return rng.pick(["main", "fuzz-seat", `fuzz-${rng.int(0, 5)}`]);
       return route.startsWith("PUT /workspaces") || route.startsWith("GET /workspaces") ? rng.pick([...t.workspaces, "default", "nope"]) : `fuzz-${rng.int(0, 20)}`;
     default:
       return randomText(rng, rng.int(1, 20));
