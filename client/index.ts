@@ -30,6 +30,7 @@ import type {
   QuestionStatus,
   SendMessage,
   SendResult,
+  SteeringEntry,
   TurnStatus,
 } from "../src/api/turns.js";
 
@@ -161,6 +162,11 @@ export class RuntimeClient {
   /** Reduces the context now (`mode`, or the runtime's choice); settles a forced window. */
   compact(id: string, mode?: CompactionMode): Promise<CompactResult> {
     return this.call("POST", `/threads/${id}/compact`, mode ? { mode } : {});
+  }
+
+  /** Every message sent to steer a running turn, oldest first, and whether the engine took it. */
+  steering(id: string): Promise<{ steering: SteeringEntry[] }> {
+    return this.call("GET", `/threads/${id}/steering`);
   }
 
   /** The thread's seats and which one holds it (docs/seats.md). */

@@ -5,7 +5,7 @@ import type { ApprovalDecision, QuestionAction, TranscriptEntry } from "../src/a
 import { CODES } from "../src/api/errors.js";
 import type { EventBodies, EventKind } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
-import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, TurnStatus } from "../src/api/turns.js";
+import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnStatus } from "../src/api/turns.js";
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
 import { catalogOf, workspaceOf } from "../src/platform/stubs.js";
@@ -195,6 +195,7 @@ export class Thread extends DurableObject<Env> {
     };
     const onBusy = message.onBusy ?? this.state.spec.onBusy;
     let interrupts = false;
+    let steers = false;
     const prepared = await this.prepareOrRefuse("message", body);
     if (!prepared.ok) return prepared;
     const outcome = await this.commits.write((): Outcome<MessageAccepted & { replayed?: true }> => {
@@ -205,9 +206,9 @@ export class Thread extends DurableObject<Env> {
       const running = message.hold || !runsTurns(this.state!) ? null : this.state!.turn;
       if (running && onBusy === "reject")
         return refuse(409, `thread ${this.state!.id} is running turn ${running.id}, and this message asked not to wait (onBusy: reject)`, CODES.threadBusy, { turnId: running.id });
-      if (running && onBusy === "steer")
-        return refuse(501, "steering a running turn is not built yet: send with onBusy queue or interrupt", CODES.steerNotBuilt, { turnId: running.id });
       interrupts = running !== null && onBusy === "interrupt";
+      // A message for another seat than the one whose turn runs waits for that seat's turn.
+      steers = running !== null && onBusy === "steer" && (message.seat === undefined || message.seat === (running.seat ?? FIRST_SEAT));
       if (idempotencyKey) {
         const seen = this.sql
           .exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", idempotencyKey)
@@ -218,12 +219,14 @@ export class Thread extends DurableObject<Env> {
       }
       const event = this.append(prepared.value);
       if (message.hold) this.sql.exec("INSERT INTO held (seq, text, sender, seat) VALUES (?, ?, ?, ?)", event.seq, message.text, message.from ?? null, message.seat ?? null);
+      else if (steers) this.tables.addSteer(event.seq, running!.id, message.text, message.from ?? null, message.seat ?? null);
       else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from, message.seat);
       if (idempotencyKey)
         this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, event.seq, event.ts);
       return ok({ seq: event.seq, ts: event.ts });
     });
-    if (outcome.ok && !message.hold) this.driver.kick();
+    if (outcome.ok && steers && !outcome.value.replayed) void this.driver.steer(outcome.value.seq);
+    else if (outcome.ok && !message.hold) this.driver.kick();
     // The message is queued first, so the turn after the interrupted one answers it.
     if (outcome.ok && interrupts && !outcome.value.replayed) void this.driver.interrupt();
     return outcome;
@@ -499,6 +502,20 @@ export class Thread extends DurableObject<Env> {
   }
 
   // ---- seats and handoffs ----
+
+  /** Every message sent to steer a running turn, oldest first, and what became of it. */
+  steering(): Outcome<{ steering: SteeringEntry[] }> {
+    if (!this.state) return missing();
+    return ok({
+      steering: this.tables.steers().map((r) => ({
+        seq: r.seq,
+        turnId: r.turnId,
+        taken: r.state === "pending" ? null : r.state === "taken",
+        reason: r.reason,
+        resolvedSeq: r.resolvedSeq,
+      })),
+    });
+  }
 
   seatList(): Outcome<SeatList> {
     return this.seats.list();

@@ -1,5 +1,5 @@
 import { turnAccount } from "../../src/rules/accounts.js";
-import type { TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
+import type { SteerRequest, TranscriptEntry, TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
 import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
@@ -32,6 +32,9 @@ const KEEPALIVE_MS = 30_000;
 
 export const LOST_TURN_TEXT = "This turn was lost to a host restart";
 
+/** Why a steering message the engine had not taken when its turn ended goes to the next turn. */
+const UNTAKEN = "the turn ended before the engine took it";
+
 /** A turn this object instance is running: the engine's report stream and what /send waits for. */
 interface LiveTurn {
   id: string;
@@ -45,6 +48,8 @@ interface LiveTurn {
   seat: string;
   /** Its view of the transcript labels other seats and senders (src/rules/seat-view.ts). */
   labelled: boolean;
+  /** Steering messages the engine took, waiting to join the transcript until no tool call of the turn waits for its result. */
+  steered: { seq: number; entry: TranscriptEntry }[];
   /** The turn answers the loop's prompt, so it counts as one of the loop's turns. */
   loopTurn: boolean;
   /** The context could not be made to fit: the turn's entries leave the transcript when it ends, so the next message does not meet the same wall. */
@@ -283,6 +288,7 @@ export class TurnDriver {
       // A nudge after a stalled loop turn is still that loop's turn.
       loopTurn: started.inputs.some((i) => i.from === "loop") || (this.nudgedLoop && started.inputs.some((i) => i.from === RUNTIME_SENDER)),
       dropsContext: false,
+      steered: [],
       runner,
       lastReply: null,
       done: new Promise<TurnEnd>((resolve) => (settle = resolve)),
@@ -325,9 +331,12 @@ export class TurnDriver {
     const failure: TurnFailure = { class: "unknown", error: `the turn's end could not be recorded: ${cause.message}`.slice(0, 2000) };
     try {
       const failed = await this.thread.log.prepare("turn-failed", { turnId: live.id, ...failure });
+      const untaken = await this.thread.log.prepare("steered", { target: 0, turnId: live.id, taken: false, reason: UNTAKEN });
       await this.thread.commits.write(() => {
         const e = this.thread.append(failed);
         this.thread.tables.settleUnanswered(live.startedSeq, e.seq, "the turn's end could not be recorded");
+        this.joinSteered(live, true);
+        this.settleSteers(live.id, untaken, UNTAKEN);
         this.state!.turn = null;
         restage(this.thread);
       });
@@ -425,6 +434,7 @@ export class TurnDriver {
               { turnId: live.id, callId: report.callId, name: report.name, output, isError: report.isError },
               { role: "tool-result", callId: report.callId, name: report.name, output, isError: report.isError, ...seatField(live.seat) },
             );
+            if (live.steered.length > 0) await this.thread.commits.write(() => this.joinSteered(live, false));
             return;
           }
           case "approval":
@@ -449,6 +459,8 @@ export class TurnDriver {
             // The engine compacted its session on its own, mid-turn.
             await this.compaction.recordEngineCompaction("engine", report.preTokens);
             return;
+          case "steered":
+            return this.takeSteer(live, report.seq);
         }
       },
     });
@@ -482,6 +494,7 @@ export class TurnDriver {
       ? await log.prepare("failover", { turnId: live.id, class: failure!.class, from: seatModel(this.state!, seat), to: next.to, inputs: live.inputs })
       : null;
     const nudge = failover ? null : await this.prepareNudge(live, failure);
+    const untaken = await log.prepare("steered", { target: 0, turnId: live.id, taken: false, reason: UNTAKEN });
     const loopNext = failover || nudge ? null : await this.loops.prepareLoopStep(live.lastReply?.text ?? null, failure, live.loopTurn);
     let nudged: number | null = null;
     await this.thread.commits.write(() => {
@@ -489,6 +502,8 @@ export class TurnDriver {
       const closed = this.thread.append(closing);
       this.waits.applyCancellations(cancelled);
       this.thread.tables.settleUnanswered(live.startedSeq, closed.seq, failure ? `the turn ended (${failure.class}) before this call finished` : "the turn ended before this call finished");
+      this.joinSteered(live, true);
+      this.settleSteers(live.id, untaken, UNTAKEN);
       if (failover && next) {
         // The same messages go again, first in line, on the next model of the chain.
         this.thread.append(failover);
@@ -528,6 +543,75 @@ export class TurnDriver {
         [...this.sendWaiters.keys()],
         ok({ turnId: null, outcome: "queued", failure: null, reply: null, queuedBecause: hold.body as QueuedBecause }),
       );
+  }
+
+  /**
+   * Hands a message sent with `onBusy: "steer"` to the running turn's engine. The engine
+   * reports `steered` once the message joined its conversation; an engine that cannot take
+   * it now, or a turn that ended first, leaves it to the next turn (`steered`, `taken: false`).
+   */
+  async steer(seq: number): Promise<void> {
+    if (this.starting) await this.start;
+    const row = this.thread.tables.steer(seq);
+    if (!row || row.state !== "pending") return;
+    const live = this.live;
+    let reason = "the turn it was sent to had ended";
+    if (live && live.id === row.turnId) {
+      const [input] = seatInputs([{ seq, text: row.text, ...(row.from ? { from: row.from } : {}) }], live.labelled);
+      const request: SteerRequest = { seq, text: input!.text };
+      const res = await callEngine(this.thread.env, `/turns/${live.id}/steer`, request).catch(() => null);
+      if (res?.ok) return;
+      const said = res ? ((await res.json().catch(() => ({}))) as { error?: string }).error : undefined;
+      reason = res ? `the engine could not take it: ${said ?? `it answered ${res.status}`}` : "the engine host could not be reached";
+    }
+    const prepared = await this.thread.log.prepare("steered", { target: seq, turnId: row.turnId, taken: false, reason });
+    await this.thread.commits.write(() => this.settleSteers(row.turnId, prepared, reason, seq));
+    this.kick();
+  }
+
+  /** The engine took a steering message into the running turn: the turn answers it too. */
+  private async takeSteer(live: LiveTurn, seq: number): Promise<void> {
+    const row = this.thread.tables.steer(seq);
+    if (!row || row.state !== "pending" || row.turnId !== live.id) return;
+    const prepared = await this.thread.log.prepare("steered", { target: seq, turnId: live.id, taken: true });
+    await this.thread.commits.write(() => {
+      const now = this.thread.tables.steer(seq);
+      if (now?.state !== "pending") return;
+      const e = this.thread.append(prepared);
+      this.thread.tables.closeSteer(seq, "taken", e.seq);
+      const from = now.from ? { from: now.from } : {};
+      live.inputs.push(seq);
+      live.messages.push({ seq, text: now.text, ...from });
+      live.steered.push({ seq, entry: { role: "user", text: now.text, ...from } });
+      this.state!.turn?.inputs.push(seq);
+      this.thread.saveState();
+      this.joinSteered(live, false);
+    });
+  }
+
+  /**
+   * Adds the steering messages the engine took to the transcript, where the next call of
+   * any engine would read them: not between a tool call and its result, which providers
+   * refuse, so they wait while a call of the turn has no result (`force` at the turn's end).
+   */
+  private joinSteered(live: LiveTurn, force: boolean): void {
+    if (live.steered.length === 0 || (!force && this.thread.tables.hasUnanswered(live.startedSeq))) return;
+    for (const s of live.steered) this.thread.tables.addEntry(s.seq, s.entry);
+    live.steered = [];
+  }
+
+  /**
+   * Inside a commit: the turn's steering messages the engine did not take (all of them, or
+   * only `only`) go to the next turn, each with a `steered` event (`taken: false`) written
+   * from `template`.
+   */
+  private settleSteers(turnId: string, template: PreparedEvent, reason: string, only?: number): void {
+    for (const row of this.thread.tables.steers(turnId)) {
+      if (only !== undefined && row.seq !== only) continue;
+      const e = this.thread.append({ ...template, text: JSON.stringify({ target: row.seq, turnId, taken: false, reason }) });
+      this.thread.tables.closeSteer(row.seq, "not-taken", e.seq, reason);
+      this.thread.tables.queue(row.seq, row.text, row.from ?? undefined, row.seat ?? undefined);
+    }
   }
 
   /**
@@ -586,12 +670,14 @@ export class TurnDriver {
     const failed = await log.prepare("turn-failed", { turnId: turn.id, class: "session", error: LOST_TURN_TEXT });
     const cancelled = await this.waits.prepareCancellations(turn.id);
     const paused = await log.prepare("loop-stopped", { reason: "turn-failed" });
+    const untaken = await log.prepare("steered", { target: 0, turnId: turn.id, taken: false, reason: UNTAKEN });
     await this.thread.commits.write(() => {
       this.thread.append(system);
       const e = this.thread.append(failed);
       this.waits.applyCancellations(cancelled);
       // The lost turn's start is not kept in the state: every unanswered call is settled.
       this.thread.tables.settleUnanswered(0, e.seq, "the turn was lost to a host restart");
+      this.settleSteers(turn.id, untaken, UNTAKEN);
       if (this.state!.loop?.status === "running") {
         this.state!.loop = { ...this.state!.loop, status: "paused", reason: "turn-failed" };
         this.thread.append(paused);

@@ -28,6 +28,16 @@ export const TURN_SCHEMA = `
     body       TEXT NOT NULL,
     up_to_row  INTEGER NOT NULL
   );
+  CREATE TABLE IF NOT EXISTS steering (
+    seq          INTEGER PRIMARY KEY,
+    turn_id      TEXT NOT NULL,
+    text         TEXT NOT NULL,
+    sender       TEXT,
+    seat         TEXT,
+    state        TEXT NOT NULL,
+    reason       TEXT,
+    resolved_seq INTEGER
+  );
   CREATE TABLE IF NOT EXISTS seat_bases (
     seat    TEXT PRIMARY KEY,
     row     INTEGER NOT NULL,
@@ -91,6 +101,19 @@ const toWait = (r: WaitRow): Wait => ({
   outcome: r.outcome ? (JSON.parse(r.outcome) as Record<string, unknown>) : null,
   resolvedSeq: r.resolved_seq,
 });
+
+/** A message sent to steer a running turn (docs/api.md, `onBusy: "steer"`). */
+export interface Steer {
+  seq: number;
+  turnId: string;
+  text: string;
+  from: string | null;
+  /** The seat the message named, if it named one. */
+  seat: string | null;
+  state: "pending" | "taken" | "not-taken";
+  reason: string | null;
+  resolvedSeq: number | null;
+}
 
 /** Where the next turn's messages go: the seat that answers them, or a seat placed on a peer. */
 export interface Routed {
@@ -210,6 +233,40 @@ export class TurnTables {
           isError: true,
           ...(h.entry.seat ? { seat: h.entry.seat } : {}),
         });
+  }
+
+  addSteer(seq: number, turnId: string, text: string, from: string | null, seat: string | null): void {
+    this.sql.exec("INSERT INTO steering (seq, turn_id, text, sender, seat, state) VALUES (?, ?, ?, ?, ?, 'pending')", seq, turnId, text, from, seat);
+  }
+
+  steer(seq: number): Steer | null {
+    return this.steerRows("WHERE seq = ?", seq)[0] ?? null;
+  }
+
+  /** Steering messages, oldest first: all of them, or one turn's still waiting for the engine. */
+  steers(pendingOf?: string): Steer[] {
+    return pendingOf === undefined ? this.steerRows("") : this.steerRows("WHERE turn_id = ? AND state = 'pending'", pendingOf);
+  }
+
+  closeSteer(seq: number, state: "taken" | "not-taken", resolvedSeq: number, reason?: string): void {
+    this.sql.exec("UPDATE steering SET state = ?, reason = ?, resolved_seq = ? WHERE seq = ?", state, reason ?? null, resolvedSeq, seq);
+  }
+
+  private steerRows(where: string, ...args: (string | number)[]): Steer[] {
+    return this.sql
+      .exec<{ seq: number; turn_id: string; text: string; sender: string | null; seat: string | null; state: Steer["state"]; reason: string | null; resolved_seq: number | null }>(
+        `SELECT * FROM steering ${where} ORDER BY seq`,
+        ...args,
+      )
+      .toArray()
+      .map((r) => ({ seq: r.seq, turnId: r.turn_id, text: r.text, from: r.sender, seat: r.seat, state: r.state, reason: r.reason, resolvedSeq: r.resolved_seq }));
+  }
+
+  /** Whether the turn that started at `startedSeq` has a tool call still waiting for its result. */
+  hasUnanswered(startedSeq: number): boolean {
+    const entries = this.entries("seq >= ?", startedSeq);
+    const answered = new Set(entries.flatMap((h) => (h.entry.role === "tool-result" ? [h.entry.callId] : [])));
+    return entries.some((h) => h.entry.role === "tool-call" && !answered.has(h.entry.callId));
   }
 
   /** What a seat starts from after a handoff with a summary; null: the whole transcript. */

@@ -96,10 +96,7 @@ const HANDOFF_ANSWER: readonly RouteError[] = [
   [409, CODES.threadArchived],
 ];
 /** A message's `onBusy` while a turn runs. */
-const BUSY: readonly RouteError[] = [
-  [409, CODES.threadBusy],
-  [501, CODES.steerNotBuilt],
-];
+const BUSY: readonly RouteError[] = [[409, CODES.threadBusy]];
 const QUESTION: readonly RouteError[] = [
   [404, CODES.questionNotFound],
   [409, CODES.questionClosed],
@@ -201,6 +198,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     drains: true,
     errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, [409, CODES.recordOnlyThread]],
   },
+  "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it." },
   "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },
   "POST /threads/:id/seats": {
     summary: "Joins a seat, with a spawn's rules for its engine and model.",

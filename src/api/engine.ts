@@ -158,6 +158,12 @@ export const EngineReport = z.discriminatedUnion("type", [
    * last message (a `length` / `max_tokens` / `max_output_tokens` stop).
    */
   z.object({ type: z.literal("end"), outcome: z.enum(["completed", "failed"]), failure: failure.optional(), stop: z.enum(TURN_STOPS).optional() }),
+  /**
+   * A message sent to steer the running turn (`POST /turns/:turnId/steer`) joined the
+   * engine's conversation: the model reads it before its next call. A steer the engine
+   * queued but never reports this way was not taken (the turn ended first).
+   */
+  z.object({ type: z.literal("steered"), seq: z.number().int().positive() }),
   /** The engine compacted its own session: asked (`compact`), or on its own during a turn. */
   z.object({ type: z.literal("compacted"), preTokens: z.number().int().nonnegative().optional() }),
   /** Keeps an idle report stream visibly alive. */
@@ -170,6 +176,12 @@ export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
 
 export const QUESTION_ACTIONS = ["answer", "dismiss", "continue"] as const;
 export type QuestionAction = (typeof QUESTION_ACTIONS)[number];
+
+/** Body of `POST /turns/:turnId/steer` on the engines binding: a message for the running turn, labelled as the turn's inputs are. */
+export interface SteerRequest {
+  seq: number;
+  text: string;
+}
 
 /** Body of `POST /turns/:turnId/questions/:requestId` on the engines binding. */
 export interface QuestionReply {

@@ -67,8 +67,6 @@ export const CODES = {
   engineBusy: "engine-busy",
   /** A message with `onBusy: "reject"` while a turn runs. */
   threadBusy: "thread-busy",
-  /** A message with `onBusy: "steer"` while a turn runs: steering is not built yet (501). */
-  steerNotBuilt: "steer-not-built",
   /** `POST /threads/:id/seats` with a name the thread has (active or removed: a seat keeps its name). */
   seatExists: "seat-exists",
   /** A seat the thread never had (a message's `seat`, a replace, a removal, a handoff's `to`). */

@@ -142,6 +142,16 @@ export interface SystemBody {
   turnId?: string;
 }
 
+/** What became of a message sent to steer a running turn (`onBusy: "steer"`). */
+export interface SteeredBody {
+  /** The message: the seq of its `message` event. */
+  target: number;
+  turnId: string;
+  /** True: it joined the running turn's conversation. False: the next turn answers it instead. */
+  taken: boolean;
+  reason?: string;
+}
+
 /** A seat as its events describe it. */
 export interface SeatShape {
   engine: Engine;
@@ -271,6 +281,7 @@ export interface EventBodies {
   window: WindowBody;
   "window-pending": WindowPendingBody;
   "compaction-disposition": CompactionDispositionBody;
+  steered: SteeredBody;
   "seat-joined": SeatJoinedBody;
   "seat-replaced": SeatReplacedBody;
   "seat-removed": SeatRemovedBody;
@@ -316,6 +327,7 @@ export const EVENT_KINDS = [
   "window",
   "window-pending",
   "compaction-disposition",
+  "steered",
   "seat-joined",
   "seat-replaced",
   "seat-removed",

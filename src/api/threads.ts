@@ -20,7 +20,7 @@ export const SeatName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, "le
 
 /**
  * What a message does when it arrives while a turn runs: wait for the next turn (`queue`),
- * steer the running one (`steer`, not built yet), stop it and be answered next
+ * steer the running one (`steer`: the running turn takes it in), stop it and be answered next
  * (`interrupt`), or be refused (`reject`, 409 `thread-busy`).
  */
 export const ON_BUSY = ["queue", "steer", "interrupt", "reject"] as const;

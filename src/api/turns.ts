@@ -160,3 +160,16 @@ export interface PendingQuestion {
 
 /** Workspace of the approval and question index for threads spawned without one. */
 export const DEFAULT_WORKSPACE = "default";
+
+/** `GET /threads/:id/steering`: a message sent with `onBusy: "steer"` while a turn ran. */
+export interface SteeringEntry {
+  /** The message's seq. */
+  seq: number;
+  /** The turn it was sent to steer. */
+  turnId: string;
+  /** Whether the engine took it into that turn; null while it has not said. Not taken, the next turn answers it. */
+  taken: boolean | null;
+  reason: string | null;
+  /** The `steered` event that settled it. */
+  resolvedSeq: number | null;
+}

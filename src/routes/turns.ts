@@ -25,6 +25,8 @@ turns.post("/threads/:id/send", notWhileDraining, jsonBody(SendMessage), async (
 
 turns.get("/threads/:id/turn", async (c) => answer(c, await thread(c, c.req.param("id")).turnStatus()));
 
+turns.get("/threads/:id/steering", async (c) => answer(c, await thread(c, c.req.param("id")).steering()));
+
 turns.post("/threads/:id/interrupt", async (c) => answer(c, await thread(c, c.req.param("id")).interrupt()));
 
 turns.get("/threads/:id/compact", async (c) => answer(c, await thread(c, c.req.param("id")).compactionStatus()));

@@ -17,14 +17,17 @@ async function busyThread(spec: Record<string, unknown> = {}): Promise<{ id: str
 }
 
 describe("a message that arrives while a turn runs", () => {
-  it("is refused with onBusy reject, and steer answers that steering is not built yet", async () => {
+  it("is refused with onBusy reject, and handed to the running turn with steer", async () => {
     const base = front().url;
     const { id, turnId } = await busyThread();
     const rejected = await call(base, "POST", `/threads/${id}/messages`, { text: "now", onBusy: "reject" });
     expect([rejected.status, rejected.body.code, rejected.body.turnId]).toEqual([409, "thread-busy", turnId]);
-    const steered = await call(base, "POST", `/threads/${id}/send`, { text: "now", onBusy: "steer" });
-    expect([steered.status, steered.body.code]).toEqual([501, "steer-not-built"]);
     expect((await events(base, id)).filter((e) => e.kind === "message").length).toBe(1);
+    // Steering (test/e2e/steering.test.ts): accepted, handed to the engine, not queued.
+    const steered = await call(base, "POST", `/threads/${id}/messages`, { text: "now", onBusy: "steer" });
+    expect(steered.status).toBe(202);
+    expect((await call(base, "GET", `/threads/${id}/steering`)).body.steering).toMatchObject([{ seq: steered.body.seq, turnId, taken: null }]);
+    expect((await call(base, "GET", `/threads/${id}/turn`)).body.queued).toBe(0);
     // Queued (the default): accepted, and answered by the next turn.
     expect((await call(base, "POST", `/threads/${id}/messages`, { text: "later" })).status).toBe(202);
     expect((await call(base, "GET", `/threads/${id}/turn`)).body.queued).toBe(1);

@@ -102,6 +102,7 @@ describe("the client library drives a turn", () => {
     expect((await c.acceptHandoff(threadId, offer.fromSeq)).state).toBe("accepted");
     expect(await c.declineHandoff(threadId, offer.fromSeq).catch((e: unknown) => e)).toMatchObject({ kind: "rejected", status: 409, code: "handoff-closed" });
     expect((await c.removeSeat(threadId, "main")).holder).toBe("reviewer");
+    expect((await c.steering(threadId)).steering).toEqual([]);
     expect((await c.seats(threadId)).seats.map((s) => [s.name, s.state])).toEqual([
       ["main", "removed"],
       ["reviewer", "active"],

@@ -24,6 +24,7 @@ export interface EngineHost {
 
 const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS) });
 const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
+const SteerBody = z.object({ seq: z.number().int().positive(), text: z.string() });
 
 /**
  * The engines binding, served by the front (src/api/engine.ts has the protocol). Turns
@@ -112,13 +113,18 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);
     if (path === "/summaries") return reply(res, 200, await writeSummary(body as SummaryRequest, deps.network));
-    const m = /^\/turns\/([^/]+)\/(interrupt|approvals|questions)(?:\/([^/]+))?$/.exec(path);
+    const m = /^\/turns\/([^/]+)\/(interrupt|steer|approvals|questions)(?:\/([^/]+))?$/.exec(path);
     const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
     if (!m) return reply(res, 404, { error: `no engine route ${path}` });
     if (!turn) return reply(res, 404, { error: `no running turn ${m[1]}` });
     if (m[2] === "interrupt") {
       turn.interrupt();
       return reply(res, 200, { interrupting: true });
+    }
+    if (m[2] === "steer") {
+      const steer = SteerBody.safeParse(body);
+      if (!steer.success) return reply(res, 400, { error: "a steer is {seq, text}" });
+      return (await turn.steer(steer.data)) ? reply(res, 200, { queued: true }) : reply(res, 409, { error: `turn ${m[1]} cannot take a steering message now` });
     }
     const id = decodeURIComponent(m[3] ?? "");
     if (m[2] === "approvals") {

@@ -1,4 +1,4 @@
-import type { ApprovalDecision, EngineReport, QuestionReply, TurnFailure, TurnStop } from "../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, QuestionReply, SteerRequest, TurnFailure, TurnStop } from "../../../src/api/engine.js";
 
 /** A turn an engine is running, as the engine host drives it. */
 export interface EngineTurn {
@@ -8,6 +8,12 @@ export interface EngineTurn {
   decide(approvalId: string, decision: ApprovalDecision): boolean;
   /** False when the engine waits on no such question. */
   reply(requestId: string, answer: QuestionReply): boolean;
+  /**
+   * Hands the running turn a message to steer it: true once the engine has it queued (it
+   * emits `steered` when the message joins the conversation), false when it cannot take
+   * one now (the turn is not running yet, or is ending).
+   */
+  steer(message: SteerRequest): Promise<boolean>;
   interrupt(): void;
 }
 

@@ -54,7 +54,14 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
   let interrupted = false;
   let interruptAgent: (() => Promise<unknown>) | null = null;
   let finishInput!: () => void;
-  const inputDone = new Promise<void>((r) => (finishInput = r));
+  let inputOpen = true;
+  const inputDone = new Promise<void>((r) => (finishInput = r)).then(() => void (inputOpen = false));
+  /** Steering messages for the input stream, and the ones sent that the agent has not folded in yet (by their uuid). */
+  const steers: SDKUserMessage[] = [];
+  const unfolded = new Map<string, number>();
+  let wakeInput: (() => void) | null = null;
+  let sessionOf = "";
+  let running = false;
 
   const canUseTool = async (name: string, input: Record<string, unknown>, options: { signal: AbortSignal; toolUseID: string }): Promise<PermissionResult> => {
     if (name === QUESTION_TOOL) {
@@ -112,10 +119,16 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     const contextWindow = windowOf(access.provider, req.model);
     let lastCall = 0;
     let compacted = false;
+    sessionOf = saved?.sessionId ?? "";
     async function* prompt(): AsyncGenerator<SDKUserMessage> {
-      yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: saved?.sessionId ?? "" };
+      yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: sessionOf };
       // The input stays open until the turn's result: closing it ends the agent's process.
-      await inputDone;
+      // Until then it carries steering messages, which the agent folds into the running turn.
+      while (inputOpen) {
+        const next = steers.shift();
+        if (next) yield next;
+        else await Promise.race([inputDone, new Promise<void>((r) => (wakeInput = r))]);
+      }
     }
     const q = query({
       prompt: prompt(),
@@ -147,6 +160,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
       },
     });
     interruptAgent = () => q.interrupt();
+    running = true;
     if (interrupted) await q.interrupt().catch(() => {});
     const toolNames = new Map<string, string>();
     let sessionId = saved?.sessionId ?? "";
@@ -161,7 +175,11 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
         else if (m.type === "stream_event") {
           const e = m.event as { type: string; delta?: { type: string; text?: string } };
           if (e.type === "content_block_delta" && e.delta?.type === "text_delta") emit({ type: "delta", frame: { type: "text", delta: e.delta.text ?? "" } });
-        } else if (m.type === "assistant" && !m.error && m.parent_tool_use_id === null) {
+        } else if (m.type === "assistant" && m.parent_tool_use_id === null) {
+          // The first answer after a steering message was folded in is stamped with its uuid.
+          for (const uuid of [m.user_message_uuid, ...(m.user_message_uuids ?? [])])
+            if (uuid && unfolded.has(uuid)) (emit({ type: "steered", seq: unfolded.get(uuid)! }), unfolded.delete(uuid));
+          if (m.error) continue;
           const used = m.message.usage as { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number } | undefined;
           if (used) lastCall = (used.input_tokens ?? 0) + (used.cache_read_input_tokens ?? 0) + (used.cache_creation_input_tokens ?? 0) + (used.output_tokens ?? 0);
           const blocks = m.message.content as Block[];
@@ -183,6 +201,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
                 isError: b.is_error === true,
               });
         } else if (m.type === "result") {
+          running = false;
           const grew = Math.max(0, m.total_cost_usd - (saved?.costUsd ?? 0));
           if (sessionId) await sessions.put(req.threadId, { sessionId, costUsd: Math.max(m.total_cost_usd, saved?.costUsd ?? 0) });
           const usage = m.usage as { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
@@ -221,6 +240,14 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
+    steer: async ({ seq, text }) => {
+      if (!running || interrupted || !inputOpen) return false;
+      const uuid = crypto.randomUUID();
+      unfolded.set(uuid, seq);
+      steers.push({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: sessionOf, uuid, priority: "next" });
+      wakeInput?.();
+      return true;
+    },
     interrupt() {
       interrupted = true;
       approvals.settleAll("interrupted");

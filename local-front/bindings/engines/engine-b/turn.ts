@@ -2,7 +2,7 @@ import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, SteerRequest, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
 import { newId } from "../../../../src/shared/ids.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
@@ -45,6 +45,8 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
   const sessions = new SessionStore(deps.stateDir, "engine_b");
   let interrupted = false;
   let stop: (() => void) | null = null;
+  /** Set while codex runs the turn: `turn/steer` adds input to it. */
+  let steerNow: ((m: SteerRequest) => Promise<boolean>) | null = null;
 
   const run = async (): Promise<RunOutcome> => {
     const binary = deps.binary;
@@ -103,7 +105,10 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const usage = { input: 0, cached: 0, output: 0, lastCall: 0, window: null as number | null };
 
     const item = (phase: "started" | "completed", it: ThreadItem) => {
-      if (it.type === "contextCompaction" && phase === "completed") emit({ type: "compacted" });
+      // A steering message shows as a user message item, named by the id the runtime gave it, once codex took it in.
+      const steered = it.type === "userMessage" && phase === "completed" ? /^steer-(\d+)$/.exec(it.clientId ?? "") : null;
+      if (steered) emit({ type: "steered", seq: Number(steered[1]) });
+      else if (it.type === "contextCompaction" && phase === "completed") emit({ type: "compacted" });
       else if (it.type === "agentMessage" && phase === "completed" && it.text) emit({ type: "reply", text: it.text });
       else if (it.type === "commandExecution") {
         if (phase === "started") emit({ type: "tool-call", callId: it.id, name: "exec_command", input: { command: it.command } });
@@ -221,7 +226,13 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       const started = await rpc.request("turn/start", { threadId, input: [{ type: "text", text, text_elements: [] }] });
       stop = () => void rpc.request("turn/interrupt", { threadId, turnId: started.turn.id }).catch(() => child.kill("SIGKILL"));
       if (interrupted) stop();
+      steerNow = ({ seq, text }) =>
+        rpc.request("turn/steer", { threadId, expectedTurnId: started.turn.id, clientUserMessageId: `steer-${seq}`, input: [{ type: "text", text, text_elements: [] }] }).then(
+          () => true,
+          () => false,
+        );
       const failure = await turnEnded;
+      steerNow = null;
       reportUsage();
       return failure;
     } finally {
@@ -238,6 +249,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
+    steer: (m) => (steerNow && !interrupted ? steerNow(m) : Promise.resolve(false)),
     interrupt() {
       interrupted = true;
       approvals.settleAll("interrupted");

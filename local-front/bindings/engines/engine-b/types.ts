@@ -16,6 +16,7 @@ import type { ThreadStartResponse } from "./protocol/v2/ThreadStartResponse.js";
 import type { ToolRequestUserInputResponse } from "./protocol/v2/ToolRequestUserInputResponse.js";
 import type { TurnInterruptResponse } from "./protocol/v2/TurnInterruptResponse.js";
 import type { TurnStartResponse } from "./protocol/v2/TurnStartResponse.js";
+import type { TurnSteerResponse } from "./protocol/v2/TurnSteerResponse.js";
 
 export type { ClientNotification, ServerRequest };
 export type { ServerNotification } from "./protocol/ServerNotification.js";
@@ -39,6 +40,7 @@ export interface Responses {
   "thread/compact/start": ThreadCompactStartResponse;
   "turn/start": TurnStartResponse;
   "turn/interrupt": TurnInterruptResponse;
+  "turn/steer": TurnSteerResponse;
 }
 
 /** What this binding answers to each server request it takes. */

@@ -53,6 +53,9 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
   const questions = new Waiting<QuestionAnswer>();
   let agent: Agent | null = null;
   let interrupted = false;
+  /** Steering messages handed to the agent and not yet in its conversation, by the message object it was given. */
+  const steering = new Map<AgentMessage, number>();
+  let ending = false;
   let lastStatus: number | null = null;
 
   const run = async (): Promise<RunOutcome> => {
@@ -107,6 +110,11 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
       if (event.type === "message_update") {
         const e = event.assistantMessageEvent;
         if (e.type === "text_delta") emit({ type: "delta", frame: { type: "text", delta: e.delta } });
+      } else if (event.type === "message_end" && event.message.role === "user") {
+        // pi-agent-core adds a steering message to the conversation before the next model call;
+        // after an interrupt there is no next call, and the runtime gives it to the next turn.
+        const seq = steering.get(event.message);
+        if (seq !== undefined && !interrupted) (steering.delete(event.message), emit({ type: "steered", seq }));
       } else if (event.type === "message_end" && event.message.role === "assistant") {
         const m = event.message;
         unfinished ??= unfinishedBy(m);
@@ -139,6 +147,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     // The agent's model calls inherit this context, and with it the session's route out.
     // No inputs: the runtime reduced a turn's context that did not fit, and the turn goes on from it.
     await withSessionRoute(access.route, () => (prompt.length > 0 ? a.prompt(prompt) : a.continue()));
+    ending = true;
     if (interrupted) return INTERRUPTED;
     if (unfinished === "cut") return { class: "session", error: "the provider's stream ended before its last frame: the answer was cut off" };
     if (unfinished === "length") return { stop: "length" };
@@ -154,6 +163,13 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
+    steer: async ({ seq, text }) => {
+      if (!agent || ending || interrupted) return false;
+      const message: AgentMessage = { role: "user", content: text, timestamp: Date.now() };
+      steering.set(message, seq);
+      agent.steer(message);
+      return true;
+    },
     interrupt() {
       interrupted = true;
       agent?.abort();
