@@ -10,6 +10,7 @@ import {
   ThreadRowAnswer,
   TurnStatusAnswer,
 } from "../src/api/answers.js";
+import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
 import type { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList } from "../src/api/seats.js";
 import type { ArmDrain, DrainStatus } from "../src/api/drain.js";
@@ -162,6 +163,27 @@ export class RuntimeClient {
   /** Reduces the context now (`mode`, or the runtime's choice); settles a forced window. */
   compact(id: string, mode?: CompactionMode): Promise<CompactResult> {
     return this.call("POST", `/threads/${id}/compact`, mode ? { mode } : {});
+  }
+
+  /** The thread's attachments, oldest first (each message's `attachments`). */
+  attachments(id: string): Promise<{ attachments: AttachmentEntry[] }> {
+    return this.call("GET", `/threads/${id}/attachments`);
+  }
+
+  /** One attachment's bytes and media type, by its hash. */
+  async attachment(id: string, sha256: string): Promise<{ mediaType: string; bytes: Uint8Array }> {
+    const path = `/threads/${id}/attachments/${sha256}`;
+    let res: Response;
+    try {
+      res = await fetch(this.baseUrl + path);
+    } catch (err) {
+      throw new RuntimeError("transport", `GET ${path}: ${(err as Error).message}`);
+    }
+    if (!res.ok) {
+      const err = (await res.json().catch(() => ({}))) as ErrorBody;
+      throw new RuntimeError("rejected", err.error ?? `GET ${path}: ${res.status}`, res.status, err.code, err);
+    }
+    return { mediaType: res.headers.get("content-type") ?? "application/octet-stream", bytes: new Uint8Array(await res.arrayBuffer()) };
   }
 
   /** Every message sent to steer a running turn, oldest first, and whether the engine took it. */

@@ -1,5 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
+import type { AttachmentEntry, AttachmentInput, AttachmentRef } from "../src/api/attachments.js";
+import { attachmentBytes, attachmentPath } from "../src/rules/attachments.js";
 import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
 import type { ApprovalDecision, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
@@ -50,6 +52,7 @@ export class Thread extends DurableObject<Env> {
   private readonly config: RuntimeConfig;
   private readonly sql: SqlStorage;
   private readonly log: EventLog;
+  private readonly blobs: BlobStore;
   private readonly followers: FollowHub<StoredEvent, SerializedEvent>;
   private readonly deltas: DeltaHub;
   private state: ThreadState | null;
@@ -80,7 +83,8 @@ export class Thread extends DurableObject<Env> {
     addMissingColumn(this.sql, "held", "sender");
     addMissingColumn(this.sql, "held", "seat");
     this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable));
-    this.log = new EventLog(this.sql, new BlobStore(env.BLOBS, this.config.faults.has("blob-put")), this.config.blobThreshold);
+    this.blobs = new BlobStore(env.BLOBS, this.config.faults.has("blob-put"));
+    this.log = new EventLog(this.sql, this.blobs, this.config.blobThreshold);
     this.tables = new TurnTables(this.sql);
     this.followers = new FollowHub(this.log, this.config.heartbeatMs);
     this.deltas = new DeltaHub(this.config.streamSubscribers, this.config.streamBuffer, this.config.heartbeatMs);
@@ -95,6 +99,7 @@ export class Thread extends DurableObject<Env> {
       config: this.config,
       sql: this.sql,
       log: this.log,
+      blobs: this.blobs,
       commits: this.commits,
       tables: this.tables,
       deltas: this.deltas,
@@ -186,12 +191,15 @@ export class Thread extends DurableObject<Env> {
   async postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
     if (!this.state) return missing();
     const digest = idempotencyKey ? await sha256Hex(new TextEncoder().encode(JSON.stringify(message))) : null;
+    const files = message.attachments?.length ? await this.storeAttachments(message.attachments) : null;
+    if (files && !files.ok) return files;
     const body = {
       text: message.text,
       ...(message.from ? { from: message.from } : {}),
       ...(message.hold ? { hold: true } : {}),
       ...(message.onBusy ? { onBusy: message.onBusy } : {}),
       ...(message.seat ? { seat: message.seat } : {}),
+      ...(files ? { attachments: files.value } : {}),
     };
     const onBusy = message.onBusy ?? this.state.spec.onBusy;
     let interrupts = false;
@@ -208,7 +216,8 @@ export class Thread extends DurableObject<Env> {
         return refuse(409, `thread ${this.state!.id} is running turn ${running.id}, and this message asked not to wait (onBusy: reject)`, CODES.threadBusy, { turnId: running.id });
       interrupts = running !== null && onBusy === "interrupt";
       // A message for another seat than the one whose turn runs waits for that seat's turn.
-      steers = running !== null && onBusy === "steer" && (message.seat === undefined || message.seat === (running.seat ?? FIRST_SEAT));
+      // Attachments are placed for a turn as it starts: a message that carries some waits for the next turn.
+      steers = running !== null && onBusy === "steer" && !files && (message.seat === undefined || message.seat === (running.seat ?? FIRST_SEAT));
       if (idempotencyKey) {
         const seen = this.sql
           .exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", idempotencyKey)
@@ -218,6 +227,7 @@ export class Thread extends DurableObject<Env> {
         if (seen) return ok({ seq: seen.seq, ts: seen.ts, replayed: true });
       }
       const event = this.append(prepared.value);
+      if (files) this.tables.addAttachments(event.seq, files.value);
       if (message.hold) this.sql.exec("INSERT INTO held (seq, text, sender, seat) VALUES (?, ?, ?, ?)", event.seq, message.text, message.from ?? null, message.seat ?? null);
       else if (steers) this.tables.addSteer(event.seq, running!.id, message.text, message.from ?? null, message.seat ?? null);
       else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from, message.seat);
@@ -230,6 +240,32 @@ export class Thread extends DurableObject<Env> {
     // The message is queued first, so the turn after the interrupted one answers it.
     if (outcome.ok && interrupts && !outcome.value.replayed) void this.driver.interrupt();
     return outcome;
+  }
+
+  /** A message's attachments into the blob store, by hash, before its event is written; or why they are refused. */
+  private async storeAttachments(inputs: readonly AttachmentInput[]): Promise<Outcome<AttachmentRef[]>> {
+    const decoded = attachmentBytes(inputs, this.config.attachmentMaxBytes);
+    if (!decoded.ok) return decoded;
+    try {
+      const refs = await Promise.all(decoded.value.map((bytes) => this.blobs.putBytes(bytes)));
+      return ok(refs.map((r, i) => ({ name: inputs[i]!.name, mediaType: inputs[i]!.mediaType, bytes: r.bytes, sha256: r.sha256 })));
+    } catch (err) {
+      return refuse(503, `the blob store could not save an attachment: ${(err as Error).message}`, CODES.blobStoreUnavailable);
+    }
+  }
+
+  /** The thread's attachments, oldest first, with where the engines find each. */
+  attachments(): Outcome<{ attachments: AttachmentEntry[] }> {
+    if (!this.state) return missing();
+    return ok({ attachments: this.tables.attachments().map((a) => ({ ...a, path: attachmentPath(a.seq, a.name) })) });
+  }
+
+  /** One attachment's bytes and media type, by its hash; only an attachment of this thread. */
+  async attachment(sha256: string): Promise<Outcome<{ mediaType: string; name: string; bytes: Uint8Array }>> {
+    if (!this.state) return missing();
+    const found = this.tables.attachmentBySha(sha256);
+    if (!found) return refuse(404, `thread has no attachment ${sha256}`, CODES.attachmentNotFound);
+    return ok({ mediaType: found.mediaType, name: found.name, bytes: await this.blobs.getBytes(sha256) });
   }
 
   async editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {

@@ -22,6 +22,8 @@ export interface Conversation {
   include: string[];
   /** Anthropic only: the request enables extended thinking, so thinking blocks may be sent. */
   thinking: boolean;
+  /** Image parts anywhere in the request (`image_url`, `input_image`, Anthropic `image` blocks). */
+  images: number;
 }
 
 type Json = Record<string, unknown>;
@@ -68,6 +70,16 @@ function toolNames(body: Json): string[] {
   });
 }
 
+const IMAGE_PARTS = new Set(["image_url", "input_image", "image"]);
+
+/** Image parts anywhere in a request body, in any of the three protocols' shapes. */
+function countImages(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + countImages(v), 0);
+  if (!isObject(value)) return 0;
+  const own = typeof value.type === "string" && IMAGE_PARTS.has(value.type) ? 1 : 0;
+  return Object.values(value).reduce((n: number, v) => n + countImages(v), own);
+}
+
 function baseConversation(body: Json, entries: Entry[]): Conversation {
   return {
     model: body.model as string,
@@ -77,6 +89,7 @@ function baseConversation(body: Json, entries: Entry[]): Conversation {
     tools: toolNames(body),
     include: Array.isArray(body.include) ? body.include.filter((i): i is string => typeof i === "string") : [],
     thinking: isObject(body.thinking) && body.thinking.type !== "disabled",
+    images: countImages(body.messages ?? body.input),
   };
 }
 

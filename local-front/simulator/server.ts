@@ -13,7 +13,7 @@ import { openaiResponses } from "./openai-responses.js";
 import type { Protocol } from "./protocol.js";
 import { PROVIDERS, serves } from "./providers.js";
 import { Issued } from "./issued.js";
-import { SIMULATED_MODELS } from "./models.js";
+import { SIMULATED_MODELS, simulatedImages } from "./models.js";
 import { decide, deltaCount, type Outcome, type Reply } from "./reply.js";
 import { RequestLog } from "./request-log.js";
 import { writeSse, type Frame, type Pacing } from "./sse.js";
@@ -147,6 +147,8 @@ async function handleModelRequest(protocol: Protocol, provider: Provider | null,
   try {
     conv = protocol.parse(parsed.value, req.headers, issued);
     if (provider && !serves(provider, conv.model)) return reject({ kind: "fail", fail: "model-not-found", model: conv.model, retryAfter: 0 });
+    if (conv.images > 0 && simulatedImages(conv.model) === false)
+      return reject({ kind: "bad-request", message: `Invalid content type. Image input is not supported by the model ${conv.model}.` });
     outcome = decide(conv, holder?.org ?? null);
   } catch (err) {
     if (err instanceof BadRequest) return reject({ kind: "bad-request", message: err.message });

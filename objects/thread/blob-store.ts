@@ -32,7 +32,11 @@ export class BlobStore {
   }
 
   async put(text: string): Promise<BlobRef> {
-    const bytes = encoder.encode(text);
+    return this.putBytes(encoder.encode(text));
+  }
+
+  /** Any bytes (a message's attachment); one copy per content, whoever stored it first. */
+  async putBytes(bytes: Uint8Array): Promise<BlobRef> {
     const sha256 = await sha256Hex(bytes);
     const key = BlobStore.key(sha256);
     try {
@@ -48,6 +52,12 @@ export class BlobStore {
     const object = await this.bucket.get(BlobStore.key(sha256));
     if (!object) throw new Error(`blob ${sha256} is missing from the blob store`);
     return object.text();
+  }
+
+  async getBytes(sha256: string): Promise<Uint8Array> {
+    const object = await this.bucket.get(BlobStore.key(sha256));
+    if (!object) throw new Error(`blob ${sha256} is missing from the blob store`);
+    return new Uint8Array(await object.arrayBuffer());
   }
 }
 

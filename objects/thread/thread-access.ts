@@ -5,6 +5,7 @@ import type { Env } from "../../src/platform/env.js";
 import type { CommitQueue } from "../lib/commit-queue.js";
 import type { DeltaHub } from "./delta-hub.js";
 import type { EventLog, PreparedEvent, SerializedEvent } from "./event-log.js";
+import type { BlobStore } from "./blob-store.js";
 import type { Outcome } from "../../src/api/outcome.js";
 import type { ThreadState } from "./thread-state.js";
 import type { TurnTables } from "./turn-tables.js";
@@ -21,6 +22,8 @@ export interface ThreadAccess {
   /** The object's database, for the tables a part of it owns (handoffs); write only inside a commit. */
   readonly sql: SqlStorage;
   readonly log: EventLog;
+  /** Attachments' bytes, by hash. */
+  readonly blobs: BlobStore;
   readonly commits: CommitQueue;
   readonly tables: TurnTables;
   readonly deltas: DeltaHub;

@@ -13,6 +13,8 @@ import { restage, type ThreadAccess } from "./thread-access.js";
 import { runKey, seatModel, seatNamed, type SeatState, type ThreadState } from "./thread-state.js";
 import { FIRST_SEAT } from "../../src/api/seats.js";
 import { seatField, seatInputs, seatView } from "../../src/rules/seat-view.js";
+import { attachmentPath, toBase64, withMentions } from "../../src/rules/attachments.js";
+import type { EngineAttachment } from "../../src/api/attachments.js";
 import type { HeldEntry } from "../../src/rules/compaction.js";
 import type { Elsewhere, Routed } from "./turn-tables.js";
 import { recordTurnEvent, recordUsage } from "./turn-events.js";
@@ -257,7 +259,8 @@ export class TurnDriver {
       const e = this.thread.append({ ...prepared.value, text: JSON.stringify(body) });
       const reseed = this.compaction.takeReseed();
       if (reseed === "forced" && model.engine !== "pi") this.thread.append(skipped);
-      for (const input of inputs) this.thread.tables.addEntry(input.seq, { role: "user", text: input.text, ...(input.from ? { from: input.from } : {}) });
+      for (const input of inputs)
+        this.thread.tables.addEntry(input.seq, { role: "user", text: withMentions(input.text, input.seq, this.thread.tables.attachments(input.seq)), ...(input.from ? { from: input.from } : {}) });
       // An engine resumes its own session only after a turn of the same seat on the same model:
       // another seat's turns are not in that session, and another model would meet what the
       // first one bound to itself (thinking signatures, encrypted reasoning) and refuse it.
@@ -306,7 +309,7 @@ export class TurnDriver {
       transcript: started.view.entries,
       freshSession: started.freshSession,
       window: this.compaction.engineWindow(),
-      inputs: seatInputs(started.inputs, started.view.labelled),
+      inputs: await this.engineInputs(started.inputs, started.view.labelled),
     };
     void this.runTurn(live, request)
       .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))
@@ -383,7 +386,7 @@ export class TurnDriver {
         ? {
             ...request,
             transcript: this.viewOf(live.seat, context.filter((h) => !(inputs.has(h.seq) && h.entry.role === "user"))).entries,
-            inputs: seatInputs(live.messages, live.labelled),
+            inputs: await this.engineInputs(live.messages, live.labelled),
             freshSession: true,
           }
         : { ...request, transcript: this.viewOf(live.seat, context).entries, inputs: [] };
@@ -653,8 +656,39 @@ export class TurnDriver {
   private addElsewhere(m: Elsewhere): void {
     this.thread.tables.addEntry(
       m.seq,
-      m.own ? { role: "assistant", text: m.text, ...seatField(m.seat) } : { role: "user", text: m.text, ...(m.from ? { from: m.from } : {}) },
+      m.own
+        ? { role: "assistant", text: m.text, ...seatField(m.seat) }
+        : { role: "user", text: withMentions(m.text, m.seq, this.thread.tables.attachments(m.seq)), ...(m.from ? { from: m.from } : {}) },
     );
+  }
+
+  /**
+   * The turn's messages as the engine gets them: each with its attachments (their bytes
+   * from the blob store, and a line naming where each is placed), labelled with senders
+   * when the seat's view is. An attachment the store no longer has is named as missing
+   * rather than failing the turn.
+   */
+  private async engineInputs(inputs: TurnInput[], labelled: boolean): Promise<TurnInput[]> {
+    const out: TurnInput[] = [];
+    for (const input of inputs) {
+      const refs = this.thread.tables.attachments(input.seq);
+      if (refs.length === 0) {
+        out.push(input);
+        continue;
+      }
+      const attachments: EngineAttachment[] = [];
+      const missing: string[] = [];
+      for (const r of refs) {
+        try {
+          attachments.push({ name: r.name, mediaType: r.mediaType, path: attachmentPath(input.seq, r.name), base64: toBase64(await this.thread.blobs.getBytes(r.sha256)) });
+        } catch (err) {
+          missing.push(`[attachment ${r.name} could not be read: ${(err as Error).message}]`);
+        }
+      }
+      const text = [withMentions(input.text, input.seq, refs), ...missing].join("\n");
+      out.push({ ...input, text, attachments });
+    }
+    return seatInputs(out, labelled);
   }
 
   /** The context as one seat's engine is given it. */

@@ -1,6 +1,7 @@
 import type { WindowBody } from "../../src/api/compaction.js";
 import type { TranscriptEntry, TurnInput } from "../../src/api/engine.js";
 import type { SeatBase } from "../../src/rules/seat-view.js";
+import type { AttachmentRef } from "../../src/api/attachments.js";
 import { addMissingColumn } from "../lib/sql-columns.js";
 import { applyWindows, estimateText, type AppliedWindow, type HeldEntry } from "../../src/rules/compaction.js";
 
@@ -27,6 +28,15 @@ export const TURN_SCHEMA = `
     seq        INTEGER PRIMARY KEY,
     body       TEXT NOT NULL,
     up_to_row  INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS attachments (
+    seq        INTEGER NOT NULL,
+    idx        INTEGER NOT NULL,
+    name       TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    bytes      INTEGER NOT NULL,
+    sha256     TEXT NOT NULL,
+    PRIMARY KEY (seq, idx)
   );
   CREATE TABLE IF NOT EXISTS steering (
     seq          INTEGER PRIMARY KEY,
@@ -101,6 +111,8 @@ const toWait = (r: WaitRow): Wait => ({
   outcome: r.outcome ? (JSON.parse(r.outcome) as Record<string, unknown>) : null,
   resolvedSeq: r.resolved_seq,
 });
+
+type AttachmentRow = { seq: number; idx: number; name: string; media_type: string; bytes: number; sha256: string };
 
 /** A message sent to steer a running turn (docs/api.md, `onBusy: "steer"`). */
 export interface Steer {
@@ -233,6 +245,23 @@ export class TurnTables {
           isError: true,
           ...(h.entry.seat ? { seat: h.entry.seat } : {}),
         });
+  }
+
+  addAttachments(seq: number, refs: readonly AttachmentRef[]): void {
+    for (const [idx, r] of refs.entries())
+      this.sql.exec("INSERT INTO attachments (seq, idx, name, media_type, bytes, sha256) VALUES (?, ?, ?, ?, ?, ?)", seq, idx, r.name, r.mediaType, r.bytes, r.sha256);
+  }
+
+  /** One message's attachments, in order; every message's when `seq` is absent, oldest first. */
+  attachments(seq?: number): (AttachmentRef & { seq: number })[] {
+    const rows = seq === undefined ? this.sql.exec<AttachmentRow>("SELECT * FROM attachments ORDER BY seq, idx") : this.sql.exec<AttachmentRow>("SELECT * FROM attachments WHERE seq = ? ORDER BY idx", seq);
+    return rows.toArray().map((r) => ({ seq: r.seq, name: r.name, mediaType: r.media_type, bytes: r.bytes, sha256: r.sha256 }));
+  }
+
+  /** The first attachment with this content, if the thread has one. */
+  attachmentBySha(sha256: string): (AttachmentRef & { seq: number }) | null {
+    const r = this.sql.exec<AttachmentRow>("SELECT * FROM attachments WHERE sha256 = ? ORDER BY seq, idx LIMIT 1", sha256).toArray()[0];
+    return r ? { seq: r.seq, name: r.name, mediaType: r.media_type, bytes: r.bytes, sha256: r.sha256 } : null;
   }
 
   addSteer(seq: number, turnId: string, text: string, from: string | null, seat: string | null): void {

@@ -77,6 +77,11 @@ const ACCEPTS: readonly RouteError[] = [
   [503, CODES.threadDegraded],
   [503, CODES.blobStoreUnavailable],
 ];
+/** A message's attachments. */
+const ATTACHED: readonly RouteError[] = [
+  [413, CODES.attachmentTooLarge],
+  [400, CODES.attachmentInvalid],
+];
 /** A message's `seat`. */
 const SEAT_NAMED: readonly RouteError[] = [
   [404, CODES.seatNotFound],
@@ -155,7 +160,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     status: 202,
     answer: MessageAcceptedAnswer,
     drains: true,
-    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, [409, CODES.idempotencyConflict]],
+    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [409, CODES.idempotencyConflict]],
   },
   "PATCH /threads/:id/messages/:seq": {
     summary: "Edits or releases a held message (a release is refused while the host drains).",
@@ -191,12 +196,14 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     ],
   },
 
+  "GET /threads/:id/attachments": { summary: "The thread's attachments, oldest first: name, media type, size, hash, the message's seq, where the engines find it." },
+  "GET /threads/:id/attachments/:sha256": { summary: "One attachment whole, with its media type.", errors: [[404, CODES.attachmentNotFound]] },
   "POST /threads/:id/send": {
     summary: "Appends a message and answers when the turn it started ended (`async: true`: at once).",
     body: SendMessage,
     answer: SendResultAnswer,
     drains: true,
-    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, [409, CODES.recordOnlyThread]],
+    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [409, CODES.recordOnlyThread]],
   },
   "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it." },
   "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },

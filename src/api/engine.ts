@@ -7,6 +7,7 @@
  * fetch-shaped, so the host can be the local front (Node), a container or a URL.
  */
 import { z } from "zod";
+import type { EngineAttachment } from "./attachments.js";
 import type { Engine } from "./threads.js";
 
 /** The header the worker sends its per-boot token in; the engine host answers nothing without it. */
@@ -56,6 +57,8 @@ export interface TurnInput {
   seq: number;
   text: string;
   from?: string;
+  /** The message's attachments: the engine host writes each at its `path` in the working directory; images also go to a model that reads them. */
+  attachments?: EngineAttachment[];
 }
 
 export interface AccountChoice {

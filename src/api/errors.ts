@@ -67,6 +67,12 @@ export const CODES = {
   engineBusy: "engine-busy",
   /** A message with `onBusy: "reject"` while a turn runs. */
   threadBusy: "thread-busy",
+  /** A message's attachment over `SERVICE_ATTACHMENT_MAX_BYTES` (413); carries `limit` and `index`. */
+  attachmentTooLarge: "attachment-too-large",
+  /** A message's attachment whose base64 is not, or whose name another of its attachments has. */
+  attachmentInvalid: "attachment-invalid",
+  /** `GET /threads/:id/attachments/:sha256` names no attachment of the thread. */
+  attachmentNotFound: "attachment-not-found",
   /** `POST /threads/:id/seats` with a name the thread has (active or removed: a seat keeps its name). */
   seatExists: "seat-exists",
   /** A seat the thread never had (a message's `seat`, a replace, a removal, a handoff's `to`). */

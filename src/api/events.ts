@@ -6,6 +6,7 @@ import type { CompactionDispositionBody, WindowBody, WindowPendingBody } from ".
 import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry, TurnStop } from "./engine.js";
 import type { HandoffContext, Placement } from "./seats.js";
+import type { AttachmentRef } from "./attachments.js";
 import type { Engine, OnBusy, ShownSpec } from "./threads.js";
 
 
@@ -23,6 +24,8 @@ export interface MessageBody {
   onBusy?: OnBusy;
   /** The seat the message is for (absent: the seat that holds the thread). */
   seat?: string;
+  /** Its attachments, by hash: the bytes are in the blob store (`GET /threads/:id/attachments/:sha256`). */
+  attachments?: AttachmentRef[];
 }
 
 export interface MessageEditedBody {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Attachments } from "./attachments.js";
 
 export const ENGINES = ["engine_a", "engine_b", "pi"] as const;
 export type Engine = (typeof ENGINES)[number];
@@ -105,6 +106,8 @@ export const PostMessage = z
     onBusy: z.enum(ON_BUSY).optional(),
     /** The seat the message is for; absent, the seat that holds the thread answers it. */
     seat: SeatName.optional(),
+    /** Files and images for the turn (docs/api.md, "Attachments"). */
+    attachments: Attachments.optional(),
     // "loop" marks a loop's own prompts (src/api/turns.ts LOOP_SENDER).
     from: z.string().min(1).max(200).refine((f) => f !== "loop" && f !== "runtime", "from: \"loop\" and \"runtime\" are reserved").optional(),
   })

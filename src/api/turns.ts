@@ -1,5 +1,6 @@
 /** Request and response shapes of the turn routes (SPEC "Start work", "Control a turn"). */
 import { z } from "zod";
+import { Attachments } from "./attachments.js";
 import { APPROVAL_DECISIONS, type FailureClass, type Json, type TurnFailure } from "./engine.js";
 import { ON_BUSY, SeatName, SpawnSpec } from "./threads.js";
 
@@ -11,6 +12,7 @@ export const SendMessage = z
     async: z.boolean().optional(),
     onBusy: z.enum(ON_BUSY).optional(),
     seat: SeatName.optional(),
+    attachments: Attachments.optional(),
   })
   .strict();
 export type SendMessage = z.infer<typeof SendMessage>;

@@ -58,6 +58,7 @@ const raw = <const N extends string>(name: N, doc: string): Raw<N> => ({ name, s
  */
 export const SETTINGS = {
   blobThreshold: operator("SERVICE_AGENTS_BLOB_THRESHOLD", positive, "65536", "Event bodies larger than this many bytes are stored apart from the log"),
+  attachmentMaxBytes: operator("SERVICE_ATTACHMENT_MAX_BYTES", positive, "5242880", "Largest attachment of a message, in bytes; a larger one is refused with 413 `attachment-too-large`"),
   maxBody: operator("SERVICE_AGENTS_MAX_BODY", positive, "8388608", "Largest request body; larger ones get 413"),
   heartbeatMs: operator("SERVICE_SSE_HEARTBEAT_MS", positive, "15000", "Heartbeat comment on idle SSE streams"),
   streamSubscribers: operator("SERVICE_STREAM_SUBSCRIBERS", positive, "64", "`stream` readers allowed per thread; one more gets 429"),

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { TAIL_MAX_WAIT_MS } from "../api/tail.js";
+import { CODES } from "../api/errors.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } from "../api/threads.js";
 import { answer, answerText, refused, valueOf } from "../http/answer.js";
 import { jsonBody, valid } from "../http/validate.js";
@@ -90,4 +91,20 @@ threads.get("/threads/:id/stream", (c) => thread(c, c.req.param("id")).fetch("ht
 threads.get("/threads/:id/tool-results/:seq", async (c) => {
   const seq = seqParam(c.req.param("seq"), "seq");
   return answerText(await thread(c, c.req.param("id")).toolResult(seq));
+});
+
+threads.get("/threads/:id/attachments", async (c) => answer(c, await thread(c, c.req.param("id")).attachments()));
+
+/** An attachment whole, as it was sent, with its media type; `Content-Disposition` keeps its name. */
+threads.get("/threads/:id/attachments/:sha256", async (c) => {
+  const sha256 = c.req.param("sha256");
+  if (!/^[0-9a-f]{64}$/.test(sha256)) refused(404, `thread has no attachment ${sha256.slice(0, 80)}`, CODES.attachmentNotFound);
+  const found = valueOf(await thread(c, c.req.param("id")).attachment(sha256));
+  return new Response(found.bytes, {
+    headers: {
+      "content-type": found.mediaType,
+      "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(found.name)}`,
+      "x-content-type-options": "nosniff",
+    },
+  });
 });

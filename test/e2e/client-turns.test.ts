@@ -103,6 +103,11 @@ describe("the client library drives a turn", () => {
     expect(await c.declineHandoff(threadId, offer.fromSeq).catch((e: unknown) => e)).toMatchObject({ kind: "rejected", status: 409, code: "handoff-closed" });
     expect((await c.removeSeat(threadId, "main")).holder).toBe("reviewer");
     expect((await c.steering(threadId)).steering).toEqual([]);
+    const withFile = await c.send(threadId, { text: "see the file", attachments: [{ name: "a.txt", mediaType: "text/plain", text: "hello" }] });
+    const [file] = (await c.attachments(threadId)).attachments;
+    expect(file).toMatchObject({ seq: withFile.seq, name: "a.txt", bytes: 5 });
+    expect(new TextDecoder().decode((await c.attachment(threadId, file!.sha256)).bytes)).toBe("hello");
+    expect(await c.attachment(threadId, "0".repeat(64)).catch((e: unknown) => e)).toMatchObject({ kind: "rejected", status: 404, code: "attachment-not-found" });
     expect((await c.seats(threadId)).seats.map((s) => [s.name, s.state])).toEqual([
       ["main", "removed"],
       ["reviewer", "active"],

@@ -175,3 +175,17 @@ describe("what a model binds to itself is refused by another model, as the provi
     await expect(client.responses.create({ model: "sim-2", store: false, input })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("could not be verified") });
   });
 });
+
+describe("image input", () => {
+  const image = { type: "image_url" as const, image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } };
+
+  it("is read by a model that takes images, and refused to a text-only one as the provider refuses it", async () => {
+    const client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: "x", maxRetries: 0 });
+    const messages = [{ role: "user" as const, content: [{ type: "text" as const, text: "what is this?" }, image] }];
+    expect((await client.chat.completions.create({ model: "sim-1", messages })).choices[0]!.message.content).toBe("echo: what is this?");
+    await expect(client.chat.completions.create({ model: "sim-2", messages })).rejects.toMatchObject({ status: 400, message: expect.stringContaining("Image input is not supported") });
+    const anthropic = new Anthropic({ baseURL: sim.url, apiKey: "x", maxRetries: 0 });
+    const content = [{ type: "text" as const, text: "and this?" }, { type: "image" as const, source: { type: "base64" as const, media_type: "image/png" as const, data: "iVBORw0KGgo=" } }];
+    expect((await anthropic.messages.create({ model: "claude-sim", max_tokens: 100, messages: [{ role: "user", content }] })).content).toEqual([{ type: "text", text: "echo: and this?" }]);
+  });
+});

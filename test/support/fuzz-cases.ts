@@ -54,7 +54,12 @@ const TEMPLATES: Record<string, Template> = {
     ...(rng.chance(0.2) ? { proxyEnv: { HTTPS_PROXY: "http://127.0.0.1:9" } } : {}),
   }),
   "PUT /threads/:id/seat-lease": (_, rng) => ({ seatLease: rng.chance(0.5) ? "seat-1" : null }),
-  "POST /threads/:id/messages": () => ({ text: "fuzz", hold: true, from: "fuzz" }),
+  "POST /threads/:id/messages": (_, rng) => ({
+    text: "fuzz",
+    hold: true,
+    from: "fuzz",
+    ...(rng.chance(0.3) ? { attachments: [rng.chance(0.5) ? { name: "f.txt", mediaType: "text/plain", text: "fuzz" } : { name: "f.png", mediaType: "image/png", base64: "iVBORw0KGgo=" }] } : {}),
+  }),
   "PATCH /threads/:id/messages/:seq": (_, rng) => (rng.chance(0.8) ? { text: "edited" } : { hold: false }),
   "POST /threads/:id/send": (_, rng) => ({ text: "fuzz", ...(rng.chance(0.5) ? { async: true } : {}) }),
   "POST /threads/:id/approvals/:approvalId": (_, rng) => ({ decision: rng.pick(["allow", "deny"]) }),
@@ -265,6 +270,8 @@ function param(name: string, route: string, t: FuzzTargets, rng: Rng, budget: { 
       return String(rng.int(0, t.maxSeq + 3));
     case "approvalId":
       return t.approvals.length > 0 && rng.chance(0.5) ? rng.pick(t.approvals) : `ap_${rng.int(0, 99)}`;
+    case "sha256":
+      return rng.chance(0.5) ? "0".repeat(64) : randomText(rng, rng.int(1, 70));
     case "requestId":
       return `rq_${rng.int(0, 99)}`;
     case "name":

@@ -1,7 +1,7 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { SessionAccess } from "./access.js";
 import { catalogEntry, priceOf } from "./prices.js";
-import { simulatedWindow } from "../../simulator/models.js";
+import { simulatedImages, simulatedWindow } from "../../simulator/models.js";
 
 function isResponsesModel(id: string): boolean {
   return /^(gpt-|o\d)/.test(id);
@@ -28,7 +28,7 @@ export function piModel(access: SessionAccess, id: string): Model<Api> {
       name: id,
       provider: access.account ? access.provider : "simulator",
       reasoning: false,
-      input: ["text"],
+      input: simulatedImages(id) ? ["text", "image"] : ["text"],
       // No price: pi-ai computes 0, which the turn reports as unknown (usd null), never as free.
       cost: priceOf(access.provider, id) ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
       contextWindow: simulatedWindow(id) ?? 200_000,

@@ -15,6 +15,8 @@ import { preamble } from "../preamble.js";
 import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import { askedQuestion, questionAnswer, QUESTION_TOOL } from "./questions.js";
 import { newId } from "../../../../src/shared/ids.js";
+import { imagesOf, placeAttachments } from "../attachments.js";
+import { simulatedImages } from "../../../simulator/models.js";
 
 export interface EngineADeps {
   network: NetworkDeps;
@@ -111,6 +113,9 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_a is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(cwd, { recursive: true });
     await mkdir(configDir, { recursive: true });
+    await placeAttachments(cwd, req.inputs);
+    // Every model of this engine reads images (the simulator's text-only ones excepted); each attachment is also a file in cwd.
+    const images = simulatedImages(req.model) === false ? [] : req.inputs.flatMap(imagesOf);
     // After the runtime reduced the context, the session that outgrew the window is not resumed.
     const saved = homeIsNew || req.freshSession ? null : await sessions.get(req.threadId);
     if (req.compact && !saved) return { class: "session", error: "engine_a has no session of this thread to compact" };
@@ -121,7 +126,11 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     let compacted = false;
     sessionOf = saved?.sessionId ?? "";
     async function* prompt(): AsyncGenerator<SDKUserMessage> {
-      yield { type: "user", message: { role: "user", content: text }, parent_tool_use_id: null, session_id: sessionOf };
+      const content =
+        images.length === 0
+          ? text
+          : [{ type: "text" as const, text }, ...images.map((a) => ({ type: "image" as const, source: { type: "base64" as const, media_type: a.mediaType as "image/png", data: a.base64 } }))];
+      yield { type: "user", message: { role: "user", content }, parent_tool_use_id: null, session_id: sessionOf };
       // The input stays open until the turn's result: closing it ends the agent's process.
       // Until then it carries steering messages, which the agent folds into the running turn.
       while (inputOpen) {

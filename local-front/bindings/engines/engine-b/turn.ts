@@ -4,6 +4,8 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, SteerRequest, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
 import { newId } from "../../../../src/shared/ids.js";
+import { imagesOf, placeAttachments } from "../attachments.js";
+import { simulatedImages } from "../../../simulator/models.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
@@ -65,6 +67,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_b is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(home, { recursive: true });
     await mkdir(cwd, { recursive: true });
+    await placeAttachments(cwd, req.inputs);
     const env: Record<string, string> = { ...childEnv(access.env), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: access.apiKey };
     const child = deps.sandbox.spawn(
       [
@@ -223,7 +226,12 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       const threadId = resumedId ?? (await rpc.request("thread/start", { model: req.model, cwd, approvalPolicy, sandbox })).thread.id;
       if (fresh) await sessions.put(req.threadId, { sessionId: threadId, costUsd: 0 });
       const text = (fresh ? preamble(req.transcript) : "") + req.inputs.map((i) => i.text).join("\n\n");
-      const started = await rpc.request("turn/start", { threadId, input: [{ type: "text", text, text_elements: [] }] });
+      // Images go to a model that reads them, from the files placed in cwd.
+      const images = simulatedImages(req.model) === false ? [] : req.inputs.flatMap(imagesOf);
+      const started = await rpc.request("turn/start", {
+        threadId,
+        input: [{ type: "text", text, text_elements: [] }, ...images.map((a) => ({ type: "localImage" as const, path: join(cwd, a.path) }))],
+      });
       stop = () => void rpc.request("turn/interrupt", { threadId, turnId: started.turn.id }).catch(() => child.kill("SIGKILL"));
       if (interrupted) stop();
       steerNow = ({ seq, text }) =>

@@ -13,6 +13,7 @@ import { classifyProviderError } from "./failure.js";
 import { piTools, type QuestionAnswer } from "./tools.js";
 import { withSessionRoute } from "./session-network.js";
 import { toMessages } from "./transcript.js";
+import { imagesOf, placeAttachments } from "../attachments.js";
 import { newId } from "../../../../src/shared/ids.js";
 
 const SYSTEM_PROMPT =
@@ -68,6 +69,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     const scratch = join(deps.scratchDir, req.threadId);
     const cwd = req.cwd ?? scratch;
     await mkdir(cwd, { recursive: true });
+    await placeAttachments(cwd, req.inputs);
     const tools = piTools({
       places: { cwd, own: req.cwd ? [] : [scratch], reach: loopbackReach(access.env) },
       sandbox: deps.sandbox,
@@ -143,7 +145,13 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         emit({ type: "tool-result", callId: event.toolCallId, name: event.toolName, output: textOf(result?.content), isError: event.isError });
       }
     });
-    const prompt: AgentMessage[] = req.inputs.map((i) => ({ role: "user", content: i.text, timestamp: Date.now() }));
+    // Images go to a model that reads them; every attachment is also a file in the working directory.
+    const seesImages = model.input.includes("image");
+    const prompt: AgentMessage[] = req.inputs.map((i) => {
+      const images = seesImages ? imagesOf(i) : [];
+      const content = images.length === 0 ? i.text : [{ type: "text" as const, text: i.text }, ...images.map((a) => ({ type: "image" as const, data: a.base64, mimeType: a.mediaType }))];
+      return { role: "user", content, timestamp: Date.now() };
+    });
     // The agent's model calls inherit this context, and with it the session's route out.
     // No inputs: the runtime reduced a turn's context that did not fit, and the turn goes on from it.
     await withSessionRoute(access.route, () => (prompt.length > 0 ? a.prompt(prompt) : a.continue()));
