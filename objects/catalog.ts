@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Estate } from "../src/api/operator.js";
-import type { ListThreadsFilter, ThreadListPage, ThreadSummary } from "../src/api/threads.js";
+import { FINISHING_ROLES, type ListThreadsFilter, type ThreadListPage, type ThreadSummary } from "../src/api/threads.js";
 import type { Env } from "../src/platform/env.js";
 import { decodeListCursor, encodeListCursor } from "../src/shared/cursors.js";
 import { CommitQueue } from "./lib/commit-queue.js";
@@ -25,9 +25,6 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS threads_workspace ON threads (workspace, n);
   CREATE INDEX IF NOT EXISTS threads_parent ON threads (parent, n);
 `;
-
-/** Roles whose threads are seats that end: hidden once finished unless `seats=all`. */
-const SEAT_ROLES = ["reviewer", "fixer"];
 
 /**
  * The host's thread list. Threads push their summaries here; the catalog answers
@@ -148,8 +145,8 @@ export class Catalog extends DurableObject<Env> {
     if (f.parent) (where.push("parent = ?"), args.push(f.parent));
     if (f.attached !== undefined) where.push(f.attached ? "seat_lease IS NOT NULL" : "seat_lease IS NULL");
     if (f.seats === "open")
-      where.push(`NOT (role IN (${SEAT_ROLES.map(() => "?").join(",")}) AND json_extract(summary, '$.stage') = 'finished')`),
-        args.push(...SEAT_ROLES);
+      where.push(`NOT (role IN (${FINISHING_ROLES.map(() => "?").join(",")}) AND json_extract(summary, '$.stage') = 'finished')`),
+        args.push(...FINISHING_ROLES);
 
     if (f.after) {
       const cursor = decodeListCursor(f.after);

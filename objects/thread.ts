@@ -22,7 +22,7 @@ import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns } from "./thread/refusals.js";
 import { firstSeat, loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
-import type { Accepted, ThreadAccess } from "./thread/thread-access.js";
+import { restage, type Accepted, type ThreadAccess } from "./thread/thread-access.js";
 import { Handoffs } from "./thread/handoffs.js";
 import { Seats, type SeatTarget } from "./thread/seats.js";
 import { TURN_SCHEMA, TurnTables } from "./thread/turn-tables.js";
@@ -70,6 +70,8 @@ export class Thread extends DurableObject<Env> {
   private readonly tables: TurnTables;
   private readonly driver: TurnDriver;
   private readonly seats: Seats;
+  /** What the Thread's parts may use of it (the turn driver, seats, handoffs). */
+  private readonly access: ThreadAccess;
   private readonly handoffs: Handoffs;
   /** What the workspace's feed has not been told yet; it rides the next summary push (memory only). */
   private news: ThreadNews[] = [];
@@ -112,6 +114,7 @@ export class Thread extends DurableObject<Env> {
       setAlarm: (scheduledTime) => ctx.storage.setAlarm(scheduledTime),
       abort: (reason) => ctx.abort(reason),
     };
+    this.access = access;
     this.driver = new TurnDriver(access);
     this.handoffs = new Handoffs(access);
     this.seats = new Seats(access, this.driver, this.handoffs);
@@ -228,6 +231,10 @@ export class Thread extends DurableObject<Env> {
       }
       const event = this.append(prepared.value);
       if (files) this.tables.addAttachments(event.seq, files.value);
+      if (this.state!.leaseReleased && !message.hold) {
+        this.state!.leaseReleased = false;
+        restage(this.access);
+      }
       if (message.hold) this.sql.exec("INSERT INTO held (seq, text, sender, seat) VALUES (?, ?, ?, ?)", event.seq, message.text, message.from ?? null, message.seat ?? null);
       else if (steers) this.tables.addSteer(event.seq, running!.id, message.text, message.from ?? null, message.seat ?? null);
       else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from, message.seat);
@@ -383,7 +390,10 @@ export class Thread extends DurableObject<Env> {
 
   async setSeatLease(seatLease: string | null): Promise<Outcome<MessageAccepted>> {
     return this.change("seat-lease", { seatLease }, () => null, (s) => {
+      // A seat that lets its thread go ends that thread's work; taking it again reopens it.
+      s.leaseReleased = seatLease === null && (s.seatLease !== null || s.leaseReleased === true);
       s.seatLease = seatLease;
+      restage(this.access);
     });
   }
 

@@ -1,5 +1,5 @@
 import type { EventBodies, EventKind } from "../../src/api/events.js";
-import type { MessageAccepted } from "../../src/api/threads.js";
+import { FINISHING_ROLES, type MessageAccepted } from "../../src/api/threads.js";
 import type { RuntimeConfig } from "../../src/platform/config.js";
 import type { Env } from "../../src/platform/env.js";
 import type { CommitQueue } from "../lib/commit-queue.js";
@@ -49,6 +49,14 @@ export interface ThreadAccess {
 /** The stage follows from the state: call inside a commit after any change to it. */
 export function restage(thread: ThreadAccess): void {
   const s = thread.state()!;
-  s.stage = s.degraded ? "degraded" : !s.turn ? "idle" : thread.tables.openWaits(s.turn.id).length > 0 ? "waiting" : "running";
+  s.stage = s.degraded
+    ? "degraded"
+    : s.turn
+      ? thread.tables.openWaits(s.turn.id).length > 0
+        ? "waiting"
+        : "running"
+      : s.leaseReleased && FINISHING_ROLES.includes(s.spec.role)
+        ? "finished"
+        : "idle";
   thread.saveState();
 }

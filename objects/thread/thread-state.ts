@@ -70,6 +70,8 @@ export interface ThreadState {
   chainStep: number;
   /** Absent until the first model call reported usage. */
   window?: WindowState;
+  /** The seat lease was let go, and no message came since: a reviewer or fixer thread is then `finished`. */
+  leaseReleased?: boolean;
   /** Every seat the thread has had, in the order they joined; the first is made from the spec. */
   seats: SeatState[];
   /** The seat the thread's messages go to when they name none. */

@@ -133,6 +133,12 @@ export interface MessageAccepted {
 }
 
 export const THREAD_STAGES = ["idle", "running", "waiting", "degraded", "finished"] as const;
+
+/**
+ * Roles whose threads are seats that end: such a thread is `finished` once the seat that
+ * held its lease let it go and no turn runs, and the list leaves it out unless `seats=all`.
+ */
+export const FINISHING_ROLES: readonly string[] = ["reviewer", "fixer"];
 export type ThreadStage = (typeof THREAD_STAGES)[number];
 
 export interface Cost {

@@ -157,6 +157,29 @@ describe("the seats of a thread", () => {
   });
 });
 
+describe("the thread list's seat filters", () => {
+  it("leaves out a reviewer or fixer thread whose seat let it go, unless seats=all, and shows attached ones", async () => {
+    const base = front().url;
+    const id = await spawn({ role: "reviewer", title: "finishing-review" });
+    const listed = async (query: string) => ((await call(base, "GET", `/threads?role=reviewer${query}`)).body.threads as { id: string; stage: string }[]).find((t) => t.id === id);
+    await call(base, "PUT", `/threads/${id}/seat-lease`, { seatLease: "room-seat-1" });
+    expect(await listed("&attached=true")).toMatchObject({ stage: "idle" });
+    await call(base, "PUT", `/threads/${id}/seat-lease`, { seatLease: null });
+    expect((await call(base, "GET", `/threads/${id}`)).body.stage).toBe("finished");
+    expect(await listed("")).toBeUndefined();
+    expect(await listed("&seats=all")).toMatchObject({ stage: "finished" });
+    expect(await listed("&seats=all&attached=true")).toBeUndefined();
+    // A message gives it work again.
+    await call(base, "POST", `/threads/${id}/send`, { text: "one more look" });
+    expect(await listed("")).toMatchObject({ stage: "idle" });
+    // A chat thread is never finished: it has no seat that ends.
+    const chat = await spawn();
+    await call(base, "PUT", `/threads/${chat}/seat-lease`, { seatLease: "x" });
+    await call(base, "PUT", `/threads/${chat}/seat-lease`, { seatLease: null });
+    expect((await call(base, "GET", `/threads/${chat}`)).body.stage).toBe("idle");
+  });
+});
+
 describe("handoffs", () => {
   it("offers, declines, refuses a closed offer, then accepts: the target holds the thread", async () => {
     const base = front().url;
