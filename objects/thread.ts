@@ -23,7 +23,7 @@ import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns } from "./thread/refusals.js";
 import { firstSeat, loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
 import { restage, type Accepted, type ThreadAccess } from "./thread/thread-access.js";
-import { Handoffs } from "./thread/handoffs.js";
+import type { Handoffs } from "./thread/handoffs.js";
 import { Seats, type SeatTarget } from "./thread/seats.js";
 import { TURN_SCHEMA, TurnTables } from "./thread/turn-tables.js";
 import { TurnDriver, type TurnResult } from "./thread/turn-driver.js";
@@ -116,7 +116,7 @@ export class Thread extends DurableObject<Env> {
     };
     this.access = access;
     this.driver = new TurnDriver(access);
-    this.handoffs = new Handoffs(access);
+    this.handoffs = this.driver.handoffs;
     this.seats = new Seats(access, this.driver, this.handoffs);
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.

@@ -495,6 +495,7 @@ export class Compaction {
       freshSession: false,
       window: this.engineWindow(),
       inputs: [],
+      handoffTo: [],
       compact: true,
     };
     let response: Response;

@@ -24,6 +24,7 @@ import { nextOnChain } from "./failover.js";
 import { Waits, type PreparedCancellation } from "./waits.js";
 import { newId } from "../../src/shared/ids.js";
 import { Compaction, RECOVERING } from "./compaction.js";
+import { Handoffs } from "./handoffs.js";
 
 /**
  * While a turn runs, an alarm fires this often. An object with no incoming requests may
@@ -81,6 +82,7 @@ export class TurnDriver {
   readonly waits: Waits;
   readonly loops: Loops;
   readonly compaction: Compaction;
+  readonly handoffs: Handoffs;
   private live: LiveTurn | null = null;
   /** Set while a turn is being started, so two messages cannot start two turns. */
   private starting = false;
@@ -95,6 +97,7 @@ export class TurnDriver {
     this.waits = new Waits(thread);
     this.loops = new Loops(thread, () => this.kick());
     this.compaction = new Compaction(thread);
+    this.handoffs = new Handoffs(thread);
   }
 
   private get state(): ThreadState | null {
@@ -310,6 +313,7 @@ export class TurnDriver {
       freshSession: started.freshSession,
       window: this.compaction.engineWindow(),
       inputs: await this.engineInputs(started.inputs, started.view.labelled),
+      handoffTo: s.seats.filter((x) => x.state === "active" && x.name !== started.seat.name).map((x) => ({ name: x.name, role: x.role })),
     };
     void this.runTurn(live, request)
       .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))
@@ -464,6 +468,15 @@ export class TurnDriver {
             return;
           case "steered":
             return this.takeSteer(live, report.seq);
+          case "handoff": {
+            // The model's offer is recorded as a caller's is; the tool's result says what came of it.
+            const offer = await this.handoffs.offer(report.to, report.note ?? null, report.context ?? "full", "engine", live.id);
+            const answer = offer.ok
+              ? `offered this conversation to seat ${report.to} (offer ${offer.value.fromSeq}); it answers the next messages once the offer is accepted`
+              : `the offer was refused: ${offer.body.error}`;
+            await callEngine(this.thread.env, `/turns/${live.id}/handoffs/${encodeURIComponent(report.requestId)}`, { answer }).catch(() => {});
+            return;
+          }
         }
       },
     });

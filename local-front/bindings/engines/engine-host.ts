@@ -25,6 +25,7 @@ export interface EngineHost {
 const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS) });
 const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
 const SteerBody = z.object({ seq: z.number().int().positive(), text: z.string() });
+const HandoffAnswerBody = z.object({ answer: z.string() });
 
 /**
  * The engines binding, served by the front (src/api/engine.ts has the protocol). Turns
@@ -113,7 +114,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);
     if (path === "/summaries") return reply(res, 200, await writeSummary(body as SummaryRequest, deps.network));
-    const m = /^\/turns\/([^/]+)\/(interrupt|steer|approvals|questions)(?:\/([^/]+))?$/.exec(path);
+    const m = /^\/turns\/([^/]+)\/(interrupt|steer|handoffs|approvals|questions)(?:\/([^/]+))?$/.exec(path);
     const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
     if (!m) return reply(res, 404, { error: `no engine route ${path}` });
     if (!turn) return reply(res, 404, { error: `no running turn ${m[1]}` });
@@ -127,6 +128,11 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       return (await turn.steer(steer.data)) ? reply(res, 200, { queued: true }) : reply(res, 409, { error: `turn ${m[1]} cannot take a steering message now` });
     }
     const id = decodeURIComponent(m[3] ?? "");
+    if (m[2] === "handoffs") {
+      const h = HandoffAnswerBody.safeParse(body);
+      if (!h.success) return reply(res, 400, { error: "a handoff answer is {answer}" });
+      return turn.answerHandoff(id, h.data.answer) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no handoff ${id}` });
+    }
     if (m[2] === "approvals") {
       const d = DecisionBody.safeParse(body);
       if (!d.success) return reply(res, 400, { error: "decision must be allow or deny" });

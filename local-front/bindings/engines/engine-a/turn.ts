@@ -249,6 +249,8 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
+    // The runtime's tools reach this engine with the tool surface of issue 18.
+    answerHandoff: () => false,
     steer: async ({ seq, text }) => {
       if (!running || interrupted || !inputOpen) return false;
       const uuid = crypto.randomUUID();

@@ -40,6 +40,10 @@ export interface ToolContext {
   env: Record<string, string>;
   /** Asks the person; resolves with their answer, dismissal or "continue without". */
   ask(question: string, signal: AbortSignal | undefined): Promise<QuestionAnswer>;
+  /** The thread's other seats, to which the model may offer the thread; none, no tool. */
+  handoffTo: { name: string; role: string | null }[];
+  /** Offers the thread to a seat; resolves with what the runtime said (the offer, or why not). */
+  handoff(offer: { to: string; note?: string; context?: "full" | "summary" }, signal: AbortSignal | undefined): Promise<string>;
 }
 
 function text(t: string, terminate = false): AgentToolResult<null> {
@@ -186,5 +190,22 @@ export function piTools(ctx: ToolContext): AgentTool[] {
         return text("(the user dismissed the question)", true);
       },
     }),
+    ...(ctx.handoffTo.length === 0 ? [] : [handoffTool(ctx)]),
   ];
+}
+
+/** Hands the thread to another seat: the runtime records an offer, which a person or a program accepts or declines. */
+function handoffTool(ctx: ToolContext): AgentTool {
+  const seats = ctx.handoffTo.map((s) => (s.role ? `${s.name} (${s.role})` : s.name)).join(", ");
+  return tool({
+    name: "offer_handoff",
+    label: "Offer handoff",
+    description: `Offer this conversation to another seat, which answers the next messages once the offer is accepted. Seats: ${seats}.`,
+    parameters: Type.Object({
+      to: Type.String({ description: "The seat's name" }),
+      note: Type.Optional(Type.String({ description: "What the seat should know or do" })),
+      context: Type.Optional(Type.Union([Type.Literal("full"), Type.Literal("summary")], { description: "What it is given: the full history (default) or a summary" })),
+    }),
+    execute: async (_id, params, signal) => text(await ctx.handoff(params, signal)),
+  });
 }

@@ -52,6 +52,7 @@ function textOf(content: readonly { type: string; text?: string }[] | undefined)
 export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport) => void): EngineTurn {
   const approvals = new Waiting<ApprovalDecision | "interrupted">();
   const questions = new Waiting<QuestionAnswer>();
+  const handoffs = new Waiting<string>();
   let agent: Agent | null = null;
   let interrupted = false;
   /** Steering messages handed to the agent and not yet in its conversation, by the message object it was given. */
@@ -79,6 +80,12 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         emit({ type: "question", requestId, question });
         return questions.wait(requestId, signal, { action: "dismiss" });
       },
+      handoffTo: req.handoffTo,
+      handoff: (offer, signal) => {
+        const requestId = newId("hof_");
+        emit({ type: "handoff", requestId, ...offer });
+        return handoffs.wait(requestId, signal, "(interrupted before the runtime answered)");
+      },
     });
     // A message the provider did not finish (its stream cut, or stopped at the output limit)
     // may carry a tool call with half its arguments: the turn ends there, running none of them.
@@ -97,7 +104,8 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         }),
       toolExecution: "sequential",
       beforeToolCall: async ({ toolCall, args }, signal) => {
-        if (toolCall.name === "ask_user" || req.permissions === "allow") return undefined;
+        // Asking the person and offering the thread act on nothing here: the answer, or the accept, is the person's say.
+        if (toolCall.name === "ask_user" || toolCall.name === "offer_handoff" || req.permissions === "allow") return undefined;
         if (req.permissions === "deny") return { block: true, reason: `denied: this thread's permissions are "deny", so ${toolCall.name} was not run` };
         const approvalId = newId("appr_");
         emit({ type: "approval", approvalId, callId: toolCall.id, name: toolCall.name, input: args as Json });
@@ -171,6 +179,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
+    answerHandoff: (requestId, answer) => handoffs.settle(requestId, answer),
     steer: async ({ seq, text }) => {
       if (!agent || ending || interrupted) return false;
       const message: AgentMessage = { role: "user", content: text, timestamp: Date.now() };
