@@ -46,7 +46,7 @@ export class Waits {
     });
     if (!outcome.ok) return outcome;
     await this.afterWaitClosed("approval", approvalId, decision);
-    await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/approvals/${approvalId}`, { decision }).catch((err: unknown) =>
+    await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/approvals/${approvalId}`, { decision, ...marked }).catch((err: unknown) =>
       console.error(`approval ${approvalId}: the engine could not be told: ${(err as Error).message}`),
     );
     const { turnId: _turn, ...resolved } = outcome.value;

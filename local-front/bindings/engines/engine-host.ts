@@ -22,7 +22,7 @@ export interface EngineHost {
   close(): Promise<void>;
 }
 
-const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS) });
+const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS), expired: z.literal(true).optional() });
 const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
 const SteerBody = z.object({ seq: z.number().int().positive(), text: z.string() });
 const HandoffAnswerBody = z.object({ answer: z.string() });
@@ -136,7 +136,8 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     if (m[2] === "approvals") {
       const d = DecisionBody.safeParse(body);
       if (!d.success) return reply(res, 400, { error: "decision must be allow or deny" });
-      return turn.decide(id, d.data.decision) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no approval ${id}` });
+      // A deny nobody gave (the thread's approval timeout passed) is told to the model as such.
+      return turn.decide(id, d.data.expired ? "expired" : d.data.decision) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no approval ${id}` });
     }
     const q = QuestionBody.safeParse(body);
     if (!q.success) return reply(res, 400, { error: "action must be answer, dismiss or continue" });

@@ -4,8 +4,8 @@ import type { ApprovalDecision, EngineReport, QuestionReply, SteerRequest, TurnF
 export interface EngineTurn {
   /** Settles after the turn's `end` report was emitted. */
   done: Promise<void>;
-  /** False when the engine waits on no such approval. */
-  decide(approvalId: string, decision: ApprovalDecision): boolean;
+  /** False when the engine waits on no such approval. `expired`: a deny nobody gave, the approval's timeout passed. */
+  decide(approvalId: string, decision: ApprovalDecision | "expired"): boolean;
   /** False when the engine waits on no such question. */
   reply(requestId: string, answer: QuestionReply): boolean;
   /**
@@ -17,6 +17,11 @@ export interface EngineTurn {
   /** The runtime's answer to a handoff the model offered (the tool's result); false when nothing waits on it. */
   answerHandoff(requestId: string, answer: string): boolean;
   interrupt(): void;
+}
+
+/** What a model is told of a call it was refused: by a person, or by an approval nobody answered in time. */
+export function refusalText(decision: "deny" | "expired", tool: string): string {
+  return decision === "deny" ? `the person denied this ${tool} call; it was not run` : `nobody answered the approval for this ${tool} call in time; it was not run`;
 }
 
 /** How every engine reports a turn a person interrupted. */

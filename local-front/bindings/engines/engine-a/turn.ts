@@ -12,7 +12,7 @@ import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
-import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import { INTERRUPTED, refusalText, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import { askedQuestion, questionAnswer, QUESTION_TOOL } from "./questions.js";
 import { newId } from "../../../../src/shared/ids.js";
 import { imagesOf, placeAttachments } from "../attachments.js";
@@ -49,7 +49,7 @@ function textOf(content: unknown): string {
  * (local-front/bindings/engines/access.ts): a placeholder credential and the credential proxy.
  */
 export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: EngineReport) => void): EngineTurn {
-  const approvals = new Waiting<ApprovalDecision | "interrupted">();
+  const approvals = new Waiting<ApprovalDecision | "expired" | "interrupted">();
   const questions = new Waiting<QuestionReply>();
   const sessions = new SessionStore(deps.stateDir, "engine_a");
   const abort = new AbortController();
@@ -77,7 +77,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     emit({ type: "approval", approvalId, callId: options.toolUseID, name, input: input as Json });
     const decision = await approvals.wait(approvalId, options.signal, "interrupted");
     if (decision === "allow") return { behavior: "allow", updatedInput: input };
-    return { behavior: "deny", message: decision === "deny" ? `the person denied this ${name} call; it was not run` : "interrupted" };
+    return { behavior: "deny", message: decision === "interrupted" ? "interrupted" : refusalText(decision, name) };
   };
 
   /**

@@ -42,7 +42,7 @@ function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "unt
  * runtime's approvals. The process ends with the turn.
  */
 export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: EngineReport) => void): EngineTurn {
-  const approvals = new Waiting<ApprovalDecision | "interrupted">();
+  const approvals = new Waiting<ApprovalDecision | "expired" | "interrupted">();
   const questions = new Waiting<QuestionReply | "interrupted">();
   const sessions = new SessionStore(deps.stateDir, "engine_b");
   let interrupted = false;

@@ -8,7 +8,7 @@ import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { piModel, windowOf } from "../providers.js";
 import { priceOf } from "../prices.js";
-import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import { INTERRUPTED, refusalText, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import { classifyProviderError } from "./failure.js";
 import { piTools, type QuestionAnswer } from "./tools.js";
 import { withSessionRoute } from "./session-network.js";
@@ -50,7 +50,7 @@ function textOf(content: readonly { type: string; text?: string }[] | undefined)
  * retries off: a failure is the turn's outcome, and the runtime classifies it.
  */
 export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport) => void): EngineTurn {
-  const approvals = new Waiting<ApprovalDecision | "interrupted">();
+  const approvals = new Waiting<ApprovalDecision | "expired" | "interrupted">();
   const questions = new Waiting<QuestionAnswer>();
   const handoffs = new Waiting<string>();
   let agent: Agent | null = null;
@@ -111,7 +111,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         emit({ type: "approval", approvalId, callId: toolCall.id, name: toolCall.name, input: args as Json });
         const decision = await approvals.wait(approvalId, signal, "interrupted");
         if (decision === "allow") return undefined;
-        return { block: true, reason: decision === "deny" ? `the person denied this ${toolCall.name} call; it was not run` : "interrupted" };
+        return { block: true, reason: decision === "interrupted" ? "interrupted" : refusalText(decision, toolCall.name) };
       },
     });
     agent = a;
