@@ -15,6 +15,7 @@ import OpenAI from "openai";
 import { startSimulator } from "../local-front/simulator/server.js";
 import { percentile, postLoad, sequential, type LoadResult } from "./load.js";
 import { longThread, reductionTimes } from "./compaction.js";
+import { seatRows } from "./seats.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
@@ -382,8 +383,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,callers,follow,tail,turns,completions,sandbox,spawn,startup,compaction runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,completions,sandbox,spawn,startup,compaction").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,seats,completions,sandbox,spawn,startup,compaction runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,seats,completions,sandbox,spawn,startup,compaction").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -407,6 +408,10 @@ async function main(): Promise<void> {
     if (ONLY.has("turns")) {
       log("turns");
       await turns(front);
+    }
+    if (ONLY.has("seats") && front.simulatorUrl) {
+      log("seats, steering, attachments");
+      await seatRows(front, row, fmt);
     }
     if (ONLY.has("spawn")) {
       log("spawn");

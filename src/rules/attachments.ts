@@ -19,6 +19,14 @@ export function withMentions(text: string, seq: number, refs: readonly Attachmen
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** Decoded with a plain loop: `Uint8Array.from` with a mapping function took twenty times as long on a megabyte. */
+function fromBase64(base64: string): Uint8Array {
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
 /** Bytes as base64, in slices: one `String.fromCharCode` over megabytes overflows the call stack. */
 export function toBase64(bytes: Uint8Array): string {
   let binary = "";
@@ -43,7 +51,7 @@ export function attachmentBytes(inputs: readonly AttachmentInput[], maxBytes: nu
       if (clean.length % 4 === 1 || !BASE64.test(clean)) return refuse(400, `attachments[${i}] (${a.name}): base64 is not valid base64`, CODES.attachmentInvalid);
       // Over the limit before decoding, a caller cannot make the runtime allocate it.
       if (Math.floor((clean.length * 3) / 4) > maxBytes + 2) return tooLarge(i, a.name, Math.floor((clean.length * 3) / 4), maxBytes);
-      bytes = Uint8Array.from(atob(clean), (c) => c.charCodeAt(0));
+      bytes = fromBase64(clean);
     }
     if (bytes.byteLength > maxBytes) return tooLarge(i, a.name, bytes.byteLength, maxBytes);
     out.push(bytes);
