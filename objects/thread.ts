@@ -217,10 +217,13 @@ export class Thread extends DurableObject<Env> {
       const running = message.hold || !runsTurns(this.state!) ? null : this.state!.turn;
       if (running && onBusy === "reject")
         return refuse(409, `thread ${this.state!.id} is running turn ${running.id}, and this message asked not to wait (onBusy: reject)`, CODES.threadBusy, { turnId: running.id });
-      interrupts = running !== null && onBusy === "interrupt";
-      // A message for another seat than the one whose turn runs waits for that seat's turn.
-      // Attachments are placed for a turn as it starts: a message that carries some waits for the next turn.
-      steers = running !== null && onBusy === "steer" && !files && (message.seat === undefined || message.seat === (running.seat ?? FIRST_SEAT));
+      // Steering is for the seat whose turn runs (a message for another seat waits for that
+      // seat's turn); a peer seat's own words are recorded, not answered here; attachments
+      // are placed as a turn starts, so a message carrying some waits for the next one.
+      const to = running ? this.driver.route(message.seat ?? null, message.from ?? null) : null;
+      const answeredHere = to !== null && to.here && !to.own;
+      interrupts = answeredHere && onBusy === "interrupt";
+      steers = answeredHere && onBusy === "steer" && !files && to.seat === (running!.seat ?? FIRST_SEAT);
       if (idempotencyKey) {
         const seen = this.sql
           .exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", idempotencyKey)
@@ -231,10 +234,6 @@ export class Thread extends DurableObject<Env> {
       }
       const event = this.append(prepared.value);
       if (files) this.tables.addAttachments(event.seq, files.value);
-      if (this.state!.leaseReleased && !message.hold) {
-        this.state!.leaseReleased = false;
-        restage(this.access);
-      }
       if (message.hold) this.sql.exec("INSERT INTO held (seq, text, sender, seat) VALUES (?, ?, ?, ?)", event.seq, message.text, message.from ?? null, message.seat ?? null);
       else if (steers) this.tables.addSteer(event.seq, running!.id, message.text, message.from ?? null, message.seat ?? null);
       else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from, message.seat);
@@ -272,7 +271,11 @@ export class Thread extends DurableObject<Env> {
     if (!this.state) return missing();
     const found = this.tables.attachmentBySha(sha256);
     if (!found) return refuse(404, `thread has no attachment ${sha256}`, CODES.attachmentNotFound);
-    return ok({ mediaType: found.mediaType, name: found.name, bytes: await this.blobs.getBytes(sha256) });
+    try {
+      return ok({ mediaType: found.mediaType, name: found.name, bytes: await this.blobs.getBytes(sha256) });
+    } catch (err) {
+      return refuse(503, `the blob store could not give attachment ${sha256}: ${(err as Error).message}`, CODES.blobStoreUnavailable);
+    }
   }
 
   async editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {

@@ -26,7 +26,6 @@ import {
   summarySource,
   targetOf,
   thrashes,
-  type HeldEntry,
   type Lines,
   type WindowSettings,
 } from "../../src/rules/compaction.js";
@@ -35,7 +34,7 @@ import { curatorSummary } from "./curator.js";
 import { callEngine } from "./engine-call.js";
 import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
-import { activeModel, type WindowState } from "./thread-state.js";
+import { activeModel, runKey, seatNamed, type WindowState } from "./thread-state.js";
 
 /** Reductions kept for WindowThrash's count, and refusals for `GET /compact`. */
 const KEPT = 10;
@@ -482,6 +481,10 @@ export class Compaction {
     const c = this.thread.config;
     const s = this.thread.state()!;
     const active = activeModel(s);
+    // The engine's session is the last turn's seat's: the holder's next turn starts a new
+    // one anyway when that was another seat or model (docs/seats.md), so there is nothing to compact.
+    const holder = seatNamed(s, s.holder)!;
+    if (s.lastRun !== undefined && s.lastRun !== runKey(s, holder)) return `the engine's session is another seat's or model's (${s.lastRun.split("|")[0]}), not seat ${holder.name}'s`;
     const id = newId("cmp_");
     const request: TurnRequest = {
       turnId: id,

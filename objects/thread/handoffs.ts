@@ -121,8 +121,10 @@ export class Handoffs {
     const offer = this.byId(fromSeq)!;
     let base: { row: number; summary: string; model: string } | null = null;
     if (offer.context === "summary") {
-      const row = this.thread.tables.lastRow();
-      const written = await curatorSummary(this.thread, seatView(this.thread.tables.context(), offer.to, this.thread.tables.seatBase(offer.to)).entries);
+      // A turn may be running: the summary stops before any call still waiting for its result.
+      const row = this.thread.tables.cleanCut(this.thread.tables.lastRow());
+      const upTo = this.thread.tables.context().filter((h) => h.row === undefined || h.row <= row);
+      const written = await curatorSummary(this.thread, seatView(upTo, offer.to, this.thread.tables.seatBase(offer.to)).entries);
       if ("error" in written) return refuse(503, `the summary for seat ${offer.to} could not be written: ${written.error}; the offer is still pending`, CODES.summaryUnavailable);
       base = { row, summary: written.summary, model: written.model };
     }
@@ -149,13 +151,15 @@ export class Handoffs {
   }
 
   async decline(fromSeq: number): Promise<Outcome<Handoff>> {
-    if (!this.thread.state()) return missing();
-    const early = this.closedRefusal(fromSeq);
+    const s = this.thread.state();
+    if (!s) return missing();
+    const early = this.closedRefusal(fromSeq) ?? (s.archivedAt ? archivedRefusal(s) : null);
     if (early) return early;
     const prepared = await this.thread.prepareOrRefuse("handoff-declined", { fromSeq });
     if (!prepared.ok) return prepared;
     return this.thread.commits.write((): Outcome<Handoff> => {
-      const late = this.closedRefusal(fromSeq);
+      const t = this.thread.state()!;
+      const late = this.closedRefusal(fromSeq) ?? (t.archivedAt ? archivedRefusal(t) : null);
       if (late) return late;
       const e = this.thread.append(prepared.value);
       this.close(fromSeq, "declined", e.seq);

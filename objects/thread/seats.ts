@@ -1,6 +1,6 @@
 import { CODES } from "../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import type { Placement, ReplaceResult, Seat, SeatList } from "../../src/api/seats.js";
+import { FIRST_SEAT, type Placement, type ReplaceResult, type Seat, type SeatList } from "../../src/api/seats.js";
 import type { EngineModel } from "../../src/api/threads.js";
 import type { Handoffs } from "./handoffs.js";
 import { archivedRefusal, missing } from "./refusals.js";
@@ -13,7 +13,6 @@ export type SeatTarget = EngineModel & { placement: Placement };
 /** What the seats need of the turn driver. */
 export interface SeatTurns {
   closeSeat(name: string, why: string): Promise<void>;
-  runningSeat(): string | null;
   kick(): void;
 }
 
@@ -103,7 +102,7 @@ export class Seats {
     const s = this.thread.state();
     if (!s) return missing();
     const refusal = (t: ThreadState): Outcome<never> | null => {
-      const not = this.refusalFor(t, name);
+      const not = this.refusalFor(t, name) ?? (t.archivedAt ? archivedRefusal(t) : null);
       if (not) return not;
       if (t.seats.filter((x) => x.state === "active").length === 1)
         return refuse(409, `seat ${name} is the thread's last seat: a thread keeps one`, CODES.lastSeat);
@@ -112,8 +111,11 @@ export class Seats {
     const early = refusal(s);
     if (early) return early;
     const successor = (t: ThreadState) => (t.holder === name ? t.seats.find((x) => x.state === "active" && x.name !== name)!.name : t.holder);
-    const running = this.turns.runningSeat() === name ? s.turn?.id : undefined;
-    const body = (t: ThreadState) => ({ seat: name, holder: successor(t), ...(running ? { turnId: running } : {}) });
+    // Read as the commit sees the thread: the seat's turn may have started or ended since the request came.
+    const body = (t: ThreadState) => {
+      const running = t.turn && (t.turn.seat ?? FIRST_SEAT) === name ? t.turn.id : undefined;
+      return { seat: name, holder: successor(t), ...(running ? { turnId: running } : {}) };
+    };
     const prepared = await this.thread.prepareOrRefuse("seat-removed", body(s));
     if (!prepared.ok) return prepared;
     const cancel = await this.handoffs.prepareCancel(name, `seat ${name} was removed`);

@@ -1,5 +1,5 @@
 import { turnAccount } from "../../src/rules/accounts.js";
-import type { SteerRequest, TranscriptEntry, TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
+import type { SteerRequest, TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
 import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
@@ -11,7 +11,6 @@ import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, runsTurns } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
 import { runKey, seatModel, seatNamed, type SeatState, type ThreadState } from "./thread-state.js";
-import { FIRST_SEAT } from "../../src/api/seats.js";
 import { seatField, seatInputs, seatView } from "../../src/rules/seat-view.js";
 import { attachmentPath, toBase64, withMentions } from "../../src/rules/attachments.js";
 import type { EngineAttachment } from "../../src/api/attachments.js";
@@ -51,8 +50,6 @@ interface LiveTurn {
   seat: string;
   /** Its view of the transcript labels other seats and senders (src/rules/seat-view.ts). */
   labelled: boolean;
-  /** Steering messages the engine took, waiting to join the transcript until no tool call of the turn waits for its result. */
-  steered: { seq: number; entry: TranscriptEntry }[];
   /** The turn answers the loop's prompt, so it counts as one of the loop's turns. */
   loopTurn: boolean;
   /** The context could not be made to fit: the turn's entries leave the transcript when it ends, so the next message does not meet the same wall. */
@@ -247,11 +244,13 @@ export class TurnDriver {
     if (!prepared.ok) throw new Error(prepared.body.error);
     // Written only if the turn finds its engine's session too full to resume (a forced window reduced it).
     const skipped = await this.thread.log.prepare("system", { level: "info", text: RECOVERING("resume-skipped"), turnId });
+    let elsewhere: Elsewhere[] = [];
     const started = await this.thread.commits.write(() => {
       if (this.state!.turn || this.state!.degraded) return null;
       const now = this.state!;
       const next = this.thread.tables.takeNext((named, from) => this.route(named, from));
-      for (const m of next.elsewhere) this.addElsewhere(m);
+      elsewhere = next.elsewhere;
+      for (const m of elsewhere) this.addElsewhere(m);
       if (next.inputs.length === 0) return null;
       const inputs = next.inputs;
       const seat = seatNamed(now, next.seat!)!;
@@ -270,11 +269,16 @@ export class TurnDriver {
       const key = runKey(now, seat);
       const switched = now.lastRun !== undefined && now.lastRun !== key;
       now.lastRun = key;
+      // A finished reviewer or fixer thread that takes work again is no longer finished.
+      now.leaseReleased = false;
       now.turns = body.index;
       now.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs, seat: seat.name };
       restage(this.thread);
       return { inputs, seat, model, view, index: body.index, seq: e.seq, freshSession: reseed !== false || switched };
     });
+    // `/send` for a message a peer's seat answers hears so now: no turn here will.
+    for (const m of elsewhere)
+      this.answerWaiters([m.seq], ok({ turnId: null, outcome: "queued", failure: null, reply: null, queuedBecause: { code: CODES.seatElsewhere, error: `seat ${m.seat} works on a peer (${seatNamed(this.state!, m.seat)?.placement}): its answer is recorded here when it comes` } }));
     if (!started) {
       await hostOf(env).turnEnded(s.id);
       return;
@@ -294,7 +298,6 @@ export class TurnDriver {
       // A nudge after a stalled loop turn is still that loop's turn.
       loopTurn: started.inputs.some((i) => i.from === "loop") || (this.nudgedLoop && started.inputs.some((i) => i.from === RUNTIME_SENDER)),
       dropsContext: false,
-      steered: [],
       runner,
       lastReply: null,
       done: new Promise<TurnEnd>((resolve) => (settle = resolve)),
@@ -313,7 +316,11 @@ export class TurnDriver {
       freshSession: started.freshSession,
       window: this.compaction.engineWindow(),
       inputs: await this.engineInputs(started.inputs, started.view.labelled),
-      handoffTo: s.seats.filter((x) => x.state === "active" && x.name !== started.seat.name).map((x) => ({ name: x.name, role: x.role })),
+      // Only the seat that holds the thread can offer it.
+      handoffTo:
+        this.state!.holder === started.seat.name
+          ? this.state!.seats.filter((x) => x.state === "active" && x.name !== started.seat.name).map((x) => ({ name: x.name, role: x.role }))
+          : [],
     };
     void this.runTurn(live, request)
       .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))
@@ -342,7 +349,7 @@ export class TurnDriver {
       await this.thread.commits.write(() => {
         const e = this.thread.append(failed);
         this.thread.tables.settleUnanswered(live.startedSeq, e.seq, "the turn's end could not be recorded");
-        this.joinSteered(live, true);
+        this.joinSteered(live.id, live.startedSeq, true);
         this.settleSteers(live.id, untaken, UNTAKEN);
         this.state!.turn = null;
         restage(this.thread);
@@ -441,7 +448,7 @@ export class TurnDriver {
               { turnId: live.id, callId: report.callId, name: report.name, output, isError: report.isError },
               { role: "tool-result", callId: report.callId, name: report.name, output, isError: report.isError, ...seatField(live.seat) },
             );
-            if (live.steered.length > 0) await this.thread.commits.write(() => this.joinSteered(live, false));
+            if (this.thread.tables.unjoinedSteers(live.id).length > 0) await this.thread.commits.write(() => this.joinSteered(live.id, live.startedSeq, false));
             return;
           }
           case "approval":
@@ -518,7 +525,7 @@ export class TurnDriver {
       const closed = this.thread.append(closing);
       this.waits.applyCancellations(cancelled);
       this.thread.tables.settleUnanswered(live.startedSeq, closed.seq, failure ? `the turn ended (${failure.class}) before this call finished` : "the turn ended before this call finished");
-      this.joinSteered(live, true);
+      this.joinSteered(live.id, live.startedSeq, true);
       this.settleSteers(live.id, untaken, UNTAKEN);
       if (failover && next) {
         // The same messages go again, first in line, on the next model of the chain.
@@ -598,22 +605,26 @@ export class TurnDriver {
       const from = now.from ? { from: now.from } : {};
       live.inputs.push(seq);
       live.messages.push({ seq, text: now.text, ...from });
-      live.steered.push({ seq, entry: { role: "user", text: now.text, ...from } });
       this.state!.turn?.inputs.push(seq);
       this.thread.saveState();
-      this.joinSteered(live, false);
+      this.joinSteered(live.id, live.startedSeq, false);
     });
   }
 
   /**
    * Adds the steering messages the engine took to the transcript, where the next call of
    * any engine would read them: not between a tool call and its result, which providers
-   * refuse, so they wait while a call of the turn has no result (`force` at the turn's end).
+   * refuse, so they wait while a call of the turn has no result (`force` at the turn's end,
+   * after its calls were settled). Which ones wait is kept in the steering table, so a turn
+   * lost to a crash still joins them.
    */
-  private joinSteered(live: LiveTurn, force: boolean): void {
-    if (live.steered.length === 0 || (!force && this.thread.tables.hasUnanswered(live.startedSeq))) return;
-    for (const s of live.steered) this.thread.tables.addEntry(s.seq, s.entry);
-    live.steered = [];
+  private joinSteered(turnId: string, startedSeq: number, force: boolean): void {
+    const waiting = this.thread.tables.unjoinedSteers(turnId);
+    if (waiting.length === 0 || (!force && this.thread.tables.hasUnanswered(startedSeq))) return;
+    for (const s of waiting) {
+      this.thread.tables.addEntry(s.seq, { role: "user", text: s.text, ...(s.from ? { from: s.from } : {}) });
+      this.thread.tables.markJoined(s.seq);
+    }
   }
 
   /**
@@ -642,18 +653,12 @@ export class TurnDriver {
     await live.done;
   }
 
-  /** The seat whose turn runs now, if one does (a turn saved before seats was the first seat's). */
-  runningSeat(): string | null {
-    const turn = this.state?.turn;
-    return turn ? (turn.seat ?? FIRST_SEAT) : null;
-  }
-
   /**
    * The seat a queued message goes to: the one it named while that seat is active, else
    * the holder. A message from a seat placed on a peer that names no seat is that seat's
    * own work, recorded as its words (docs/seats.md, placement).
    */
-  private route(named: string | null, from: string | null): Routed {
+  route(named: string | null, from: string | null): Routed {
     const s = this.state!;
     const active = (name: string | null): SeatState | undefined => {
       const seat = name === null ? undefined : seatNamed(s, name);
@@ -724,6 +729,7 @@ export class TurnDriver {
       this.waits.applyCancellations(cancelled);
       // The lost turn's start is not kept in the state: every unanswered call is settled.
       this.thread.tables.settleUnanswered(0, e.seq, "the turn was lost to a host restart");
+      this.joinSteered(turn.id, 0, true);
       this.settleSteers(turn.id, untaken, UNTAKEN);
       if (this.state!.loop?.status === "running") {
         this.state!.loop = { ...this.state!.loop, status: "paused", reason: "turn-failed" };

@@ -1,6 +1,6 @@
 import type { WindowBody } from "../../src/api/compaction.js";
 import type { TranscriptEntry, TurnInput } from "../../src/api/engine.js";
-import type { SeatBase } from "../../src/rules/seat-view.js";
+import { cleanCut, type SeatBase } from "../../src/rules/seat-view.js";
 import type { AttachmentRef } from "../../src/api/attachments.js";
 import { addMissingColumn } from "../lib/sql-columns.js";
 import { applyWindows, estimateText, type AppliedWindow, type HeldEntry } from "../../src/rules/compaction.js";
@@ -46,7 +46,8 @@ export const TURN_SCHEMA = `
     seat         TEXT,
     state        TEXT NOT NULL,
     reason       TEXT,
-    resolved_seq INTEGER
+    resolved_seq INTEGER,
+    joined       INTEGER NOT NULL DEFAULT 0
   );
   CREATE TABLE IF NOT EXISTS seat_bases (
     seat    TEXT PRIMARY KEY,
@@ -179,10 +180,6 @@ export class TurnTables {
     return { seat, inputs, elsewhere };
   }
 
-  /** The seats the queued messages named, oldest first (null: the holder). */
-  queuedSeats(): (string | null)[] {
-    return this.sql.exec<{ seat: string | null }>("SELECT seat FROM inbox ORDER BY seq").toArray().map((r) => r.seat);
-  }
 
   /**
    * Takes back what a failed turn added to the transcript (its messages and everything
@@ -277,6 +274,15 @@ export class TurnTables {
     return pendingOf === undefined ? this.steerRows("") : this.steerRows("WHERE turn_id = ? AND state = 'pending'", pendingOf);
   }
 
+  /** Steering messages the engine took into turn `turnId` that are not in the transcript yet. */
+  unjoinedSteers(turnId: string): Steer[] {
+    return this.steerRows("WHERE turn_id = ? AND state = 'taken' AND joined = 0", turnId);
+  }
+
+  markJoined(seq: number): void {
+    this.sql.exec("UPDATE steering SET joined = 1 WHERE seq = ?", seq);
+  }
+
   closeSteer(seq: number, state: "taken" | "not-taken", resolvedSeq: number, reason?: string): void {
     this.sql.exec("UPDATE steering SET state = ?, reason = ?, resolved_seq = ? WHERE seq = ?", state, reason ?? null, resolvedSeq, seq);
   }
@@ -296,6 +302,14 @@ export class TurnTables {
     const entries = this.entries("seq >= ?", startedSeq);
     const answered = new Set(entries.flatMap((h) => (h.entry.role === "tool-result" ? [h.entry.callId] : [])));
     return entries.some((h) => h.entry.role === "tool-call" && !answered.has(h.entry.callId));
+  }
+
+  /**
+   * The newest row at or before `row` that parts no tool call from its result: a view that
+   * starts after it never shows a result without its call, which a provider refuses.
+   */
+  cleanCut(row: number): number {
+    return cleanCut(this.entries("id > ?", 0), row);
   }
 
   /** What a seat starts from after a handoff with a summary; null: the whole transcript. */

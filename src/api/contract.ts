@@ -203,7 +203,8 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     body: SendMessage,
     answer: SendResultAnswer,
     drains: true,
-    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [409, CODES.recordOnlyThread]],
+    // 202 with `queuedBecause.code` seat-elsewhere: a seat on a peer answers the message, not a turn here.
+    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [409, CODES.recordOnlyThread], [202, CODES.seatElsewhere]],
   },
   "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it." },
   "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },
@@ -221,7 +222,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   },
   "DELETE /threads/:id/seats/:name": {
     summary: "Removes a seat: its running turn fails with class `closed`; its history stays.",
-    errors: [...SEAT_NAMED, [409, CODES.lastSeat]],
+    errors: [...SEAT_NAMED, [409, CODES.lastSeat], [409, CODES.threadArchived]],
   },
   "POST /threads/:id/handoff": {
     summary: "Offers the thread to another seat; the offer is the seq of its event (`fromSeq`).",

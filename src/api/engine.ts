@@ -40,9 +40,8 @@ const json: z.ZodType<Json> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
 );
 
-/** The model's view of the thread so far, rebuilt from the log for every turn. */
 /**
- * One entry of the shared transcript. `seat` names the seat whose turn wrote an assistant,
+ * One entry of the shared transcript, the model's view of the thread so far. `seat` names the seat whose turn wrote an assistant,
  * tool-call or tool-result entry (absent: the first seat, as before seats); `from` the
  * sender of a user message, when it named one. The engines get each seat's view of it
  * (src/rules/seat-view.ts), where these become labels.

@@ -83,6 +83,8 @@ export const CODES = {
   lastSeat: "last-seat",
   /** A handoff to the seat that already holds the thread. */
   seatHoldsThread: "seat-holds-thread",
+  /** `send`'s 202 for a message whose seat is placed on a peer: no turn here answers it (`queuedBecause.code`). */
+  seatElsewhere: "seat-elsewhere",
   /** A handoff while another offer is pending (one at a time). */
   handoffPending: "handoff-pending",
   handoffNotFound: "handoff-not-found",

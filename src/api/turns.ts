@@ -17,7 +17,11 @@ export const SendMessage = z
   .strict();
 export type SendMessage = z.infer<typeof SendMessage>;
 
-/** The refusal a new message would get now; `key`, `index`, `tag` for a degraded thread. */
+/**
+ * Why no turn here answers the message (yet): the refusal a new message would get now
+ * (`key`, `index`, `tag` for a degraded thread), or `seat-elsewhere` for a message whose
+ * seat is placed on a peer, which answers it there.
+ */
 export interface QueuedBecause {
   code: string;
   error: string;

@@ -1,4 +1,4 @@
-import { refuse, type Outcome } from "../api/outcome.js";
+import type { Outcome } from "../api/outcome.js";
 import { CODES } from "../api/errors.js";
 import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
 import type { RuntimeConfig } from "../platform/config.js";

@@ -22,7 +22,6 @@ import { Refused } from "../http/answer.js";
 import type { AppEnv } from "../http/app-env.js";
 import { completionsThreadId, recordCompletion } from "../flows/completions-thread.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../rules/json-depth.js";
-import type { RuntimeConfig } from "../platform/config.js";
 import { ndjson } from "../shared/ndjson.js";
 
 /** SPEC "Completions": an OpenAI-compatible endpoint over the workspace's accounts (docs/completions.md). */

@@ -6,7 +6,6 @@ import { ClearSpawnPause } from "../api/operator.js";
 import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from "../api/threads.js";
 import type { AppEnv } from "../http/app-env.js";
-import type { RuntimeConfig } from "../platform/config.js";
 import type { Env } from "../platform/env.js";
 import { catalogOf, hostOf } from "../platform/stubs.js";
 import { orNull, PEER_PATIENCE_MS, shardPeer } from "../platform/peer.js";

@@ -51,7 +51,12 @@ export function attachmentBytes(inputs: readonly AttachmentInput[], maxBytes: nu
       if (clean.length % 4 === 1 || !BASE64.test(clean)) return refuse(400, `attachments[${i}] (${a.name}): base64 is not valid base64`, CODES.attachmentInvalid);
       // Over the limit before decoding, a caller cannot make the runtime allocate it.
       if (Math.floor((clean.length * 3) / 4) > maxBytes + 2) return tooLarge(i, a.name, Math.floor((clean.length * 3) / 4), maxBytes);
-      bytes = fromBase64(clean);
+      try {
+        bytes = fromBase64(clean);
+      } catch {
+        // atob refuses padding in the wrong place, which the pattern lets through.
+        return refuse(400, `attachments[${i}] (${a.name}): base64 is not valid base64`, CODES.attachmentInvalid);
+      }
     }
     if (bytes.byteLength > maxBytes) return tooLarge(i, a.name, bytes.byteLength, maxBytes);
     out.push(bytes);

@@ -53,6 +53,22 @@ function withoutSeat(e: Exclude<TranscriptEntry, { role: "user" }>): TranscriptE
   return rest;
 }
 
+/**
+ * The newest row at or before `row` that parts no tool call from its result (`held` with
+ * their rows): a view that starts after it never shows a result without its call, which a
+ * provider refuses.
+ */
+export function cleanCut(held: readonly HeldEntry[], row: number): number {
+  const resultAt = new Map(held.flatMap((h) => (h.entry.role === "tool-result" && h.row !== undefined ? [[h.entry.callId, h.row] as const] : [])));
+  let cut = row;
+  for (const h of held) {
+    if (h.entry.role !== "tool-call" || h.row === undefined || h.row > row) continue;
+    const answered = resultAt.get(h.entry.callId);
+    if (answered === undefined || answered > row) cut = Math.min(cut, h.row - 1);
+  }
+  return cut;
+}
+
 /** A transcript entry's `seat`: absent for the first seat, so a thread with one seat keeps the entries it always had. */
 export function seatField(seat: string): { seat?: string } {
   return seat === FIRST_SEAT ? {} : { seat };

@@ -142,6 +142,9 @@ describe("the seats of a thread", () => {
     expect(joined.body.placement).toBe("peer:laptop");
     expect((await call(base, "POST", `/threads/${id}/messages`, { text: "for the remote seat", seat: "remote" })).status).toBe(202);
     expect((await call(base, "POST", `/threads/${id}/messages`, { text: "remote-work-3 done on my side", from: "remote" })).status).toBe(202);
+    // send does not wait for an answer no turn here gives.
+    const elsewhere = await call(base, "POST", `/threads/${id}/send`, { text: "and this too", seat: "remote" });
+    expect([elsewhere.status, elsewhere.body.outcome, elsewhere.body.queuedBecause?.code]).toEqual([202, "queued", "seat-elsewhere"]);
     await call(base, "POST", `/threads/${id}/send`, { text: "main-marker-3 what did remote say?" });
     expect((await turnsOf(id)).map((t) => t.seat)).toEqual(["main"]);
     const seen = (await asked("main-marker-3")).at(-1)!;
@@ -292,6 +295,27 @@ describe.each(EVERY_ENGINE)("seats on %s", (engine, spec) => {
     // The thread goes on with the seat that is left.
     const next = await call(base, "POST", `/threads/${id}/send`, { text: "still here?" });
     expect(next.body.outcome, JSON.stringify(next.body.failure)).toBe("completed");
+  });
+});
+
+describe.each(EVERY_ENGINE)("a handoff to a seat on %s", (engine, spec) => {
+  it("is accepted: that seat answers next, from the thread's history labelled; an offer back is declined", async () => {
+    const base = front().url;
+    const id = await spawn({ model: "sim-1" });
+    const marker = `handoff-history-${engine}`;
+    await call(base, "POST", `/threads/${id}/send`, { text: `${marker} the plan so far` });
+    const joined = await call(base, "POST", `/threads/${id}/seats`, { name: "taker", ...spec });
+    expect(joined.status, JSON.stringify(joined.body)).toBe(201);
+    const fromSeq = (await call(base, "POST", `/threads/${id}/handoff`, { to: "taker", note: "over to you" })).body.fromSeq as number;
+    expect((await call(base, "POST", `/threads/${id}/handoffs/${fromSeq}/accept`)).body.state).toBe("accepted");
+    const next = await call(base, "POST", `/threads/${id}/send`, { text: `after-handoff-${engine} carry on` });
+    expect(next.body.outcome, JSON.stringify(next.body.failure)).toBe("completed");
+    expect((await turnsOf(id)).at(-1)).toMatchObject({ seat: "taker", model: spec.model });
+    const seen = (await asked(`after-handoff-${engine}`)).at(-1)!;
+    expect(seen).toContain(`[seat main]\\necho: ${marker}`);
+    const back = (await call(base, "POST", `/threads/${id}/handoff`, { to: "main" })).body.fromSeq as number;
+    expect((await call(base, "POST", `/threads/${id}/handoffs/${back}/decline`)).body.state).toBe("declined");
+    expect((await seats(id)).holder).toBe("taker");
   });
 });
 

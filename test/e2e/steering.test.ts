@@ -67,6 +67,20 @@ describe("a steering message that cannot steer", () => {
     expect((await call(base, "GET", `/threads/${id}/steering`)).body.steering).toEqual([]);
   });
 
+  it("steers only the seat whose turn runs: naming no seat, it is for the holder", async () => {
+    const base = front().url;
+    const id = (await call(base, "POST", "/spawn", { model: "sim-1", cwd: work, permissions: "ask" })).body.threadId as string;
+    await call(base, "POST", `/threads/${id}/seats`, { name: "worker", model: "sim-2" });
+    await call(base, "POST", `/threads/${id}/messages`, { text: sim({ tool: { name: "shell", input: { command: "true" } } }, "work"), seat: "worker" });
+    const approvalId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals[0]);
+    await call(base, "POST", `/threads/${id}/messages`, { text: "for the holder", onBusy: "steer" });
+    expect((await call(base, "GET", `/threads/${id}/turn`)).body.queued).toBe(1);
+    await call(base, "POST", `/threads/${id}/approvals/${approvalId}`, { decision: "allow" });
+    await waitFor(async () => (await events(base, id)).filter((e) => e.kind === "turn-ended").length === 2);
+    expect((await events(base, id)).filter((e) => e.kind === "turn-started").map((e) => e.body.seat)).toEqual(["worker", "main"]);
+    expect((await call(base, "GET", `/threads/${id}/steering`)).body.steering).toEqual([]);
+  });
+
   it("goes to the next turn when the turn ends before the engine takes it", async () => {
     const base = front().url;
     const { id, approvalId, turnId } = await waitingTurn({ model: "sim-1" });

@@ -15,7 +15,6 @@ const tools = [
   { name: "read_file", description: "Read a file", parameters: Type.Object({ path: Type.String() }) },
   { name: "grep", description: "Search", parameters: Type.Object({ pattern: Type.String() }) },
 ];
-const ANTHROPIC = { "anthropic-version": "2023-06-01" };
 
 /** pi-ai over the official SDKs, with reasoning asked for when the model reasons. */
 async function pi(model: Model<Api>, context: Context): Promise<AssistantMessage> {

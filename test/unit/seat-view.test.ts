@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { TranscriptEntry } from "../../src/api/engine.js";
 import type { HeldEntry } from "../../src/rules/compaction.js";
-import { FOREIGN_TOOL_CHARS, seatField, seatInputs, seatView } from "../../src/rules/seat-view.js";
+import { cleanCut, FOREIGN_TOOL_CHARS, seatField, seatInputs, seatView } from "../../src/rules/seat-view.js";
 
 const held = (entries: TranscriptEntry[]): HeldEntry[] => entries.map((entry, i) => ({ seq: i + 2, entry, row: i + 1 }));
 
@@ -62,5 +62,23 @@ describe("each seat's view of the shared transcript", () => {
     const inputs = [{ seq: 9, text: "go", from: "bob" }, { seq: 10, text: "plain" }];
     expect(seatInputs(inputs, false)).toBe(inputs);
     expect(seatInputs(inputs, true).map((i) => i.text)).toEqual(["[from bob]\ngo", "plain"]);
+  });
+});
+
+describe("where a summary handoff may cut the transcript", () => {
+  it("moves back before a call whose result comes after the cut, or has not come", () => {
+    const entries = held([
+      { role: "user", text: "go" },
+      { role: "tool-call", callId: "a", name: "shell", input: {} },
+      { role: "tool-result", callId: "a", name: "shell", output: "", isError: false },
+      { role: "tool-call", callId: "b", name: "shell", input: {} },
+      { role: "tool-result", callId: "b", name: "shell", output: "", isError: false },
+      { role: "tool-call", callId: "c", name: "shell", input: {} },
+    ]);
+    expect(cleanCut(entries, 3)).toBe(3);
+    expect(cleanCut(entries, 4)).toBe(3);
+    expect(cleanCut(entries, 5)).toBe(5);
+    expect(cleanCut(entries, 6)).toBe(5);
+    expect(cleanCut(entries, 2)).toBe(1);
   });
 });

@@ -202,8 +202,8 @@ function handoffTool(ctx: ToolContext): AgentTool {
     label: "Offer handoff",
     description: `Offer this conversation to another seat, which answers the next messages once the offer is accepted. Seats: ${seats}.`,
     parameters: Type.Object({
-      to: Type.String({ description: "The seat's name" }),
-      note: Type.Optional(Type.String({ description: "What the seat should know or do" })),
+      to: Type.String({ description: "The seat's name", maxLength: 40 }),
+      note: Type.Optional(Type.String({ description: "What the seat should know or do", maxLength: 4000 })),
       context: Type.Optional(Type.Union([Type.Literal("full"), Type.Literal("summary")], { description: "What it is given: the full history (default) or a summary" })),
     }),
     execute: async (_id, params, signal) => text(await ctx.handoff(params, signal)),

@@ -83,7 +83,8 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
       handoffTo: req.handoffTo,
       handoff: (offer, signal) => {
         const requestId = newId("hof_");
-        emit({ type: "handoff", requestId, ...offer });
+        // Within the report's bounds whatever the model wrote: a report out of them would fail the turn.
+        emit({ type: "handoff", requestId, to: offer.to.slice(0, 100), ...(offer.note !== undefined ? { note: offer.note.slice(0, 4000) } : {}), ...(offer.context ? { context: offer.context } : {}) });
         return handoffs.wait(requestId, signal, "(interrupted before the runtime answered)");
       },
     });
