@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
 import type { AttachmentEntry, AttachmentInput, AttachmentRef } from "../src/api/attachments.js";
+import type { OperationAccepted, OperationKind, ReportOperation } from "../src/api/operations.js";
 import { attachmentBytes, attachmentPath } from "../src/rules/attachments.js";
 import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
-import type { ApprovalDecision, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
+import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
 import type { EventBodies, EventKind } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
@@ -24,6 +25,7 @@ import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns
 import { firstSeat, loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
 import { restage, type Accepted, type ThreadAccess } from "./thread/thread-access.js";
 import type { Handoffs } from "./thread/handoffs.js";
+import { OPERATIONS_SCHEMA } from "./thread/operations.js";
 import { Seats, type SeatTarget } from "./thread/seats.js";
 import { TURN_SCHEMA, TurnTables } from "./thread/turn-tables.js";
 import { TurnDriver, type TurnResult } from "./thread/turn-driver.js";
@@ -80,7 +82,7 @@ export class Thread extends DurableObject<Env> {
     super(ctx, env);
     this.config = readConfig(env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(LOG_SCHEMA + STATE_SCHEMA + TURN_SCHEMA);
+    this.sql.exec(LOG_SCHEMA + STATE_SCHEMA + TURN_SCHEMA + OPERATIONS_SCHEMA);
     // Held messages made before seats lack who sent them and which seat they are for.
     addMissingColumn(this.sql, "held", "sender");
     addMissingColumn(this.sql, "held", "seat");
@@ -126,7 +128,7 @@ export class Thread extends DurableObject<Env> {
   // ---- creation and rows ----
 
   /** `fork.transcript` is JSON text (`TranscriptEntry[]`): RPC types cannot express any-JSON tool inputs. */
-  async init(id: string, spec: ThreadSpec, forkOf?: { parent: string; atSeq: number; transcript: string }): Promise<Outcome<ThreadRow>> {
+  async init(id: string, spec: ThreadSpec, forkOf?: { parent: string; atSeq: number; transcript: string }, delegatedBy?: { parent: string; operation: string }): Promise<Outcome<ThreadRow>> {
     const fork = forkOf ? { ...forkOf, transcript: JSON.parse(forkOf.transcript) as TranscriptEntry[] } : undefined;
     const prepared = await this.prepareOrRefuse("spawn", { spec: shownSpec(spec) });
     if (!prepared.ok) return prepared;
@@ -138,7 +140,7 @@ export class Thread extends DurableObject<Env> {
       this.state = {
         id,
         spec,
-        parent: fork?.parent ?? null,
+        parent: fork?.parent ?? delegatedBy?.parent ?? null,
         forkedAtSeq: fork?.atSeq ?? null,
         createdAt: now.toISOString(),
         archivedAt: null,
@@ -153,6 +155,7 @@ export class Thread extends DurableObject<Env> {
         chainStep: 0,
         seats: [],
         holder: FIRST_SEAT,
+        ...(delegatedBy ? { delegation: { ...delegatedBy, outcome: null, reported: false } } : {}),
       };
       const spawned = this.append(prepared.value, now);
       this.state.seats = [firstSeat(spec, spawned.seq)];
@@ -550,6 +553,45 @@ export class Thread extends DurableObject<Env> {
     return this.driver.reconcile();
   }
 
+  // ---- operations ----
+
+  // Operations carry any JSON (detail, data, result), which RPC types cannot express: they cross as JSON text.
+
+  operations(): Outcome<string> {
+    const list = this.driver.operations.list();
+    return list.ok ? ok(JSON.stringify(list.value)) : list;
+  }
+
+  operation(id: string): Outcome<string> {
+    const one = this.driver.operations.get(id);
+    return one.ok ? ok(JSON.stringify(one.value)) : one;
+  }
+
+  /** The answer an Idempotency-Key already got, before a delegation spawns a second child for it. */
+  operationReplay(key: string, request: string): Promise<Outcome<OperationAccepted> | null> {
+    return this.driver.operations.replay(key, JSON.parse(request) as unknown);
+  }
+
+  /** `detail` is JSON text; `request` is what an Idempotency-Key is checked against (the route's whole body, as JSON text). */
+  startOperation(
+    body: { operation?: string; kind: OperationKind; title: string; child?: string; prompt?: string; detail?: string },
+    idempotency?: { key: string; request: string },
+  ): Promise<Outcome<OperationAccepted>> {
+    const { detail, ...rest } = body;
+    return this.driver.operations.start(
+      { ...rest, ...(detail !== undefined ? { detail: JSON.parse(detail) as Record<string, Json> } : {}) },
+      idempotency ? { key: idempotency.key, request: JSON.parse(idempotency.request) as unknown } : undefined,
+    );
+  }
+
+  /** `report` is JSON text (`ReportOperation`): RPC types cannot express its any-JSON result. */
+  async reportOperation(id: string, report: string, by: "caller" | "child", idempotencyKey?: string): Promise<Outcome<OperationAccepted>> {
+    const outcome = await this.driver.operations.report(id, JSON.parse(report) as ReportOperation, by, idempotencyKey);
+    // A delegation's outcome queued the wake that starts a turn here.
+    if (outcome.ok) this.driver.kick();
+    return outcome;
+  }
+
   // ---- seats and handoffs ----
 
   /** Every message sent to steer a running turn, oldest first, and what became of it. */
@@ -633,6 +675,7 @@ export class Thread extends DurableObject<Env> {
   /** The safety net (and retry) for catalog pushes; a throw makes the runtime retry it. */
   override async alarm(): Promise<void> {
     await this.driver.keepAlive();
+    await this.driver.reportToParent();
     await this.syncCatalog(true);
   }
 

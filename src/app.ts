@@ -22,6 +22,7 @@ import { threads } from "./routes/threads.js";
 import { turns } from "./routes/turns.js";
 import { workspaces } from "./routes/workspaces.js";
 import { seats } from "./routes/seats.js";
+import { operations } from "./routes/operations.js";
 
 let cached: { vars: object; config: RuntimeConfig } | null = null;
 
@@ -42,6 +43,7 @@ app.route("/", drain);
 app.route("/", threads);
 app.route("/", turns);
 app.route("/", seats);
+app.route("/", operations);
 app.route("/", workspaces);
 app.route("/", internal);
 app.route("/", accounts);

@@ -68,7 +68,14 @@ export class Compaction {
   private settleForced: (() => void) | null = null;
   private lock: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly thread: ThreadAccess) {}
+  /** Set by a reduction that met an open delegation, for `POST /compact`'s answer. */
+  private blockedNow = false;
+
+  constructor(
+    private readonly thread: ThreadAccess,
+    /** A delegation's child has not answered: a cut (collapse, summary) waits for it (WindowBlocked). */
+    private readonly delegationOpen: () => boolean,
+  ) {}
 
   /** Runs `work` after every reduction (or turn start) before it, and before any after it. */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -307,6 +314,7 @@ export class Compaction {
       // While a turn runs in the engine's session, the cheap kinds reach it with its next session.
       const modes = mode ? [mode] : busy ? CHEAP : this.choice();
       const done = await this.reduce(modes, "request", now.turns + (now.turn ? 0 : 1), {}, forced);
+      if (this.blockedNow) return refuse(409, "a delegation of this thread has not answered: the context is not cut until its result has joined (WindowBlocked)", CODES.windowBlocked);
       if (forced) await this.dispose({ settledBy: "request", mode: mode ?? done.at(-1)?.kind ?? null });
       return ok({ reductions: done, tokens: this.lines() ? this.tokens() : null });
     });
@@ -424,8 +432,14 @@ export class Compaction {
       queue.push(...CHEAP.filter((k) => !done.some((d) => d.kind === k) && !queue.includes(k)));
     };
     const under = (tokens: number) => lines !== null && tokens + this.thread.tables.queuedTokens() <= targetOf(lines);
+    let blocked = false;
     for (let kind = queue.shift(); kind; kind = queue.shift()) {
       if (!this.options().includes(kind)) continue;
+      // Stubbing tool outputs keeps the conversation's shape; a cut would take the delegation's context before its result joins.
+      if (kind !== "microcompact" && this.delegationOpen()) {
+        blocked = true;
+        continue;
+      }
       if (kind === "summary" && this.ownsSession()) {
         const compacted = await this.askEngine(trigger, turn);
         if (typeof compacted !== "string") {
@@ -470,6 +484,9 @@ export class Compaction {
       done.push({ seq, ...body });
       if (under(body.tokensAfter)) break;
     }
+    this.blockedNow = blocked && done.length === 0;
+    if (this.blockedNow)
+      await this.refuse("WindowBlocked", "WindowBlocked: a delegation of this thread has not answered; the context is not cut until its result has joined", forcedWindow, undefined);
     return done;
   }
 

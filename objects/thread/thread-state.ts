@@ -2,6 +2,7 @@ import type { Cost, EngineModel, ShownSpec, ThreadRow, ThreadSpec, ThreadStage, 
 import type { LoopState } from "../../src/api/turns.js";
 import type { CompactionMode, WindowRefusal } from "../../src/api/compaction.js";
 import { FIRST_SEAT, type Seat } from "../../src/api/seats.js";
+import type { OperationOutcome } from "../../src/api/operations.js";
 
 export interface ActiveTurn {
   id: string;
@@ -72,6 +73,11 @@ export interface ThreadState {
   window?: WindowState;
   /** The seat lease was let go, and no message came since: a reviewer or fixer thread is then `finished`. */
   leaseReleased?: boolean;
+  /**
+   * This thread is a delegation's child: its first turn's end is the operation's outcome
+   * (`outcome`, kept until the parent took it, `reported`). docs/operations.md.
+   */
+  delegation?: { parent: string; operation: string; outcome: OperationOutcome | null; reported: boolean };
   /** Every seat the thread has had, in the order they joined; the first is made from the spec. */
   seats: SeatState[];
   /** The seat the thread's messages go to when they name none. */

@@ -4,7 +4,8 @@ import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
 import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
 import type { PreparedEvent } from "./event-log.js";
-import { hostOf } from "../../src/platform/stubs.js";
+import { hostOf, threadOf } from "../../src/platform/stubs.js";
+import type { OperationOutcome } from "../../src/api/operations.js";
 import { callEngine } from "./engine-call.js";
 import { Loops } from "./loops.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
@@ -24,6 +25,7 @@ import { Waits, type PreparedCancellation } from "./waits.js";
 import { newId } from "../../src/shared/ids.js";
 import { Compaction, RECOVERING } from "./compaction.js";
 import { Handoffs } from "./handoffs.js";
+import { Operations } from "./operations.js";
 
 /**
  * While a turn runs, an alarm fires this often. An object with no incoming requests may
@@ -67,6 +69,9 @@ export interface TurnResult {
   queuedBecause?: QueuedBecause;
 }
 
+/** How long a delegation's child waits before it hands its outcome to the parent again. */
+const REPORT_RETRY_MS = 5000;
+
 /** How long a turn that could not start waits before the next try. */
 const START_RETRY_MS = 2000;
 
@@ -80,6 +85,7 @@ export class TurnDriver {
   readonly loops: Loops;
   readonly compaction: Compaction;
   readonly handoffs: Handoffs;
+  readonly operations: Operations;
   private live: LiveTurn | null = null;
   /** Set while a turn is being started, so two messages cannot start two turns. */
   private starting = false;
@@ -93,8 +99,10 @@ export class TurnDriver {
   constructor(private readonly thread: ThreadAccess) {
     this.waits = new Waits(thread);
     this.loops = new Loops(thread, () => this.kick());
-    this.compaction = new Compaction(thread);
+    // A cut of the context waits while a delegation's child has not answered (WindowBlocked).
+    this.compaction = new Compaction(thread, () => this.operations.delegationOpen());
     this.handoffs = new Handoffs(thread);
+    this.operations = new Operations(thread);
   }
 
   private get state(): ThreadState | null {
@@ -351,6 +359,7 @@ export class TurnDriver {
         this.thread.tables.settleUnanswered(live.startedSeq, e.seq, "the turn's end could not be recorded");
         this.joinSteered(live.id, live.startedSeq, true);
         this.settleSteers(live.id, untaken, UNTAKEN);
+        this.noteOutcome({ status: "failed", error: failure.error });
         this.state!.turn = null;
         restage(this.thread);
       });
@@ -360,6 +369,7 @@ export class TurnDriver {
     }
     this.live = null;
     await this.afterTurnEnded(live.id, failure, []);
+    void this.reportToParent();
     this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: "failed", failure, reply: live.lastReply }));
     this.kick();
   }
@@ -541,10 +551,13 @@ export class TurnDriver {
         this.nudgedLoop = live.loopTurn;
       }
       this.loops.applyLoopStep(loopNext);
+      // A delegation's child: the turn that answered its prompt is the operation's outcome.
+      if (!failover && !nudge) this.noteOutcome(failure ? { status: "failed", error: failure.error } : { status: "completed", ...(live.lastReply ? { result: live.lastReply.text } : {}) });
       this.state!.turn = null;
       restage(this.thread);
     });
     this.live = null;
+    void this.reportToParent();
     // The nudge's turn answers the stalled turn's senders: moved before any await, so the
     // nudge's turn cannot end before its waiters are in place.
     if (nudged !== null)
@@ -714,6 +727,37 @@ export class TurnDriver {
     return seatView(context, seat, this.thread.tables.seatBase(seat));
   }
 
+  /** Inside a commit: a delegation's child keeps its first outcome until the parent takes it. */
+  private noteOutcome(outcome: OperationOutcome): void {
+    const d = this.state!.delegation;
+    if (d && !d.outcome) d.outcome = outcome;
+  }
+
+  /**
+   * A delegation's child hands its outcome to the parent, which settles the operation and
+   * wakes. Retried from the alarm until the parent has it; a parent that has an outcome
+   * already (a caller settled it) or is gone counts as having it, so there is one wake.
+   */
+  async reportToParent(): Promise<void> {
+    const d = this.state?.delegation;
+    if (!d?.outcome || d.reported) return;
+    let took = false;
+    try {
+      const r = (await threadOf(this.thread.env, d.parent).reportOperation(d.operation, JSON.stringify({ outcome: d.outcome }), "child")) as Outcome<unknown>;
+      took = r.ok || r.status === 404 || r.body.code === CODES.operationSettled;
+    } catch (err) {
+      console.error(`thread ${this.state!.id}: its parent ${d.parent} did not take the delegation's outcome (retrying): ${(err as Error).message}`);
+    }
+    if (!took) {
+      await this.thread.setAlarm(Date.now() + REPORT_RETRY_MS);
+      return;
+    }
+    await this.thread.commits.write(() => {
+      this.state!.delegation!.reported = true;
+      this.thread.saveState();
+    });
+  }
+
   /** The system error line for a turn the host lost, written when this object is rebuilt. */
   async loseTurn(): Promise<void> {
     const turn = this.state!.turn!;
@@ -731,6 +775,7 @@ export class TurnDriver {
       this.thread.tables.settleUnanswered(0, e.seq, "the turn was lost to a host restart");
       this.joinSteered(turn.id, 0, true);
       this.settleSteers(turn.id, untaken, UNTAKEN);
+      this.noteOutcome({ status: "failed", error: LOST_TURN_TEXT });
       if (this.state!.loop?.status === "running") {
         this.state!.loop = { ...this.state!.loop, status: "paused", reason: "turn-failed" };
         this.thread.append(paused);
@@ -739,6 +784,7 @@ export class TurnDriver {
       restage(this.thread);
     });
     await this.afterTurnEnded(turn.id, { class: "session", error: LOST_TURN_TEXT }, cancelled);
+    void this.reportToParent();
     this.kick();
   }
 

@@ -18,6 +18,7 @@ import { ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } fro
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "./turns.js";
 import { Policy } from "./workspaces.js";
 import { JoinSeat, OfferHandoff, ReplaceSeat } from "./seats.js";
+import { ReportOperation, StartOperation } from "./operations.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -206,6 +207,25 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     // 202 with `queuedBecause.code` seat-elsewhere: a seat on a peer answers the message, not a turn here.
     errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [409, CODES.recordOnlyThread], [202, CODES.seatElsewhere]],
   },
+  "GET /threads/:id/operations": { summary: "The thread's operations (delegations, subscription edges, long actions), oldest first, with their state." },
+  "POST /threads/:id/operations": {
+    summary: "Starts an operation; a delegation spawns its child (parent: this thread) and sends it the prompt. Honours an Idempotency-Key (a replay answers 200).",
+    body: StartOperation,
+    status: 201,
+    drains: true,
+    errors: [...SPAWN_ERRORS, [409, CODES.idempotencyConflict], [503, CODES.blobStoreUnavailable]],
+  },
+  "GET /threads/:id/operations/:operation": { summary: "One operation with its milestones.", errors: [[404, CODES.operationNotFound]] },
+  "POST /threads/:id/operations/:operation": {
+    summary: "Reports a milestone or the one outcome; a second outcome is 409 operation-settled. Honours an Idempotency-Key.",
+    body: ReportOperation,
+    errors: [
+      [404, CODES.operationNotFound],
+      [409, CODES.operationSettled],
+      [409, CODES.idempotencyConflict],
+      [503, CODES.blobStoreUnavailable],
+    ],
+  },
   "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it." },
   "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },
   "POST /threads/:id/seats": {
@@ -245,6 +265,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     errors: [
       [409, CODES.summaryUnavailable],
       [409, CODES.engineBusy],
+      [409, CODES.windowBlocked],
     ],
   },
   "POST /threads/:id/approvals/:approvalId": {

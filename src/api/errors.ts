@@ -73,6 +73,11 @@ export const CODES = {
   attachmentInvalid: "attachment-invalid",
   /** `GET /threads/:id/attachments/:sha256` names no attachment of the thread. */
   attachmentNotFound: "attachment-not-found",
+  /** A second outcome for an operation that has one (SPEC). */
+  operationSettled: "operation-settled",
+  operationNotFound: "operation-not-found",
+  /** `POST /threads/:id/compact` while a delegation is open: a cut waits until the child's result has joined (WindowBlocked). */
+  windowBlocked: "window-blocked",
   /** `POST /threads/:id/seats` with a name the thread has (active or removed: a seat keeps its name). */
   seatExists: "seat-exists",
   /** A seat the thread never had (a message's `seat`, a replace, a removal, a handoff's `to`). */

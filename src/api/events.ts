@@ -7,6 +7,7 @@ import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry, TurnStop } from "./engine.js";
 import type { HandoffContext, Placement } from "./seats.js";
 import type { AttachmentRef } from "./attachments.js";
+import type { OperationKind, OperationOutcome } from "./operations.js";
 import type { Engine, OnBusy, ShownSpec } from "./threads.js";
 
 
@@ -155,6 +156,28 @@ export interface SteeredBody {
   reason?: string;
 }
 
+export interface OperationStartedBody {
+  operation: string;
+  kind: OperationKind;
+  title: string;
+  /** A delegation's child thread, and the prompt it was sent. */
+  child?: string;
+  prompt?: string;
+  detail?: Record<string, Json>;
+}
+
+export interface OperationMilestoneBody {
+  operation: string;
+  text: string;
+  data?: Json;
+}
+
+export interface OperationSettledBody extends OperationOutcome {
+  operation: string;
+  /** `child`: a delegation's child reported it, by ending its turn. */
+  by: "caller" | "child";
+}
+
 /** A seat as its events describe it. */
 export interface SeatShape {
   engine: Engine;
@@ -285,6 +308,9 @@ export interface EventBodies {
   "window-pending": WindowPendingBody;
   "compaction-disposition": CompactionDispositionBody;
   steered: SteeredBody;
+  "operation-started": OperationStartedBody;
+  "operation-milestone": OperationMilestoneBody;
+  "operation-settled": OperationSettledBody;
   "seat-joined": SeatJoinedBody;
   "seat-replaced": SeatReplacedBody;
   "seat-removed": SeatRemovedBody;
@@ -331,6 +357,9 @@ export const EVENT_KINDS = [
   "window-pending",
   "compaction-disposition",
   "steered",
+  "operation-started",
+  "operation-milestone",
+  "operation-settled",
   "seat-joined",
   "seat-replaced",
   "seat-removed",

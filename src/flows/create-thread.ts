@@ -39,6 +39,7 @@ export async function createThread(
   config: RuntimeConfig,
   input: SpawnSpec,
   forkOf?: { parent: string; atSeq: number; transcript: string },
+  delegatedBy?: { parent: string; operation: string },
 ): Promise<{ threadId: string }> {
   const ws = valueOf(spawnWorkspace(config, input));
   const shaped = ws ? withDefaults(input, (await policyOf(env, ws)).defaults) : input;
@@ -59,7 +60,7 @@ export async function createThread(
     // Last, as it may evict an idle session: nothing after it refuses the spawn.
     await spawnGate(env, config);
     // RPC types lose the union's narrowing: read it back as the Outcome it is.
-    valueOf((await threadOf(env, threadId).init(threadId, spec, forkOf)) as Outcome<unknown>);
+    valueOf((await threadOf(env, threadId).init(threadId, spec, forkOf, delegatedBy)) as Outcome<unknown>);
     created = true;
     return { threadId };
   } finally {

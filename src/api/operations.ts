@@ -1,0 +1,79 @@
+import { z } from "zod";
+import type { Json } from "./engine.js";
+import { SpawnSpec } from "./threads.js";
+
+/** What an operation is (SPEC "Resources"): a delegation to a child thread, a subscription edge, or a long action. */
+export const OPERATION_KINDS = ["delegation", "subscription", "action"] as const;
+export type OperationKind = (typeof OPERATION_KINDS)[number];
+
+export const OPERATION_OUTCOMES = ["completed", "failed", "cancelled"] as const;
+export type OperationStatus = (typeof OPERATION_OUTCOMES)[number];
+
+/**
+ * Any JSON: the body was parsed as JSON already, its depth bounded by the router. A
+ * recursive schema of `Json` is too deep for the router's types; the objects take it as `Json`.
+ */
+const JsonValue = z.unknown().refine((v) => v !== undefined, "any JSON value");
+
+/**
+ * `POST /threads/:id/operations`. A delegation needs the `prompt` its child is sent, and
+ * may give the child's spawn `spec`; `detail` is the caller's own data, kept with it.
+ * (`operationShapeRefusal` checks what belongs to which kind: a refinement here made the
+ * router's types too deep.)
+ */
+export const StartOperation = z
+  .object({
+    kind: z.enum(OPERATION_KINDS),
+    title: z.string().min(1).max(200),
+    prompt: z.string().min(1).max(200_000).optional(),
+    spec: SpawnSpec.optional(),
+    detail: z.record(z.string(), JsonValue).optional(),
+  })
+  .strict();
+export type StartOperation = z.infer<typeof StartOperation>;
+
+export const Milestone = z.object({ text: z.string().min(1).max(4000), data: JsonValue.optional() }).strict();
+export const Outcome = z.object({ status: z.enum(OPERATION_OUTCOMES), result: JsonValue.optional(), error: z.string().max(4000).optional() }).strict();
+
+/** `POST /threads/:id/operations/:operation`: a milestone, or the one outcome. */
+export const ReportOperation = z.union([z.object({ milestone: Milestone }).strict(), z.object({ outcome: Outcome }).strict()]);
+export type ReportOperation = z.infer<typeof ReportOperation>;
+export type OperationOutcome = z.infer<typeof Outcome>;
+
+export interface OperationSummary {
+  operation: string;
+  kind: OperationKind;
+  title: string;
+  /** `open` until its outcome, then the outcome's status. */
+  state: "open" | OperationStatus;
+  /** A delegation's child thread. */
+  child: string | null;
+  detail: Record<string, Json> | null;
+  startedSeq: number;
+  settledSeq: number | null;
+  outcome: (OperationOutcome & { by: "caller" | "child" }) | null;
+  milestones: number;
+  startedAt: string;
+  settledAt: string | null;
+}
+
+export interface OperationDetail extends Omit<OperationSummary, "milestones"> {
+  milestones: { seq: number; ts: string; text: string; data?: Json }[];
+}
+
+/** The answer to a start or a report: the operation, and the event that recorded it. */
+export interface OperationAccepted {
+  operation: string;
+  seq: number;
+  ts: string;
+  state: OperationSummary["state"];
+  child?: string;
+  replayed?: true;
+}
+
+/** Why a start's fields do not fit its kind, or null. */
+export function operationShapeRefusal(b: StartOperation): string | null {
+  if (b.kind === "delegation" && b.prompt === undefined) return "prompt: a delegation needs the prompt its child is sent";
+  if (b.kind !== "delegation" && (b.prompt !== undefined || b.spec !== undefined)) return "prompt and spec are for a delegation only";
+  return null;
+}

@@ -1,0 +1,42 @@
+import { Hono, type Context } from "hono";
+import { operationShapeRefusal, ReportOperation, StartOperation } from "../api/operations.js";
+import type { AppEnv } from "../http/app-env.js";
+import { answer, answerText, refused } from "../http/answer.js";
+import { notWhileDraining } from "../http/drain-gate.js";
+import { jsonBody } from "../http/validate.js";
+import { startOperation } from "../flows/delegate.js";
+import { thread } from "./thread-stub.js";
+
+/** SPEC "Resources" (Operation): delegations, subscription edges, long actions (docs/operations.md). */
+export const operations = new Hono<AppEnv>();
+
+function idempotencyKey(c: Context<AppEnv>): string | undefined {
+  const key = c.req.header("idempotency-key");
+  if (key !== undefined && (key.length === 0 || key.length > 200)) refused(400, "Idempotency-Key must be 1 to 200 characters");
+  return key;
+}
+
+const operationId = (c: Context<AppEnv>) => {
+  const id = c.req.param("operation") ?? "";
+  if (id.length === 0 || id.length > 100) refused(404, "no such operation");
+  return id;
+};
+
+operations.get("/threads/:id/operations", async (c) => answerText(await thread(c, c.req.param("id")).operations()));
+
+// Starting one may spawn a child: refused while the host drains, as a spawn is.
+operations.post("/threads/:id/operations", notWhileDraining, jsonBody(StartOperation), async (c) => {
+  const id = c.req.param("id");
+  thread(c, id);
+  const body = c.req.valid("json");
+  const misfit = operationShapeRefusal(body);
+  if (misfit) refused(400, misfit);
+  const started = await startOperation(c.env, c.var.config, id, body, idempotencyKey(c));
+  return answer(c, started, started.ok && started.value.replayed ? 200 : 201);
+});
+
+operations.get("/threads/:id/operations/:operation", async (c) => answerText(await thread(c, c.req.param("id")).operation(operationId(c))));
+
+operations.post("/threads/:id/operations/:operation", jsonBody(ReportOperation), async (c) =>
+  answer(c, await thread(c, c.req.param("id")).reportOperation(operationId(c), JSON.stringify(c.req.valid("json")), "caller", idempotencyKey(c))),
+);
