@@ -11,6 +11,7 @@ import {
   TurnStatusAnswer,
 } from "../src/api/answers.js";
 import type { AttachmentEntry } from "../src/api/attachments.js";
+import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
 import type { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList } from "../src/api/seats.js";
 import type { ArmDrain, DrainStatus } from "../src/api/drain.js";
@@ -163,6 +164,25 @@ export class RuntimeClient {
   /** Reduces the context now (`mode`, or the runtime's choice); settles a forced window. */
   compact(id: string, mode?: CompactionMode): Promise<CompactResult> {
     return this.call("POST", `/threads/${id}/compact`, mode ? { mode } : {});
+  }
+
+  /** The thread's operations (delegations, subscription edges, long actions), oldest first (docs/operations.md). */
+  operations(id: string): Promise<{ operations: OperationSummary[] }> {
+    return this.call("GET", `/threads/${id}/operations`);
+  }
+
+  operation(id: string, operation: string): Promise<OperationDetail> {
+    return this.call("GET", `/threads/${id}/operations/${encodeURIComponent(operation)}`);
+  }
+
+  /** Starts an operation; a delegation spawns its child and sends it the prompt. */
+  startOperation(id: string, body: StartOperation, options: { idempotencyKey?: string } = {}): Promise<OperationAccepted> {
+    return this.call("POST", `/threads/${id}/operations`, body, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+  }
+
+  /** A milestone, or the one outcome (a second is refused: `operation-settled`). */
+  reportOperation(id: string, operation: string, report: ReportOperation, options: { idempotencyKey?: string } = {}): Promise<OperationAccepted> {
+    return this.call("POST", `/threads/${id}/operations/${encodeURIComponent(operation)}`, report, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
   }
 
   /** The thread's attachments, oldest first (each message's `attachments`). */

@@ -103,6 +103,13 @@ describe("the client library drives a turn", () => {
     expect(await c.declineHandoff(threadId, offer.fromSeq).catch((e: unknown) => e)).toMatchObject({ kind: "rejected", status: 409, code: "handoff-closed" });
     expect((await c.removeSeat(threadId, "main")).holder).toBe("reviewer");
     expect((await c.steering(threadId)).steering).toEqual([]);
+    const op = await c.startOperation(threadId, { kind: "action", title: "build" }, { idempotencyKey: "client-op" });
+    expect((await c.startOperation(threadId, { kind: "action", title: "build" }, { idempotencyKey: "client-op" })).operation).toBe(op.operation);
+    await c.reportOperation(threadId, op.operation, { milestone: { text: "half way" } });
+    expect((await c.reportOperation(threadId, op.operation, { outcome: { status: "completed" } })).state).toBe("completed");
+    expect((await c.operation(threadId, op.operation)).milestones.map((m) => m.text)).toEqual(["half way"]);
+    expect((await c.operations(threadId)).operations).toHaveLength(1);
+    expect(await c.reportOperation(threadId, op.operation, { outcome: { status: "failed" } }).catch((e: unknown) => e)).toMatchObject({ status: 409, code: "operation-settled" });
     const withFile = await c.send(threadId, { text: "see the file", attachments: [{ name: "a.txt", mediaType: "text/plain", text: "hello" }] });
     const [file] = (await c.attachments(threadId)).attachments;
     expect(file).toMatchObject({ seq: withFile.seq, name: "a.txt", bytes: 5 });
