@@ -26,6 +26,9 @@ import { firstSeat, loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type T
 import { restage, type Accepted, type ThreadAccess } from "./thread/thread-access.js";
 import type { Handoffs } from "./thread/handoffs.js";
 import { OPERATIONS_SCHEMA } from "./thread/operations.js";
+import { Subscriptions, SUBSCRIPTIONS_SCHEMA } from "./thread/subscriptions.js";
+import { Watchers, WATCHERS_SCHEMA } from "./thread/watchers.js";
+import type { Subscription, WakeFilter, WakeItem, WatchTarget } from "../src/api/subscriptions.js";
 import { Seats, type SeatTarget } from "./thread/seats.js";
 import { TURN_SCHEMA, TurnTables } from "./thread/turn-tables.js";
 import { TurnDriver, type TurnResult } from "./thread/turn-driver.js";
@@ -72,6 +75,10 @@ export class Thread extends DurableObject<Env> {
   private readonly tables: TurnTables;
   private readonly driver: TurnDriver;
   private readonly seats: Seats;
+  private readonly watchers: Watchers;
+  private readonly subscriptionsOf: Subscriptions;
+  /** A commit of this batch matched a watcher: its delivery follows the batch to disk. */
+  private matched = false;
   /** What the Thread's parts may use of it (the turn driver, seats, handoffs). */
   private readonly access: ThreadAccess;
   private readonly handoffs: Handoffs;
@@ -82,7 +89,7 @@ export class Thread extends DurableObject<Env> {
     super(ctx, env);
     this.config = readConfig(env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(LOG_SCHEMA + STATE_SCHEMA + TURN_SCHEMA + OPERATIONS_SCHEMA);
+    this.sql.exec(LOG_SCHEMA + STATE_SCHEMA + TURN_SCHEMA + OPERATIONS_SCHEMA + SUBSCRIPTIONS_SCHEMA + WATCHERS_SCHEMA);
     // Held messages made before seats lack who sent them and which seat they are for.
     addMissingColumn(this.sql, "held", "sender");
     addMissingColumn(this.sql, "held", "seat");
@@ -117,12 +124,16 @@ export class Thread extends DurableObject<Env> {
       abort: (reason) => ctx.abort(reason),
     };
     this.access = access;
+    this.watchers = new Watchers(access, this.config.faults.has("wake-deliver"));
     this.driver = new TurnDriver(access);
+    this.subscriptionsOf = new Subscriptions(access, () => this.driver.kick());
     this.handoffs = this.driver.handoffs;
     this.seats = new Seats(access, this.driver, this.handoffs);
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.
     if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.driver.loseTurn());
+    // Matches the last instance did not deliver go now.
+    if (this.state && this.watchers.pending()) this.watchers.schedule(0);
   }
 
   // ---- creation and rows ----
@@ -167,6 +178,9 @@ export class Thread extends DurableObject<Env> {
       return ok(true);
     });
     if (!outcome.ok) return outcome;
+    // Subscriptions to its workspace's threads watch this one too (not its own: a thread is not woken by itself).
+    if (spec.workspace)
+      for (const w of await workspaceOf(this.env, spec.workspace).watches()) if (w.subscriber !== id) await this.watchers.add(w.watch, w.subscriber, JSON.parse(w.filter) as WakeFilter);
     this.news.push({ kind: "thread-spawned" });
     await this.syncCatalogNow();
     return ok(this.row(this.state!));
@@ -553,6 +567,38 @@ export class Thread extends DurableObject<Env> {
     return this.driver.reconcile();
   }
 
+  // ---- subscriptions: what this thread watches, and who watches it ----
+
+  subscriptionList(): Outcome<{ subscriptions: Subscription[] }> {
+    return this.subscriptionsOf.list();
+  }
+
+  subscribe(target: WatchTarget, filter: WakeFilter, note: string | null, deliver: { seat: string } | null): Promise<Outcome<Subscription>> {
+    return this.subscriptionsOf.add(target, filter, note, deliver);
+  }
+
+  unsubscribe(watch: string): Promise<Outcome<Subscription>> {
+    return this.subscriptionsOf.remove(watch);
+  }
+
+  /** A watched thread hands over its matching events. */
+  wake(watch: string, source: string, items: WakeItem[]): Promise<Outcome<{ taken: number }>> {
+    return this.subscriptionsOf.wake(watch, source, items);
+  }
+
+  /** `filter` is JSON text (`WakeFilter`). */
+  async addWatcher(watch: string, subscriber: string, filter: string): Promise<Outcome<true>> {
+    if (!this.state) return missing();
+    await this.watchers.add(watch, subscriber, JSON.parse(filter) as WakeFilter);
+    return ok(true);
+  }
+
+  async removeWatcher(watch: string): Promise<Outcome<true>> {
+    if (!this.state) return missing();
+    await this.watchers.remove(watch);
+    return ok(true);
+  }
+
   // ---- operations ----
 
   // Operations carry any JSON (detail, data, result), which RPC types cannot express: they cross as JSON text.
@@ -674,6 +720,7 @@ export class Thread extends DurableObject<Env> {
 
   /** The safety net (and retry) for catalog pushes; a throw makes the runtime retry it. */
   override async alarm(): Promise<void> {
+    await this.watchers.deliver();
     await this.driver.keepAlive();
     await this.driver.reportToParent();
     await this.syncCatalog(true);
@@ -685,14 +732,24 @@ export class Thread extends DurableObject<Env> {
   private append(prepared: PreparedEvent, now?: Date): Accepted {
     const event = this.log.commit(prepared, now);
     this.unpublished.push(event);
+    if (this.watchers.match(event, prepared, () => this.wakeDepth(event, prepared))) this.matched = true;
     this.scheduleCatalogSync();
     return event;
+  }
+
+  /** How many wakes led to an event: a wake message's own depth, or that of the turn it was written in. */
+  private wakeDepth(event: Accepted, prepared: PreparedEvent): number {
+    if (event.kind === "message" && prepared.blob === null) return (JSON.parse(prepared.text) as { wake?: { depth: number } }).wake?.depth ?? 0;
+    return this.state?.turn?.wakeDepth ?? 0;
   }
 
   /** Shows a durable batch to followers (as one write each) and wakes waiting tails. */
   private publish(durable: boolean): void {
     const events = this.unpublished;
     this.unpublished = [];
+    // Matches are delivered once on disk: a subscriber never hears of an event a crash could take back.
+    if (this.matched && durable) this.watchers.schedule();
+    this.matched = false;
     if (!this.followers.settle(events, durable)) return;
     if (events.length > 0) this.updatedAt = events[events.length - 1]!.ts;
     for (const wake of this.waiters) wake();

@@ -51,6 +51,7 @@ export class Workspace extends DurableObject<Env> {
         PRIMARY KEY (kind, id)
       );
       CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS watches (watch TEXT PRIMARY KEY, subscriber TEXT NOT NULL, filter TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS closed_early (kind TEXT NOT NULL, id TEXT NOT NULL, outcome TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (kind, id));
     ` + FEED_SCHEMA);
     this.feed = new WorkspaceFeed(this.sql);
@@ -151,6 +152,26 @@ export class Workspace extends DurableObject<Env> {
   /** JSON text of the open questions (`PendingQuestion[]`), oldest first. */
   questions(): string {
     return this.list("question");
+  }
+
+  // ---- subscriptions to the workspace's threads (docs/subscriptions.md) ----
+
+  /** Kept here so a thread spawned later watches for it too; the threads there now are told by the route. */
+  addWatch(watch: string, subscriber: string, filter: string): Promise<void> {
+    return this.commits.write(() => {
+      this.sql.exec("INSERT OR REPLACE INTO watches (watch, subscriber, filter) VALUES (?, ?, ?)", watch, subscriber, filter);
+    });
+  }
+
+  removeWatch(watch: string): Promise<void> {
+    return this.commits.write(() => {
+      this.sql.exec("DELETE FROM watches WHERE watch = ?", watch);
+    });
+  }
+
+  /** Every subscription to this workspace's threads: `filter` is JSON text. */
+  watches(): { watch: string; subscriber: string; filter: string }[] {
+    return this.sql.exec<{ watch: string; subscriber: string; filter: string }>("SELECT watch, subscriber, filter FROM watches").toArray();
   }
 
   // ---- what threads tell: their summaries, and their lifecycle ----

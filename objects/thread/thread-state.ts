@@ -11,6 +11,8 @@ export interface ActiveTurn {
   inputs: number[];
   /** The seat whose turn it is (absent in a state saved before seats: the first). */
   seat?: string;
+  /** How many wakes led to this turn (its inputs' deepest wake): events it writes carry it on (docs/subscriptions.md). */
+  wakeDepth?: number;
 }
 
 /** A seat as the Thread keeps it (docs/seats.md); `holds` is derived from `holder`. */

@@ -3,7 +3,7 @@ import type { SteerRequest, TurnFailure, TurnInput, TurnRequest } from "../../sr
 import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
 import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
-import type { PreparedEvent } from "./event-log.js";
+import type { PreparedEvent, StoredEvent } from "./event-log.js";
 import { hostOf, threadOf } from "../../src/platform/stubs.js";
 import type { OperationOutcome } from "../../src/api/operations.js";
 import { callEngine } from "./engine-call.js";
@@ -67,6 +67,12 @@ export interface TurnResult {
   failure: TurnFailure | null;
   reply: { seq: number; text: string } | null;
   queuedBecause?: QueuedBecause;
+}
+
+/** How many wakes led to a message (0 for one no subscription sent). */
+function wakeDepthOf(row: StoredEvent | null): number {
+  if (row?.kind !== "message" || row.body === null) return 0;
+  return (JSON.parse(row.body) as { wake?: { depth: number } }).wake?.depth ?? 0;
 }
 
 /** How long a delegation's child waits before it hands its outcome to the parent again. */
@@ -280,7 +286,8 @@ export class TurnDriver {
       // A finished reviewer or fixer thread that takes work again is no longer finished.
       now.leaseReleased = false;
       now.turns = body.index;
-      now.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs, seat: seat.name };
+      const wakeDepth = Math.max(0, ...inputs.map((i) => wakeDepthOf(this.thread.log.get(i.seq))));
+      now.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs, seat: seat.name, ...(wakeDepth > 0 ? { wakeDepth } : {}) };
       restage(this.thread);
       return { inputs, seat, model, view, index: body.index, seq: e.seq, freshSession: reseed !== false || switched };
     });

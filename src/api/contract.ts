@@ -19,6 +19,7 @@ import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswer
 import { Policy } from "./workspaces.js";
 import { JoinSeat, OfferHandoff, ReplaceSeat } from "./seats.js";
 import { ReportOperation, StartOperation } from "./operations.js";
+import { Subscribe } from "./subscriptions.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -226,6 +227,19 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
       [503, CODES.blobStoreUnavailable],
     ],
   },
+  "GET /threads/:id/subscriptions": { summary: "What the thread watches: each subscription with its target, filter, note, delivery and wakes so far." },
+  "POST /threads/:id/subscriptions": {
+    summary: "Watches a thread, or a workspace's threads, for events matching a filter; each match wakes this thread with a message.",
+    body: Subscribe,
+    status: 201,
+    errors: [
+      [404, CODES.watchTargetNotFound],
+      [404, CODES.workspaceNotFound],
+      [404, CODES.seatNotFound],
+      [409, CODES.threadArchived],
+    ],
+  },
+  "DELETE /threads/:id/subscriptions/:watch": { summary: "Removes a subscription; no wake of it is taken after.", errors: [[404, CODES.subscriptionNotFound]] },
   "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it." },
   "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },
   "POST /threads/:id/seats": {

@@ -76,6 +76,9 @@ export const CODES = {
   /** A second outcome for an operation that has one (SPEC). */
   operationSettled: "operation-settled",
   operationNotFound: "operation-not-found",
+  subscriptionNotFound: "subscription-not-found",
+  /** A subscription naming a thread that does not exist (or the subscriber itself). */
+  watchTargetNotFound: "watch-target-not-found",
   /** `POST /threads/:id/compact` while a delegation is open: a cut waits until the child's result has joined (WindowBlocked). */
   windowBlocked: "window-blocked",
   /** `POST /threads/:id/seats` with a name the thread has (active or removed: a seat keeps its name). */

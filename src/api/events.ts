@@ -27,6 +27,8 @@ export interface MessageBody {
   seat?: string;
   /** Its attachments, by hash: the bytes are in the blob store (`GET /threads/:id/attachments/:sha256`). */
   attachments?: AttachmentRef[];
+  /** A wake message: the subscription, the watched thread, its events, and how many wakes led here. */
+  wake?: { watch: string; source: string; seqs: number[]; depth: number };
 }
 
 export interface MessageEditedBody {
@@ -154,6 +156,19 @@ export interface SteeredBody {
   /** True: it joined the running turn's conversation. False: the next turn answers it instead. */
   taken: boolean;
   reason?: string;
+}
+
+/** Written out here: src/api/subscriptions.ts takes the event kinds from this file. */
+export interface SubscriptionAddedBody {
+  watch: string;
+  target: { thread: string } | { workspace: string };
+  filter: { kinds?: EventKind[]; text?: string };
+  note: string | null;
+  deliver: { seat: string } | null;
+}
+
+export interface SubscriptionRemovedBody {
+  watch: string;
 }
 
 export interface OperationStartedBody {
@@ -309,6 +324,8 @@ export interface EventBodies {
   "compaction-disposition": CompactionDispositionBody;
   steered: SteeredBody;
   "operation-started": OperationStartedBody;
+  "subscription-added": SubscriptionAddedBody;
+  "subscription-removed": SubscriptionRemovedBody;
   "operation-milestone": OperationMilestoneBody;
   "operation-settled": OperationSettledBody;
   "seat-joined": SeatJoinedBody;
@@ -358,6 +375,8 @@ export const EVENT_KINDS = [
   "compaction-disposition",
   "steered",
   "operation-started",
+  "subscription-added",
+  "subscription-removed",
   "operation-milestone",
   "operation-settled",
   "seat-joined",

@@ -5,9 +5,11 @@ import { answer, answerText, refused } from "../http/answer.js";
 import { notWhileDraining } from "../http/drain-gate.js";
 import { jsonBody } from "../http/validate.js";
 import { startOperation } from "../flows/delegate.js";
+import { subscribe, unsubscribe } from "../flows/subscribe.js";
+import { Subscribe } from "../api/subscriptions.js";
 import { thread } from "./thread-stub.js";
 
-/** SPEC "Resources" (Operation): delegations, subscription edges, long actions (docs/operations.md). */
+/** SPEC "Resources" (Operation, Subscription): delegations, subscription edges, long actions (docs/operations.md), and subscriptions (docs/subscriptions.md). */
 export const operations = new Hono<AppEnv>();
 
 function idempotencyKey(c: Context<AppEnv>): string | undefined {
@@ -40,3 +42,17 @@ operations.get("/threads/:id/operations/:operation", async (c) => answerText(awa
 operations.post("/threads/:id/operations/:operation", jsonBody(ReportOperation), async (c) =>
   answer(c, await thread(c, c.req.param("id")).reportOperation(operationId(c), JSON.stringify(c.req.valid("json")), "caller", idempotencyKey(c))),
 );
+
+operations.get("/threads/:id/subscriptions", async (c) => answer(c, await thread(c, c.req.param("id")).subscriptionList()));
+
+operations.post("/threads/:id/subscriptions", jsonBody(Subscribe), async (c) => {
+  const id = c.req.param("id");
+  thread(c, id);
+  return answer(c, await subscribe(c.env, c.var.config, id, c.req.valid("json")), 201);
+});
+
+operations.delete("/threads/:id/subscriptions/:watch", async (c) => {
+  const id = c.req.param("id");
+  thread(c, id);
+  return answer(c, await unsubscribe(c.env, id, c.req.param("watch")));
+});
