@@ -11,6 +11,7 @@ import {
   TurnStatusAnswer,
 } from "../src/api/answers.js";
 import type { AttachmentEntry } from "../src/api/attachments.js";
+import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
 import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
 import type { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList } from "../src/api/seats.js";
@@ -183,6 +184,20 @@ export class RuntimeClient {
   /** A milestone, or the one outcome (a second is refused: `operation-settled`). */
   reportOperation(id: string, operation: string, report: ReportOperation, options: { idempotencyKey?: string } = {}): Promise<OperationAccepted> {
     return this.call("POST", `/threads/${id}/operations/${encodeURIComponent(operation)}`, report, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+  }
+
+  /** What the thread watches (docs/subscriptions.md). */
+  subscriptions(id: string): Promise<{ subscriptions: Subscription[] }> {
+    return this.call("GET", `/threads/${id}/subscriptions`);
+  }
+
+  /** Watches a thread or a workspace's threads: each match wakes this thread with a message. */
+  subscribe(id: string, body: Subscribe): Promise<Subscription> {
+    return this.call("POST", `/threads/${id}/subscriptions`, body);
+  }
+
+  unsubscribe(id: string, watch: string): Promise<Subscription> {
+    return this.call("DELETE", `/threads/${id}/subscriptions/${encodeURIComponent(watch)}`);
   }
 
   /** The thread's attachments, oldest first (each message's `attachments`). */

@@ -103,6 +103,10 @@ describe("the client library drives a turn", () => {
     expect(await c.declineHandoff(threadId, offer.fromSeq).catch((e: unknown) => e)).toMatchObject({ kind: "rejected", status: 409, code: "handoff-closed" });
     expect((await c.removeSeat(threadId, "main")).holder).toBe("reviewer");
     expect((await c.steering(threadId)).steering).toEqual([]);
+    const other = await c.spawn({ model: "sim-1" });
+    const sub = await c.subscribe(threadId, { watch: { thread: other.threadId }, filter: { kinds: ["reply"] } });
+    expect((await c.subscriptions(threadId)).subscriptions.map((s) => s.watch)).toEqual([sub.watch]);
+    expect((await c.unsubscribe(threadId, sub.watch)).watch).toBe(sub.watch);
     const op = await c.startOperation(threadId, { kind: "action", title: "build" }, { idempotencyKey: "client-op" });
     expect((await c.startOperation(threadId, { kind: "action", title: "build" }, { idempotencyKey: "client-op" })).operation).toBe(op.operation);
     await c.reportOperation(threadId, op.operation, { milestone: { text: "half way" } });

@@ -80,6 +80,11 @@ const TEMPLATES: Record<string, Template> = {
     rng.chance(0.9) ? { kind: rng.pick(["action", "subscription"]), title: "fuzz", ...(rng.chance(0.3) ? { detail: { n: 1 } } : {}) } : { kind: "delegation", title: "fuzz", prompt: "fuzz", spec: { model: "sim-1" } },
   "POST /threads/:id/operations/:operation": (_, rng) =>
     rng.chance(0.5) ? { milestone: { text: "fuzz", ...(rng.chance(0.3) ? { data: [1, "x"] } : {}) } } : { outcome: { status: rng.pick(["completed", "failed", "cancelled"]), result: "fuzz" } },
+  "POST /threads/:id/subscriptions": (t, rng) => ({
+    watch: rng.chance(0.5) ? { thread: rng.pick(t.kept) } : { workspace: rng.pick([...t.workspaces, "nowhere"]) },
+    ...(rng.chance(0.5) ? { filter: { kinds: [rng.pick(["reply", "message", "turn-ended"])], ...(rng.chance(0.3) ? { text: "fuzz" } : {}) } } : {}),
+    ...(rng.chance(0.3) ? { note: "fuzz" } : {}),
+  }),
   "POST /threads/:id/handoff": (_, rng) => ({ to: rng.pick(["main", "fuzz-seat", "nobody"]), ...(rng.chance(0.5) ? { note: "fuzz" } : {}), ...(rng.chance(0.3) ? { context: rng.pick(["full", "summary"]) } : {}) }),
   "PUT /workspaces/:name/policy": () => ({ defaults: { model: "sim-1", permissions: "ask" } }),
   "POST /internal/host-report": () => ({
@@ -276,6 +281,8 @@ function param(name: string, route: string, t: FuzzTargets, rng: Rng, budget: { 
       return t.approvals.length > 0 && rng.chance(0.5) ? rng.pick(t.approvals) : `ap_${rng.int(0, 99)}`;
     case "operation":
       return rng.chance(0.5) ? `op_${randomText(rng, rng.int(1, 16))}` : randomText(rng, rng.int(1, 120));
+    case "watch":
+      return rng.chance(0.5) ? `watch_${randomText(rng, rng.int(1, 16))}` : randomText(rng, rng.int(1, 120));
     case "sha256":
       return rng.chance(0.5) ? "0".repeat(64) : randomText(rng, rng.int(1, 70));
     case "requestId":
