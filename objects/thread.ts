@@ -6,7 +6,7 @@ import { attachmentBytes, attachmentPath } from "../src/rules/attachments.js";
 import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
 import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
-import type { EventBodies, EventKind } from "../src/api/events.js";
+import type { CycleBody, EventBodies, EventKind } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
 import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnStatus } from "../src/api/turns.js";
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
@@ -25,6 +25,7 @@ import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns
 import { firstSeat, loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
 import { restage, type Accepted, type ThreadAccess } from "./thread/thread-access.js";
 import type { Handoffs } from "./thread/handoffs.js";
+import type { GateRequest, GateResult } from "../src/api/cycles.js";
 import { OPERATIONS_SCHEMA } from "./thread/operations.js";
 import { Subscriptions, SUBSCRIPTIONS_SCHEMA } from "./thread/subscriptions.js";
 import { Watchers, WATCHERS_SCHEMA } from "./thread/watchers.js";
@@ -565,6 +566,17 @@ export class Thread extends DurableObject<Env> {
 
   reconcile(): Promise<{ running: boolean }> {
     return this.driver.reconcile();
+  }
+
+  // ---- cycle events, gates, merges ----
+
+  /** `data` is JSON text: RPC types cannot express any JSON. */
+  async cycleEvent(event: Omit<CycleBody, "data">, data?: string): Promise<Outcome<MessageAccepted>> {
+    return this.record("cycle", { ...event, ...(data !== undefined ? { data: JSON.parse(data) as Json } : {}) });
+  }
+
+  gate(request: GateRequest): Promise<Outcome<GateResult>> {
+    return this.driver.gates.ask(request);
   }
 
   // ---- subscriptions: what this thread watches, and who watches it ----

@@ -31,7 +31,7 @@ import {
 } from "../../src/rules/compaction.js";
 import { turnAccount } from "../../src/rules/accounts.js";
 import { curatorSummary } from "./curator.js";
-import { callEngine } from "./engine-call.js";
+import { callEngine } from "../../src/platform/engine-call.js";
 import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
 import { activeModel, runKey, seatNamed, type WindowState } from "./thread-state.js";

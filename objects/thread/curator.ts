@@ -1,6 +1,6 @@
 import type { SummaryAnswer, SummaryRequest, TranscriptEntry } from "../../src/api/engine.js";
 import { accountScope } from "../../src/rules/accounts.js";
-import { callEngine } from "./engine-call.js";
+import { callEngine } from "../../src/platform/engine-call.js";
 import type { ThreadAccess } from "./thread-access.js";
 
 /**

@@ -6,7 +6,7 @@ import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } fr
 import type { PreparedEvent, StoredEvent } from "./event-log.js";
 import { hostOf, threadOf } from "../../src/platform/stubs.js";
 import type { OperationOutcome } from "../../src/api/operations.js";
-import { callEngine } from "./engine-call.js";
+import { callEngine } from "../../src/platform/engine-call.js";
 import { Loops } from "./loops.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { archivedRefusal, degradedRefusal, missing, runsTurns } from "./refusals.js";
@@ -26,6 +26,7 @@ import { newId } from "../../src/shared/ids.js";
 import { Compaction, RECOVERING } from "./compaction.js";
 import { Handoffs } from "./handoffs.js";
 import { Operations } from "./operations.js";
+import { Gates } from "./gates.js";
 
 /**
  * While a turn runs, an alarm fires this often. An object with no incoming requests may
@@ -92,6 +93,7 @@ export class TurnDriver {
   readonly compaction: Compaction;
   readonly handoffs: Handoffs;
   readonly operations: Operations;
+  readonly gates: Gates;
   private live: LiveTurn | null = null;
   /** Set while a turn is being started, so two messages cannot start two turns. */
   private starting = false;
@@ -109,6 +111,7 @@ export class TurnDriver {
     this.compaction = new Compaction(thread, () => this.operations.delegationOpen());
     this.handoffs = new Handoffs(thread);
     this.operations = new Operations(thread);
+    this.gates = new Gates(thread, this.waits, this.operations);
   }
 
   private get state(): ThreadState | null {

@@ -3,7 +3,7 @@ import { CODES } from "../../src/api/errors.js";
 import type { EventBodies } from "../../src/api/events.js";
 import type { ApprovalResolved, QuestionStatus } from "../../src/api/turns.js";
 import { workspaceOf } from "../../src/platform/stubs.js";
-import { callEngine } from "./engine-call.js";
+import { callEngine } from "../../src/platform/engine-call.js";
 import type { PreparedEvent } from "./event-log.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { missing } from "./refusals.js";
@@ -23,6 +23,9 @@ export interface PreparedCancellation {
  * workspace keeps an index of the open ones.
  */
 export class Waits {
+  /** Told of every approval decided, after its commit: a gate's approval decides the gate (objects/thread/gates.ts). */
+  onApprovalResolved: ((wait: Wait, decision: ApprovalDecision, expired: boolean) => Promise<void>) | null = null;
+
   constructor(private readonly thread: ThreadAccess) {}
 
   private get state(): ThreadState | null {
@@ -46,9 +49,12 @@ export class Waits {
     });
     if (!outcome.ok) return outcome;
     await this.afterWaitClosed("approval", approvalId, decision);
-    await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/approvals/${approvalId}`, { decision, ...marked }).catch((err: unknown) =>
-      console.error(`approval ${approvalId}: the engine could not be told: ${(err as Error).message}`),
-    );
+    await this.onApprovalResolved?.(found.value, decision, expired);
+    // A gate's approval has no engine waiting on it.
+    if (!outcome.value.turnId.startsWith("gate_"))
+      await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/approvals/${approvalId}`, { decision, ...marked }).catch((err: unknown) =>
+        console.error(`approval ${approvalId}: the engine could not be told: ${(err as Error).message}`),
+      );
     const { turnId: _turn, ...resolved } = outcome.value;
     return ok(resolved);
   }

@@ -20,6 +20,7 @@ import { Policy } from "./workspaces.js";
 import { JoinSeat, OfferHandoff, ReplaceSeat } from "./seats.js";
 import { ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe } from "./subscriptions.js";
+import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -240,6 +241,21 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     ],
   },
   "DELETE /threads/:id/subscriptions/:watch": { summary: "Removes a subscription; no wake of it is taken after.", errors: [[404, CODES.subscriptionNotFound]] },
+  "POST /threads/:id/events": { summary: "Records a cycle event of a review or merge flow (`cycle` in the log).", body: CycleEvent, status: 201, errors: [[503, CODES.blobStoreUnavailable]] },
+  "POST /threads/:id/gate": {
+    summary: "Asks a gate: `auto` decides from the thread's children and the checks, `human` opens an approval and answers once a person decided. A refusal is a 200 with `passed: false` and `reasons`.",
+    body: GateRequest,
+  },
+  "POST /threads/:id/merge": {
+    summary: "Merges a child's work (the head of its working directory) into this thread's checkout with git; again answers `alreadyMerged`.",
+    body: MergeRequest,
+    errors: [
+      [404, CODES.notAChild],
+      [409, CODES.noCheckout],
+      [409, CODES.mergeConflict],
+      [503, CODES.engineHostUnavailable],
+    ],
+  },
   "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it." },
   "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },
   "POST /threads/:id/seats": {

@@ -8,6 +8,7 @@ import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEn
 import type { HandoffContext, Placement } from "./seats.js";
 import type { AttachmentRef } from "./attachments.js";
 import type { OperationKind, OperationOutcome } from "./operations.js";
+import type { CycleKind } from "./cycles.js";
 import type { Engine, OnBusy, ShownSpec } from "./threads.js";
 
 
@@ -156,6 +157,31 @@ export interface SteeredBody {
   /** True: it joined the running turn's conversation. False: the next turn answers it instead. */
   taken: boolean;
   reason?: string;
+}
+
+export interface CycleBody {
+  cycle: CycleKind;
+  step?: string;
+  child?: string;
+  status?: string;
+  text?: string;
+  data?: Json;
+}
+
+export interface GateBody {
+  gate: string;
+  mode: "auto" | "human";
+  step: string | null;
+  passed: boolean;
+  reasons: string[];
+  approvalId?: string;
+}
+
+export interface MergeBody {
+  child: string;
+  head: string;
+  commit: string | null;
+  alreadyMerged: boolean;
 }
 
 /** Written out here: src/api/subscriptions.ts takes the event kinds from this file. */
@@ -325,6 +351,9 @@ export interface EventBodies {
   steered: SteeredBody;
   "operation-started": OperationStartedBody;
   "subscription-added": SubscriptionAddedBody;
+  cycle: CycleBody;
+  gate: GateBody;
+  merge: MergeBody;
   "subscription-removed": SubscriptionRemovedBody;
   "operation-milestone": OperationMilestoneBody;
   "operation-settled": OperationSettledBody;
@@ -376,6 +405,9 @@ export const EVENT_KINDS = [
   "steered",
   "operation-started",
   "subscription-added",
+  "cycle",
+  "gate",
+  "merge",
   "subscription-removed",
   "operation-milestone",
   "operation-settled",

@@ -7,6 +7,8 @@ import { jsonBody } from "../http/validate.js";
 import { startOperation } from "../flows/delegate.js";
 import { subscribe, unsubscribe } from "../flows/subscribe.js";
 import { Subscribe } from "../api/subscriptions.js";
+import { CycleEvent, GateRequest, MergeRequest } from "../api/cycles.js";
+import { mergeChild } from "../flows/merge.js";
 import { thread } from "./thread-stub.js";
 
 /** SPEC "Resources" (Operation, Subscription): delegations, subscription edges, long actions (docs/operations.md), and subscriptions (docs/subscriptions.md). */
@@ -55,4 +57,19 @@ operations.delete("/threads/:id/subscriptions/:watch", async (c) => {
   const id = c.req.param("id");
   thread(c, id);
   return answer(c, await unsubscribe(c.env, id, c.req.param("watch")));
+});
+
+operations.post("/threads/:id/events", jsonBody(CycleEvent), async (c) => {
+  const { data, ...event } = c.req.valid("json");
+  const stub = thread(c, c.req.param("id"));
+  return answer(c, await stub.cycleEvent({ cycle: event.kind, ...(event.step ? { step: event.step } : {}), ...(event.child ? { child: event.child } : {}), ...(event.status ? { status: event.status } : {}), ...(event.text ? { text: event.text } : {}) }, data === undefined ? undefined : JSON.stringify(data)), 201);
+});
+
+// A refusal is a normal result with reasons: 200 either way (SPEC "Client conventions").
+operations.post("/threads/:id/gate", jsonBody(GateRequest), async (c) => answer(c, await thread(c, c.req.param("id")).gate(c.req.valid("json"))));
+
+operations.post("/threads/:id/merge", jsonBody(MergeRequest), async (c) => {
+  const id = c.req.param("id");
+  thread(c, id);
+  return answer(c, await mergeChild(c.env, id, c.req.valid("json").child));
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { callEngine } from "../../objects/thread/engine-call.js";
+import { callEngine } from "../../src/platform/engine-call.js";
 import { accountPool } from "../../src/platform/account-pool.js";
 import type { Env } from "../../src/platform/env.js";
 

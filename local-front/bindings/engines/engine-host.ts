@@ -12,6 +12,7 @@ import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
 import { readJson, reply } from "../http.js";
 import { logTurnEnd } from "./turn-log.js";
+import { mergeWork } from "../git/merge.js";
 
 /** An idle report stream says it is alive this often. */
 const PING_MS = 15_000;
@@ -26,6 +27,7 @@ const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS), expired: z
 const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
 const SteerBody = z.object({ seq: z.number().int().positive(), text: z.string() });
 const HandoffAnswerBody = z.object({ answer: z.string() });
+const MergeBody = z.object({ into: z.string().startsWith("/"), from: z.string().startsWith("/"), message: z.string().min(1).max(1000) });
 
 /**
  * The engines binding, served by the front (src/api/engine.ts has the protocol). Turns
@@ -114,6 +116,12 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);
     if (path === "/summaries") return reply(res, 200, await writeSummary(body as SummaryRequest, deps.network));
+    if (path === "/merges") {
+      const work = MergeBody.safeParse(body);
+      if (!work.success) return reply(res, 400, { error: "a merge is {into, from, message}, with absolute paths" });
+      const m = await mergeWork(work.data);
+      return reply(res, m.status, m.body);
+    }
     const m = /^\/turns\/([^/]+)\/(interrupt|steer|handoffs|approvals|questions)(?:\/([^/]+))?$/.exec(path);
     const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
     if (!m) return reply(res, 404, { error: `no engine route ${path}` });

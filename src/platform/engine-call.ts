@@ -1,6 +1,6 @@
-import { ENGINES_TOKEN_HEADER } from "../../src/api/engine.js";
-import { bindingAnswer, ENGINE_HOST_NOT_CONNECTED } from "../../src/platform/binding-answer.js";
-import type { Env } from "../../src/platform/env.js";
+import { ENGINES_TOKEN_HEADER } from "../api/engine.js";
+import { bindingAnswer, ENGINE_HOST_NOT_CONNECTED } from "./binding-answer.js";
+import type { Env } from "./env.js";
 
 /**
  * A request to the engine host, through the engines binding. The engine host runs tools

@@ -1,0 +1,76 @@
+import { z } from "zod";
+
+/**
+ * The cycle events a review or merge flow records on its thread (`POST /threads/:id/events`,
+ * docs/operations.md "Cycle events"): a step of the flow starting and finishing, a child
+ * joining it and ending, a check's result, a review and its verdict, and a free note.
+ */
+export const CYCLE_KINDS = ["step-started", "step-finished", "child-started", "child-finished", "check", "review", "verdict", "note"] as const;
+export type CycleKind = (typeof CYCLE_KINDS)[number];
+
+const Data = z.unknown().refine((v) => v !== undefined, "any JSON value");
+
+export const CycleEvent = z
+  .object({
+    kind: z.enum(CYCLE_KINDS),
+    step: z.string().min(1).max(200).optional(),
+    child: z.string().min(1).max(100).optional(),
+    status: z.enum(["started", "passed", "failed", "skipped", "approved", "changes-requested"]).optional(),
+    text: z.string().max(8000).optional(),
+    data: Data.optional(),
+  })
+  .strict();
+export type CycleEvent = z.infer<typeof CycleEvent>;
+
+/** A check a gate weighs besides the children: its name and whether it passed. */
+const Check = z.object({ name: z.string().min(1).max(200), ok: z.boolean(), detail: z.string().max(2000).optional() }).strict();
+
+/**
+ * `POST /threads/:id/gate`. `auto` decides from the children (the thread's delegations, or
+ * those `operations` names) and the `checks`; `human` opens an approval (and with it an
+ * attention item) and answers once a person decided, or at once with `async: true`.
+ */
+export const GateRequest = z
+  .object({
+    mode: z.enum(["auto", "human"]),
+    step: z.string().min(1).max(200).optional(),
+    operations: z.array(z.string().min(1).max(100)).max(200).optional(),
+    checks: z.array(Check).max(200).optional(),
+    question: z.string().max(4000).optional(),
+    async: z.boolean().optional(),
+  })
+  .strict();
+export type GateRequest = z.infer<typeof GateRequest>;
+
+/** A gate's answer: a refusal is `passed: false` with its `reasons`, a normal 200, never an error status. */
+export interface GateResult {
+  gate: string;
+  mode: "auto" | "human";
+  step: string | null;
+  /** Null while a human gate waits (`async: true`). */
+  passed: boolean | null;
+  reasons: string[];
+  /** A human gate's approval, answered at `POST /threads/:id/approvals/:approvalId`. */
+  approvalId?: string;
+  seq: number;
+}
+
+/** `POST /threads/:id/merge`: a child's work (its branch, in its working directory) into this thread's checkout. */
+export const MergeRequest = z.object({ child: z.string().min(1).max(100) }).strict();
+
+export interface MergeResult {
+  child: string;
+  /** The child's head that was merged (or was merged already). */
+  head: string;
+  /** The merge commit in the parent's checkout; null when nothing was merged. */
+  commit: string | null;
+  alreadyMerged: boolean;
+  seq: number;
+}
+
+/** Body of `POST /merges` on the engine host: git work in two working directories of this machine. */
+export interface MergeWork {
+  into: string;
+  from: string;
+  message: string;
+}
