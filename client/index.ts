@@ -12,6 +12,7 @@ import {
 } from "../src/api/answers.js";
 import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
+import type { CycleEvent, GateRequest, GateResult, MergeResult } from "../src/api/cycles.js";
 import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
 import type { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList } from "../src/api/seats.js";
@@ -184,6 +185,57 @@ export class RuntimeClient {
   /** A milestone, or the one outcome (a second is refused: `operation-settled`). */
   reportOperation(id: string, operation: string, report: ReportOperation, options: { idempotencyKey?: string } = {}): Promise<OperationAccepted> {
     return this.call("POST", `/threads/${id}/operations/${encodeURIComponent(operation)}`, report, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+  }
+
+  /** Records a cycle event of a review or merge flow. */
+  cycleEvent(id: string, event: CycleEvent): Promise<MessageAccepted> {
+    return this.call("POST", `/threads/${id}/events`, event);
+  }
+
+  /** Asks a gate; a refusal is a result (`passed: false`, `reasons`), not an error. */
+  gate(id: string, request: GateRequest): Promise<GateResult> {
+    return this.call("POST", `/threads/${id}/gate`, request);
+  }
+
+  /** Merges a child's work into the thread's checkout; again: `alreadyMerged`. */
+  merge(id: string, child: string): Promise<MergeResult> {
+    return this.call("POST", `/threads/${id}/merge`, { child });
+  }
+
+  /** The host's limits, with the hub's build seat limit when a hub is configured. */
+  limits(): Promise<{ hub: { buildSeatLimit: number | null } } & Record<string, unknown>> {
+    return this.call("GET", "/limits");
+  }
+
+  /**
+   * A parallel step (SPEC "Client conventions"): each child a delegation of `id`, at most
+   * `concurrency` at once: by default the hub's build seat limit when a hub is configured,
+   * otherwise all at once. Once a child fails (or is cancelled) no queued child starts; the
+   * ones running finish. The gate (`auto` or `human`) sits on the step: it is asked once,
+   * over the children that ran, after they all settled.
+   */
+  async parallel(id: string, children: ParallelChild[], options: { concurrency?: number; gate?: "auto" | "human"; step?: string } = {}): Promise<ParallelResult> {
+    const limit = options.concurrency ?? (await this.limits()).hub.buildSeatLimit ?? children.length;
+    const queue = children.map((child, index) => ({ child, index }));
+    const ran: ParallelResult["children"] = [];
+    let failed = false;
+    const worker = async () => {
+      for (let next = queue.shift(); next && !failed; next = failed ? undefined : queue.shift()) {
+        const started = await this.startOperation(id, { kind: "delegation", title: next.child.title, prompt: next.child.prompt, ...(next.child.spec ? { spec: next.child.spec } : {}) });
+        let op = await this.operation(id, started.operation);
+        while (op.state === "open") {
+          await sleep(Math.min(this.pollMs, 250));
+          op = await this.operation(id, started.operation);
+        }
+        ran.push({ index: next.index, title: next.child.title, operation: op.operation, child: op.child, state: op.state, outcome: op.outcome });
+        if (op.state !== "completed") failed = true;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, children.length)) }, worker));
+    ran.sort((a, b) => a.index - b.index);
+    const skipped = children.map((c, index) => ({ index, title: c.title })).filter((c) => !ran.some((r) => r.index === c.index));
+    const gate = options.gate ? await this.gate(id, { mode: options.gate, operations: ran.map((r) => r.operation), ...(options.step ? { step: options.step } : {}) }) : null;
+    return { children: ran, skipped, gate };
   }
 
   /** What the thread watches (docs/subscriptions.md). */
@@ -469,6 +521,21 @@ export class RuntimeClient {
       cursor = page.nextAfter;
     }
   }
+}
+
+/** One child of a parallel step: a delegation's title, prompt and the child's spawn spec. */
+export interface ParallelChild {
+  title: string;
+  prompt: string;
+  spec?: SpawnSpec;
+}
+
+export interface ParallelResult {
+  /** The children that ran, in the order given, each with how it ended. */
+  children: { index: number; title: string; operation: string; child: string | null; state: OperationSummary["state"]; outcome: OperationSummary["outcome"] }[];
+  /** The children that never started: a child before them failed. */
+  skipped: { index: number; title: string }[];
+  gate: GateResult | null;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -85,6 +85,9 @@ const TEMPLATES: Record<string, Template> = {
     ...(rng.chance(0.5) ? { filter: { kinds: [rng.pick(["reply", "message", "turn-ended"])], ...(rng.chance(0.3) ? { text: "fuzz" } : {}) } } : {}),
     ...(rng.chance(0.3) ? { note: "fuzz" } : {}),
   }),
+  "POST /threads/:id/events": (_, rng) => ({ kind: rng.pick(["check", "note", "verdict"]), ...(rng.chance(0.5) ? { step: "fuzz", status: "passed" } : {}), ...(rng.chance(0.3) ? { data: { n: 1 } } : {}) }),
+  "POST /threads/:id/gate": (_, rng) => ({ mode: "auto", ...(rng.chance(0.5) ? { checks: [{ name: "fuzz", ok: rng.chance(0.5) }] } : {}), ...(rng.chance(0.2) ? { operations: ["op_x"] } : {}) }),
+  "POST /threads/:id/merge": (t, rng) => ({ child: rng.pick([...t.kept, "thr_nope"]) }),
   "POST /threads/:id/handoff": (_, rng) => ({ to: rng.pick(["main", "fuzz-seat", "nobody"]), ...(rng.chance(0.5) ? { note: "fuzz" } : {}), ...(rng.chance(0.3) ? { context: rng.pick(["full", "summary"]) } : {}) }),
   "PUT /workspaces/:name/policy": () => ({ defaults: { model: "sim-1", permissions: "ask" } }),
   "POST /internal/host-report": () => ({
