@@ -221,20 +221,30 @@ export class RuntimeClient {
     let failed = false;
     const worker = async () => {
       for (let next = queue.shift(); next && !failed; next = failed ? undefined : queue.shift()) {
-        const started = await this.startOperation(id, { kind: "delegation", title: next.child.title, prompt: next.child.prompt, ...(next.child.spec ? { spec: next.child.spec } : {}) });
-        let op = await this.operation(id, started.operation);
-        while (op.state === "open") {
-          await sleep(Math.min(this.pollMs, 250));
-          op = await this.operation(id, started.operation);
+        try {
+          const started = await this.startOperation(id, { kind: "delegation", title: next.child.title, prompt: next.child.prompt, ...(next.child.spec ? { spec: next.child.spec } : {}) });
+          let op = await this.operation(id, started.operation);
+          while (op.state === "open") {
+            await sleep(Math.min(this.pollMs, 250));
+            op = await this.operation(id, started.operation);
+          }
+          ran.push({ index: next.index, title: next.child.title, operation: op.operation, child: op.child, state: op.state, outcome: op.outcome });
+          if (op.state !== "completed") failed = true;
+        } catch (err) {
+          // A child that could not start (or be followed) fails the step like one that failed.
+          ran.push({ index: next.index, title: next.child.title, operation: null, child: null, state: "failed", outcome: null, error: (err as Error).message });
+          failed = true;
         }
-        ran.push({ index: next.index, title: next.child.title, operation: op.operation, child: op.child, state: op.state, outcome: op.outcome });
-        if (op.state !== "completed") failed = true;
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, children.length)) }, worker));
     ran.sort((a, b) => a.index - b.index);
     const skipped = children.map((c, index) => ({ index, title: c.title })).filter((c) => !ran.some((r) => r.index === c.index));
-    const gate = options.gate ? await this.gate(id, { mode: options.gate, operations: ran.map((r) => r.operation), ...(options.step ? { step: options.step } : {}) }) : null;
+    // A child that never started is no operation: the gate hears of it as a failed check.
+    const unstarted = ran.flatMap((r) => (r.operation ? [] : [{ name: `start of ${r.title}`, ok: false, ...(r.error ? { detail: r.error.slice(0, 2000) } : {}) }]));
+    const gate = options.gate
+      ? await this.gate(id, { mode: options.gate, operations: ran.flatMap((r) => (r.operation ? [r.operation] : [])), ...(unstarted.length ? { checks: unstarted } : {}), ...(options.step ? { step: options.step } : {}) })
+      : null;
     return { children: ran, skipped, gate };
   }
 
@@ -532,7 +542,7 @@ export interface ParallelChild {
 
 export interface ParallelResult {
   /** The children that ran, in the order given, each with how it ended. */
-  children: { index: number; title: string; operation: string; child: string | null; state: OperationSummary["state"]; outcome: OperationSummary["outcome"] }[];
+  children: { index: number; title: string; operation: string | null; child: string | null; state: OperationSummary["state"]; outcome: OperationSummary["outcome"]; error?: string }[];
   /** The children that never started: a child before them failed. */
   skipped: { index: number; title: string }[];
   gate: GateResult | null;

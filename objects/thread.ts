@@ -121,7 +121,7 @@ export class Thread extends DurableObject<Env> {
       saveState: () => this.saveState(),
       change: (kind, body, refusal, apply) => this.change(kind, body, refusal, apply),
       syncCatalogNow: () => this.syncCatalogNow(),
-      setAlarm: (scheduledTime) => ctx.storage.setAlarm(scheduledTime),
+      setAlarm: (scheduledTime) => this.alarmBy(scheduledTime),
       abort: (reason) => ctx.abort(reason),
     };
     this.access = access;
@@ -179,11 +179,13 @@ export class Thread extends DurableObject<Env> {
       return ok(true);
     });
     if (!outcome.ok) return outcome;
-    // Subscriptions to its workspace's threads watch this one too (not its own: a thread is not woken by itself).
-    if (spec.workspace)
-      for (const w of await workspaceOf(this.env, spec.workspace).watches()) if (w.subscriber !== id) await this.watchers.add(w.watch, w.subscriber, JSON.parse(w.filter) as WakeFilter);
     this.news.push({ kind: "thread-spawned" });
     await this.syncCatalogNow();
+    // Subscriptions to its workspace's threads watch this one too (not its own: a thread is
+    // not woken by itself). Read once the catalog lists it: a subscription made meanwhile
+    // either is read here or finds this thread in the catalog.
+    if (spec.workspace)
+      for (const w of await workspaceOf(this.env, spec.workspace).watches()) if (w.subscriber !== id) await this.watchers.add(w.watch, w.subscriber, JSON.parse(w.filter) as WakeFilter);
     return ok(this.row(this.state!));
   }
 
@@ -361,9 +363,12 @@ export class Thread extends DurableObject<Env> {
       (s, e) => {
         s.archivedAt = e.ts;
         s.archiveReason = reason;
+        // A delegation's child retired before it answered: its parent hears that, instead of waiting for ever.
+        if (s.delegation && !s.delegation.outcome) s.delegation.outcome = { status: "cancelled", error: `the child was retired before it answered${reason ? `: ${reason}` : ""}` };
       },
       { kind: "thread-archived", reason },
     );
+    if (outcome.ok) void this.driver.reportToParent();
     if (outcome.ok && this.state!.spec.role === "head") await workspaceOf(this.env, this.state!.spec.workspace).releaseHead(this.state!.id);
     return outcome;
   }
@@ -740,6 +745,16 @@ export class Thread extends DurableObject<Env> {
 
   // ---- internals ----
 
+  /**
+   * The object has one alarm, and several parts want it (a running turn's keep-alive, the
+   * catalog's safety net, retries of a wake or a child's outcome, a wait's expiry): the
+   * earliest wins, and whatever runs then sets the next.
+   */
+  private async alarmBy(at: number): Promise<void> {
+    const set = await this.ctx.storage.getAlarm();
+    if (set === null || at < set) await this.ctx.storage.setAlarm(at);
+  }
+
   /** Writes one event; call only inside a CommitQueue write. */
   private append(prepared: PreparedEvent, now?: Date): Accepted {
     const event = this.log.commit(prepared, now);
@@ -752,6 +767,8 @@ export class Thread extends DurableObject<Env> {
   /** How many wakes led to an event: a wake message's own depth, or that of the turn it was written in. */
   private wakeDepth(event: Accepted, prepared: PreparedEvent): number {
     if (event.kind === "message" && prepared.blob === null) return (JSON.parse(prepared.text) as { wake?: { depth: number } }).wake?.depth ?? 0;
+    // Written before the thread marks the turn running: the turn's depth is in its body.
+    if (event.kind === "turn-started") return (JSON.parse(prepared.text) as { wakeDepth?: number }).wakeDepth ?? 0;
     return this.state?.turn?.wakeDepth ?? 0;
   }
 
@@ -828,7 +845,7 @@ export class Thread extends DurableObject<Env> {
     // A running turn's keepalive alarm also serves as the safety net.
     if (!this.state?.turn && now - this.safetyAlarmSetAt >= SAFETY_ALARM_MS) {
       this.safetyAlarmSetAt = now;
-      void this.ctx.storage.setAlarm(now + SAFETY_ALARM_MS);
+      void this.alarmBy(now + SAFETY_ALARM_MS);
     }
   }
 
@@ -839,7 +856,7 @@ export class Thread extends DurableObject<Env> {
     try {
       await this.syncCatalog();
     } catch {
-      await this.ctx.storage.setAlarm(Date.now() + this.config.catalogSyncMs);
+      await this.alarmBy(Date.now() + this.config.catalogSyncMs);
     }
   }
 
@@ -863,7 +880,7 @@ export class Thread extends DurableObject<Env> {
       .catch(async (err: unknown) => {
         this.news.unshift(...news);
         console.error(`thread ${summary.id}: the workspace feed missed a change, retrying: ${(err as Error).message}`);
-        await this.ctx.storage.setAlarm(Date.now() + this.config.catalogSyncMs);
+        await this.alarmBy(Date.now() + this.config.catalogSyncMs);
         return false;
       });
     this.ctx.waitUntil(fed);

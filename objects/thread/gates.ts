@@ -8,10 +8,7 @@ import type { Operations } from "./operations.js";
 import { missing } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
 import type { Wait } from "./turn-tables.js";
-import type { Waits } from "./waits.js";
-
-/** A human gate's approval is the thread's like any other, but no turn waits on it: its "turn" is the gate. */
-const isGate = (turnId: string) => turnId.startsWith("gate_");
+import { isGateWait, type Waits } from "./waits.js";
 
 /**
  * The gates of one Thread (docs/operations.md, "Gates"): `auto` weighs the thread's
@@ -64,7 +61,7 @@ export class Gates {
 
   /** A gate's approval was decided (by a person, or its timeout): the gate's result. */
   private async decided(wait: Wait, decision: ApprovalDecision, expired: boolean): Promise<void> {
-    if (!isGate(wait.turnId)) return;
+    if (!isGateWait(wait.turnId)) return;
     const input = (wait.detail.input ?? {}) as { step?: string | null };
     const passed = decision === "allow";
     const reasons = passed ? [] : [expired ? "nobody answered the gate's approval in time" : "a person denied it"];

@@ -1,12 +1,11 @@
 import { CODES } from "../../src/api/errors.js";
 import type { Json } from "../../src/api/engine.js";
-import type { EventBodies, EventKind } from "../../src/api/events.js";
 import type { OperationAccepted, OperationDetail, OperationKind, OperationOutcome, OperationSummary, ReportOperation } from "../../src/api/operations.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { newId } from "../../src/shared/ids.js";
 import { sha256Hex } from "./blob-store.js";
 import type { PreparedEvent } from "./event-log.js";
-import { missing, runsTurns } from "./refusals.js";
+import { archivedRefusal, missing, runsTurns } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
 
 export const OPERATIONS_SCHEMA = `
@@ -44,6 +43,13 @@ type OperationRow = {
   settled_at: string | null;
   outcome: string | null;
 };
+
+/**
+ * Where an operation's Idempotency-Keys live in the thread's idempotency table, apart from
+ * messages' keys and from each other: a header cannot hold the NUL that separates them.
+ */
+const startKey = (key: string) => `\u0000operation-start\u0000${key}`;
+const reportKey = (operation: string, key: string) => `\u0000operation-report\u0000${operation}\u0000${key}`;
 
 /** A wake names the operation it comes from: `from` on the message the parent receives. */
 export const wakeSender = (operation: string) => `operation:${operation}`;
@@ -119,15 +125,17 @@ export class Operations {
   async replay(key: string | undefined, request: unknown): Promise<Outcome<OperationAccepted> | null> {
     if (!key) return null;
     const digest = await sha256Hex(new TextEncoder().encode(JSON.stringify(request)));
-    return this.replayed(`operation:${key}`, digest);
+    return this.replayed(startKey(key), digest);
   }
 
   private replayed(key: string, digest: string): Outcome<OperationAccepted> | null {
     const seen = this.sql.exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", key).toArray()[0];
     if (!seen) return null;
     if (seen.digest !== digest) return refuse(409, "this Idempotency-Key was used for a different request", CODES.idempotencyConflict, { seq: seen.seq });
-    const event = this.thread.log.get(seen.seq);
-    const operation = event ? (JSON.parse(event.body ?? "{}") as { operation?: string }).operation : undefined;
+    // By the event's seq, not its body: a large body is stored apart and not in the log's row.
+    const operation =
+      this.sql.exec<{ id: string }>("SELECT id FROM operations WHERE started_seq = ? OR settled_seq = ?", seen.seq, seen.seq).toArray()[0]?.id ??
+      this.sql.exec<{ operation: string }>("SELECT operation FROM milestones WHERE seq = ?", seen.seq).toArray()[0]?.operation;
     const r = operation ? this.row(operation) : null;
     if (!r) return refuse(409, "this Idempotency-Key's request left no operation", CODES.idempotencyConflict, { seq: seen.seq });
     const s = this.summary(r);
@@ -139,12 +147,14 @@ export class Operations {
     body: { operation?: string; kind: OperationKind; title: string; child?: string; prompt?: string; detail?: Record<string, Json> },
     idempotency?: { key: string; request: unknown },
   ): Promise<Outcome<OperationAccepted>> {
-    if (!this.thread.state()) return missing();
+    const s = this.thread.state();
+    if (!s) return missing();
+    if (s.archivedAt) return archivedRefusal(s);
     const operation = body.operation ?? newId("op_");
     const started = { operation, kind: body.kind, title: body.title, ...(body.child ? { child: body.child } : {}), ...(body.prompt ? { prompt: body.prompt } : {}), ...(body.detail ? { detail: body.detail } : {}) };
     const prepared = await this.thread.prepareOrRefuse("operation-started", started);
     if (!prepared.ok) return prepared;
-    const key = idempotency ? `operation:${idempotency.key}` : null;
+    const key = idempotency ? startKey(idempotency.key) : null;
     const digest = idempotency ? await sha256Hex(new TextEncoder().encode(JSON.stringify(idempotency.request))) : null;
     return this.thread.commits.write((): Outcome<OperationAccepted> => {
       const seen = key ? this.replayed(key, digest!) : null;
@@ -176,21 +186,21 @@ export class Operations {
     if (!s) return missing();
     const early = this.row(id);
     if (!early) return notFound(id);
-    const key = idempotencyKey ? `operation:${id}:${idempotencyKey}` : null;
+    const key = idempotencyKey ? reportKey(id, idempotencyKey) : null;
     const digest = key ? await sha256Hex(new TextEncoder().encode(JSON.stringify(report))) : null;
     let prepared: PreparedEvent;
     let wake: { event: PreparedEvent; text: string } | null = null;
     if ("milestone" in report) {
-      const p = await this.prepare("operation-milestone", { operation: id, text: report.milestone.text, ...(report.milestone.data !== undefined ? { data: report.milestone.data as Json } : {}) });
+      const p = await this.thread.prepareOrRefuse("operation-milestone", { operation: id, text: report.milestone.text, ...(report.milestone.data !== undefined ? { data: report.milestone.data as Json } : {}) });
       if (!p.ok) return p;
       prepared = p.value;
     } else {
-      const p = await this.prepare("operation-settled", { operation: id, ...report.outcome, by });
+      const p = await this.thread.prepareOrRefuse("operation-settled", { operation: id, ...report.outcome, by });
       if (!p.ok) return p;
       prepared = p.value;
       if (early.kind === "delegation") {
         const text = wakeText(early, report.outcome);
-        const w = await this.prepare("message", { text, from: wakeSender(id) });
+        const w = await this.thread.prepareOrRefuse("message", { text, from: wakeSender(id) });
         if (!w.ok) return w;
         wake = { event: w.value, text };
       }
@@ -221,10 +231,6 @@ export class Operations {
       return ok({ operation: id, seq: e.seq, ts: e.ts, state: after.state, ...(r.child ? { child: r.child } : {}) });
     });
     return outcome;
-  }
-
-  private async prepare<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<PreparedEvent>> {
-    return this.thread.prepareOrRefuse(kind, body);
   }
 }
 

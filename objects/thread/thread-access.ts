@@ -41,6 +41,7 @@ export interface ThreadAccess {
     apply: (s: ThreadState, event: Accepted) => void,
   ): Promise<Outcome<MessageAccepted>>;
   syncCatalogNow(): Promise<void>;
+  /** Sets the object's alarm for `scheduledTime`, unless it is set earlier already (the earliest wins). */
   setAlarm(scheduledTime: number): Promise<void>;
   /** Resets the object: the next instance starts from what is on disk. */
   abort(reason: string): void;

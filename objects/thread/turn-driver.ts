@@ -214,9 +214,9 @@ export class TurnDriver {
 
   /** From the alarm: a running turn sets the next one, to keep the object alive. */
   async keepAlive(): Promise<void> {
-    if (!this.state?.turn) return;
-    await this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
+    // A gate's approval waits with no turn running: its expiry is swept here too.
     await this.waits.expireDue();
+    if (this.state?.turn) await this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
   }
 
   /** Starts the next turn if none runs and messages wait. Never throws: failures are recorded. */
@@ -273,9 +273,13 @@ export class TurnDriver {
       const seat = seatNamed(now, next.seat!)!;
       const model = seatModel(now, seat);
       const view = this.viewOf(seat.name, this.thread.tables.context());
-      const body = { turnId, index: now.turns + 1, inputs: inputs.map((i) => i.seq), seat: seat.name, ...model };
+      // Known before the turn's first event: that event, and every one after, carries it on (a wake loop is cut by it).
+      const wakeDepth = Math.max(0, ...inputs.map((i) => wakeDepthOf(this.thread.log.get(i.seq))));
+      const body = { turnId, index: now.turns + 1, inputs: inputs.map((i) => i.seq), seat: seat.name, ...model, ...(wakeDepth > 0 ? { wakeDepth } : {}) };
       // The inputs are only known inside the commit; a list of seqs is never a large body.
       const e = this.thread.append({ ...prepared.value, text: JSON.stringify(body) });
+      // Marked running at once: what the turn writes from here on carries its wake depth.
+      now.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs, seat: seat.name, ...(wakeDepth > 0 ? { wakeDepth } : {}) };
       const reseed = this.compaction.takeReseed();
       if (reseed === "forced" && model.engine !== "pi") this.thread.append(skipped);
       for (const input of inputs)
@@ -289,8 +293,6 @@ export class TurnDriver {
       // A finished reviewer or fixer thread that takes work again is no longer finished.
       now.leaseReleased = false;
       now.turns = body.index;
-      const wakeDepth = Math.max(0, ...inputs.map((i) => wakeDepthOf(this.thread.log.get(i.seq))));
-      now.turn = { id: turnId, index: body.index, startedAt: e.ts, inputs: body.inputs, seat: seat.name, ...(wakeDepth > 0 ? { wakeDepth } : {}) };
       restage(this.thread);
       return { inputs, seat, model, view, index: body.index, seq: e.seq, freshSession: reseed !== false || switched };
     });

@@ -11,6 +11,9 @@ import { restage, type ThreadAccess } from "./thread-access.js";
 import type { ThreadState } from "./thread-state.js";
 import type { Wait } from "./turn-tables.js";
 
+/** A gate's approval is the thread's like any other, but no turn waits on it: its "turn" is the gate (objects/thread/gates.ts). */
+export const isGateWait = (turnId: string) => turnId.startsWith("gate_");
+
 /** An open wait and the event that cancels it, prepared before the commit that writes it. */
 export interface PreparedCancellation {
   wait: Wait;
@@ -51,7 +54,7 @@ export class Waits {
     await this.afterWaitClosed("approval", approvalId, decision);
     await this.onApprovalResolved?.(found.value, decision, expired);
     // A gate's approval has no engine waiting on it.
-    if (!outcome.value.turnId.startsWith("gate_"))
+    if (!isGateWait(outcome.value.turnId))
       await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/approvals/${approvalId}`, { decision, ...marked }).catch((err: unknown) =>
         console.error(`approval ${approvalId}: the engine could not be told: ${(err as Error).message}`),
       );
@@ -108,7 +111,10 @@ export class Waits {
     void this.thread.syncCatalogNow();
     const timeout = this.timeoutOf(kind);
     // The alarm's sweep (expireDue) catches the ones whose timer an evicted instance took with it.
-    if (timeout !== null) setTimeout(() => void this.expire(id, kind), timeout);
+    if (timeout !== null) {
+      setTimeout(() => void this.expire(id, kind), timeout);
+      await this.thread.setAlarm(Date.now() + timeout);
+    }
     const ws = workspaceOf(this.thread.env, this.state!.spec.workspace);
     const threadId = this.state!.id;
     const indexed =

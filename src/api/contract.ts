@@ -235,6 +235,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     status: 201,
     errors: [
       [404, CODES.watchTargetNotFound],
+      [503, CODES.watchFailed],
       [404, CODES.workspaceNotFound],
       [404, CODES.seatNotFound],
       [409, CODES.threadArchived],
@@ -253,6 +254,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
       [404, CODES.notAChild],
       [409, CODES.noCheckout],
       [409, CODES.mergeConflict],
+      [409, CODES.mergeFailed],
       [503, CODES.engineHostUnavailable],
     ],
   },

@@ -77,12 +77,16 @@ export const CODES = {
   operationSettled: "operation-settled",
   operationNotFound: "operation-not-found",
   subscriptionNotFound: "subscription-not-found",
+  /** The watched thread could not be told of a new subscription; nothing was kept. */
+  watchFailed: "watch-failed",
   /** `POST /threads/:id/merge` for a thread that is not this thread's child. */
   notAChild: "not-a-child",
   /** A merge where the parent or the child has no working directory (`cwd`), or it is not a git checkout. */
   noCheckout: "no-checkout",
   /** A merge git could not make without a person: the parent's checkout is left as it was; carries `files`. */
   mergeConflict: "merge-conflict",
+  /** A merge git would not make: a merge in progress in the checkout, local changes in the way, a commit it could not fetch. */
+  mergeFailed: "merge-failed",
   /** A subscription naming a thread that does not exist (or the subscriber itself). */
   watchTargetNotFound: "watch-target-not-found",
   /** `POST /threads/:id/compact` while a delegation is open: a cut waits until the child's result has joined (WindowBlocked). */

@@ -76,6 +76,8 @@ export interface TurnStartedBody {
   seat?: string;
   engine?: Engine;
   model?: string;
+  /** How many subscription wakes led to this turn, when any did (docs/subscriptions.md, loops). */
+  wakeDepth?: number;
 }
 
 export interface ReplyBody {

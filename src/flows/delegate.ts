@@ -1,5 +1,6 @@
 import type { OperationAccepted, StartOperation } from "../api/operations.js";
-import { ok, type Outcome } from "../api/outcome.js";
+import { CODES } from "../api/errors.js";
+import { ok, refuse, type Outcome } from "../api/outcome.js";
 import type { SpawnSpec, ThreadRow } from "../api/threads.js";
 import { valueOf } from "../http/answer.js";
 import type { RuntimeConfig } from "../platform/config.js";
@@ -23,7 +24,10 @@ export async function startOperation(env: Env, config: RuntimeConfig, parentId: 
   // A repeated request answers the operation it started, without a second child.
   const seen = idempotencyKey ? ((await parent.operationReplay(idempotencyKey, JSON.stringify(body))) as Outcome<OperationAccepted> | null) : null;
   if (seen) return seen;
+  if (body.spec?.type === "external" || body.spec?.type === "completions")
+    return refuse(400, `a delegation's child answers its prompt with a turn: a ${body.spec.type} thread runs none`, CODES.recordOnlyThread);
   const row = valueOf((await parent.get()) as Outcome<ThreadRow>);
+  if (row.archivedAt) return refuse(409, `thread ${parentId} is retired; restore it first`, CODES.threadArchived);
   const operation = newId("op_");
   const spec: SpawnSpec = {
     ...(row.spec.workspace ? { workspace: row.spec.workspace } : {}),
@@ -40,8 +44,11 @@ export async function startOperation(env: Env, config: RuntimeConfig, parentId: 
     return started;
   }
   // Keyed by the operation, so a retried send cannot give the child the prompt twice.
-  const sent = (await threadOf(env, child).postMessage({ text: body.prompt!, from: parentId }, `delegation:${operation}`)) as Outcome<unknown>;
+  const sent = await (threadOf(env, child).postMessage({ text: body.prompt!, from: parentId }, `delegation:${operation}`) as Promise<Outcome<unknown>>).catch(
+    (err: unknown): Outcome<unknown> => refuse(503, (err as Error).message),
+  );
   if (!sent.ok) {
+    // An operation no child will answer would stay open, and block its parent's compaction, for ever.
     await parent.reportOperation(operation, JSON.stringify({ outcome: { status: "failed", error: `the child ${child} did not take the prompt: ${sent.body.error}` } }), "caller");
     return ok({ ...started.value, state: "failed" });
   }

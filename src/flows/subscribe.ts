@@ -42,7 +42,18 @@ export async function subscribe(env: Env, config: RuntimeConfig, subscriber: str
   const added = (await threadOf(env, subscriber).subscribe(target, filter, body.note ?? null, body.deliver ?? null)) as Outcome<Subscription>;
   if (!added.ok) return added;
   const { watch } = added.value;
-  if ("workspace" in target) await workspaceOf(env, target.workspace).addWatch(watch, subscriber, JSON.stringify(filter));
+  if ("thread" in target) {
+    // One thread to tell: a subscription it never heard of would never wake anyone, so it is undone.
+    const told = await (threadOf(env, target.thread).addWatcher(watch, subscriber, JSON.stringify(filter)) as Promise<Outcome<true>>).catch(
+      (err: unknown): Outcome<true> => refuse(503, (err as Error).message),
+    );
+    if (!told.ok) {
+      await threadOf(env, subscriber).unsubscribe(watch);
+      return refuse(503, `thread ${target.thread} could not be told of the subscription: ${told.body.error}`, CODES.watchFailed);
+    }
+    return added;
+  }
+  await workspaceOf(env, target.workspace).addWatch(watch, subscriber, JSON.stringify(filter));
   await eachWatched(env, subscriber, target, (t) => threadOf(env, t).addWatcher(watch, subscriber, JSON.stringify(filter)));
   return added;
 }

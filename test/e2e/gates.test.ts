@@ -116,5 +116,10 @@ describe("merge", () => {
     expect(git(repo, "rev-parse", "HEAD")).toBe(before);
     expect(git(repo, "status", "--porcelain")).toBe("");
     expect(existsSync(join(repo, ".git", "MERGE_HEAD"))).toBe(false);
+    // A person's merge in progress in the checkout is left alone.
+    expect(() => git(repo, "merge", "clash")).toThrow();
+    const busy = await call(base, "POST", `/threads/${parent}/merge`, { child });
+    expect([busy.status, busy.body.code]).toEqual([409, "merge-failed"]);
+    expect(existsSync(join(repo, ".git", "MERGE_HEAD"))).toBe(true);
   });
 });

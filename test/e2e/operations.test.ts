@@ -103,6 +103,31 @@ describe("a delegation that fails, or waits", () => {
     expect(wake.body.text).toContain("failed");
   });
 
+  it("never leaves a delegation open for ever: a child that runs no turns is refused, one retired first cancels it", async () => {
+    const base = front().url;
+    const parent = await spawn();
+    const external = await post(`/threads/${parent}/operations`, { kind: "delegation", title: "x", prompt: "p", spec: { type: "external" } });
+    expect([external.status, external.body.code]).toEqual([400, "record-only-thread"]);
+    const { operation, child } = (await post(`/threads/${parent}/operations`, { kind: "delegation", title: "waits", prompt: sim({ tool: { name: "shell", input: { command: "true" } } }), spec: { permissions: "ask" } })).body;
+    await waitFor(async () => (await call(base, "GET", `/threads/${child}/turn`)).body.waitingOn.approvals[0]);
+    await call(base, "DELETE", `/threads/${child}?reason=not+needed`);
+    const settled = await waitFor(async () => {
+      const o = (await call(base, "GET", `/threads/${parent}/operations/${operation}`)).body;
+      return o.state !== "open" ? o : null;
+    }, 30_000);
+    // Its turn was waiting: the turn's end (interrupted by nothing, it fails when retired) or the retirement settles it, once.
+    expect(["cancelled", "failed"]).toContain(settled.state);
+    expect((await events(base, parent)).filter((e) => e.kind === "operation-settled")).toHaveLength(1);
+  });
+
+  it("replays a repeated delegation whose prompt is a large body, spawning no second child", async () => {
+    const parent = await spawn();
+    const prompt = `summarize ${"x".repeat(70_000)}`;
+    const first = await post(`/threads/${parent}/operations`, { kind: "delegation", title: "big", prompt }, "big-1");
+    const again = await post(`/threads/${parent}/operations`, { kind: "delegation", title: "big", prompt }, "big-1");
+    expect([first.status, again.status, again.body.operation, again.body.child]).toEqual([201, 200, first.body.operation, first.body.child]);
+  });
+
   it("blocks a cut of the parent's context while the child has not answered (WindowBlocked)", async () => {
     const base = front().url;
     const parent = await spawn();

@@ -94,6 +94,20 @@ describe("subscriptions", () => {
     const all = [...(await wakes(a)), ...(await wakes(b))];
     expect(all.map((w) => w.body.wake.depth).sort()).toEqual([1, 2, 3]);
   });
+
+  it("cuts a loop on the turns themselves: a turn a wake started carries the wake's depth from its first event", async () => {
+    const a = await spawn();
+    const b = await spawn();
+    await call(base, "POST", `/threads/${a}/subscriptions`, { watch: { thread: b }, filter: { kinds: ["turn-started"] } });
+    await call(base, "POST", `/threads/${b}/subscriptions`, { watch: { thread: a }, filter: { kinds: ["turn-started"] } });
+    await call(base, "POST", `/threads/${a}/send`, { text: "go" });
+    await waitFor(async () => {
+      for (const id of [a, b]) if ((await events(base, id)).some((e) => e.kind === "system" && String(e.body.text).startsWith("wake chain cut"))) return true;
+      return null;
+    }, 30_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect([...(await wakes(a)), ...(await wakes(b))].map((w) => w.body.wake.depth).sort()).toEqual([1, 2, 3]);
+  });
 });
 
 describe("a wake across a restart between the match and its delivery", () => {

@@ -13,35 +13,65 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
   return stdout.trim();
 }
 
+const succeeds = (p: Promise<unknown>) =>
+  p.then(
+    () => true,
+    () => false,
+  );
+
+/** git's own first line, without the command line execFile puts before it. */
+function said(err: unknown): string {
+  const e = err as { stderr?: string; message?: string };
+  return (e.stderr?.trim() || e.message || String(err)).split("\n").find((l) => l.trim() !== "" && !l.startsWith("Command failed")) ?? "git failed";
+}
+
 export type MergeAnswer = { status: 200; body: { head: string; commit: string | null; alreadyMerged: boolean } } | { status: 409; body: { error: string; code: string; files?: string[] } };
+
+const refused = (code: string, error: string, files?: string[]): MergeAnswer => ({ status: 409, body: { error, code, ...(files ? { files } : {}) } });
+
+/** One merge at a time into a checkout: two at once would meet git's lock, or one abort the other's merge. */
+const inFlight = new Map<string, Promise<unknown>>();
 
 /**
  * Merges the head of the child's working directory (its branch, in its worktree or clone)
  * into the parent's checkout: fetched by path, then a merge commit. A head the checkout
  * already contains is `alreadyMerged` and changes nothing. A merge that conflicts is
- * aborted, leaving the checkout as it was, and answered with the files in conflict.
+ * aborted, leaving the checkout as it was, and answered with the files in conflict; a
+ * checkout in the middle of someone's merge is left alone.
  */
-export async function mergeWork(work: MergeWork): Promise<MergeAnswer> {
+export function mergeWork(work: MergeWork): Promise<MergeAnswer> {
+  const before = inFlight.get(work.into) ?? Promise.resolve();
+  const mine = before.then(() => merge(work));
+  const settled = mine.catch(() => {});
+  inFlight.set(work.into, settled);
+  void settled.then(() => {
+    if (inFlight.get(work.into) === settled) inFlight.delete(work.into);
+  });
+  return mine;
+}
+
+async function merge(work: MergeWork): Promise<MergeAnswer> {
   for (const dir of [work.into, work.from]) {
     const inside = await git(dir, "rev-parse", "--is-inside-work-tree").catch(() => "");
-    if (inside !== "true") return { status: 409, body: { error: `${dir} is not a git checkout`, code: CODES.noCheckout } };
+    if (inside !== "true") return refused(CODES.noCheckout, `${dir} is not a git checkout`);
   }
-  const head = await git(work.from, "rev-parse", "HEAD");
-  const contained = await git(work.into, "merge-base", "--is-ancestor", head, "HEAD").then(
-    () => true,
-    () => false,
-  );
-  if (contained) return { status: 200, body: { head, commit: null, alreadyMerged: true } };
-  await git(work.into, "fetch", "--no-tags", "--quiet", work.from, head).catch(async () => {
-    // A worktree of the same repository has the commit already; a path fetch of a bare sha may be refused.
-    await git(work.into, "cat-file", "-e", `${head}^{commit}`);
-  });
+  const head = await git(work.from, "rev-parse", "--verify", "HEAD").catch(() => null);
+  if (!head) return refused(CODES.noCheckout, `${work.from} has no commit to merge`);
+  if (!(await succeeds(git(work.into, "rev-parse", "--verify", "HEAD")))) return refused(CODES.noCheckout, `${work.into} has no commit to merge into`);
+  if ((await succeeds(git(work.into, "rev-parse", "-q", "--verify", "MERGE_HEAD"))) || (await git(work.into, "diff", "--name-only", "--diff-filter=U").catch(() => "")) !== "")
+    return refused(CODES.mergeFailed, `a merge is in progress in ${work.into}: finish or abort it first`);
+  if (await succeeds(git(work.into, "merge-base", "--is-ancestor", head, "HEAD"))) return { status: 200, body: { head, commit: null, alreadyMerged: true } };
+  // A worktree of the same repository has the commit already; a path fetch of a bare sha may be refused.
+  const fetched = (await succeeds(git(work.into, "fetch", "--no-tags", "--quiet", work.from, head))) || (await succeeds(git(work.into, "cat-file", "-e", `${head}^{commit}`)));
+  if (!fetched) return refused(CODES.mergeFailed, `${work.into} could not fetch ${head.slice(0, 12)} from ${work.from}`);
   try {
     await git(work.into, "merge", "--no-ff", "--no-edit", "-m", work.message, head);
   } catch (err) {
     const files = (await git(work.into, "diff", "--name-only", "--diff-filter=U").catch(() => "")).split("\n").filter(Boolean);
+    // Only a merge git started and could not finish is aborted; one it refused to start left nothing behind.
+    if (files.length === 0) return refused(CODES.mergeFailed, `git did not merge ${head.slice(0, 12)}: ${said(err)}`);
     await git(work.into, "merge", "--abort").catch(() => {});
-    return { status: 409, body: { error: `the merge of ${head.slice(0, 12)} conflicts${files.length ? ` in ${files.join(", ")}` : ""}: ${(err as Error).message.split("\n")[0]}`, code: CODES.mergeConflict, files } };
+    return refused(CODES.mergeConflict, `the merge of ${head.slice(0, 12)} conflicts in ${files.join(", ")}`, files);
   }
   return { status: 200, body: { head, commit: await git(work.into, "rev-parse", "HEAD"), alreadyMerged: false } };
 }
