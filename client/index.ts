@@ -85,10 +85,10 @@ export class RuntimeClient {
     this.tailLimit = options.tailLimit ?? Number(env("SERVICE_AGENTS_TAIL_LIMIT") ?? 200);
   }
 
-  private async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    let res: Response;
+  /** The runtime's answer, whatever its status; no answer at all is a `transport` failure. */
+  private async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
     try {
-      res = await fetch(this.baseUrl + path, {
+      return await fetch(this.baseUrl + path, {
         method,
         headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -96,6 +96,10 @@ export class RuntimeClient {
     } catch (err) {
       throw new RuntimeError("transport", `${method} ${path}: ${(err as Error).message}`);
     }
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    const res = await this.request(method, path, body, headers);
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -270,12 +274,7 @@ export class RuntimeClient {
   /** One attachment's bytes and media type, by its hash. */
   async attachment(id: string, sha256: string): Promise<{ mediaType: string; bytes: Uint8Array }> {
     const path = `/threads/${id}/attachments/${sha256}`;
-    let res: Response;
-    try {
-      res = await fetch(this.baseUrl + path);
-    } catch (err) {
-      throw new RuntimeError("transport", `GET ${path}: ${(err as Error).message}`);
-    }
+    const res = await this.request("GET", path);
     if (!res.ok) {
       const err = (await res.json().catch(() => ({}))) as ErrorBody;
       throw new RuntimeError("rejected", err.error ?? `GET ${path}: ${res.status}`, res.status, err.code, err);

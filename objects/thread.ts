@@ -12,7 +12,7 @@ import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringE
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
 import { catalogOf, workspaceOf } from "../src/platform/stubs.js";
-import { BlobStore, sha256Hex } from "./thread/blob-store.js";
+import { BlobStore } from "./thread/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { addMissingColumn } from "./lib/sql-columns.js";
 import { DeltaHub } from "./thread/delta-hub.js";
@@ -21,12 +21,13 @@ import { FollowHub } from "./lib/follow-hub.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { ok, refuse, type Outcome } from "../src/api/outcome.js";
-import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns } from "./thread/refusals.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns, seatRefusal } from "./thread/refusals.js";
 import { firstSeat, loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
 import { restage, type Accepted, type ThreadAccess } from "./thread/thread-access.js";
 import type { Handoffs } from "./thread/handoffs.js";
 import type { GateRequest, GateResult } from "../src/api/cycles.js";
 import { OPERATIONS_SCHEMA } from "./thread/operations.js";
+import { digestOf, IdempotencyKeys } from "./thread/idempotency.js";
 import { Subscriptions, SUBSCRIPTIONS_SCHEMA } from "./thread/subscriptions.js";
 import { Watchers, WATCHERS_SCHEMA } from "./thread/watchers.js";
 import type { Subscription, WakeFilter, WakeItem, WatchTarget } from "../src/api/subscriptions.js";
@@ -76,6 +77,7 @@ export class Thread extends DurableObject<Env> {
   private readonly tables: TurnTables;
   private readonly driver: TurnDriver;
   private readonly seats: Seats;
+  private readonly idempotency: IdempotencyKeys;
   private readonly watchers: Watchers;
   private readonly subscriptionsOf: Subscriptions;
   /** A commit of this batch matched a watcher: its delivery follows the batch to disk. */
@@ -125,6 +127,7 @@ export class Thread extends DurableObject<Env> {
       abort: (reason) => ctx.abort(reason),
     };
     this.access = access;
+    this.idempotency = new IdempotencyKeys(this.sql);
     this.watchers = new Watchers(access, this.config.faults.has("wake-deliver"));
     this.driver = new TurnDriver(access);
     this.subscriptionsOf = new Subscriptions(access, () => this.driver.kick());
@@ -213,7 +216,7 @@ export class Thread extends DurableObject<Env> {
 
   async postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
     if (!this.state) return missing();
-    const digest = idempotencyKey ? await sha256Hex(new TextEncoder().encode(JSON.stringify(message))) : null;
+    const digest = idempotencyKey ? await digestOf(message) : null;
     const files = message.attachments?.length ? await this.storeAttachments(message.attachments) : null;
     if (files && !files.ok) return files;
     const body = {
@@ -232,7 +235,7 @@ export class Thread extends DurableObject<Env> {
     const outcome = await this.commits.write((): Outcome<MessageAccepted & { replayed?: true }> => {
       if (this.state!.archivedAt) return archivedRefusal(this.state!);
       if (this.state!.degraded) return degradedRefusal(this.state!);
-      const noSeat = message.seat ? this.seats.refusalFor(this.state!, message.seat) : null;
+      const noSeat = message.seat ? seatRefusal(this.state!, message.seat) : null;
       if (noSeat) return noSeat;
       const running = message.hold || !runsTurns(this.state!) ? null : this.state!.turn;
       if (running && onBusy === "reject")
@@ -244,21 +247,14 @@ export class Thread extends DurableObject<Env> {
       const answeredHere = to !== null && to.here && !to.own;
       interrupts = answeredHere && onBusy === "interrupt";
       steers = answeredHere && onBusy === "steer" && !files && to.seat === (running!.seat ?? FIRST_SEAT);
-      if (idempotencyKey) {
-        const seen = this.sql
-          .exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", idempotencyKey)
-          .toArray()[0];
-        if (seen && seen.digest !== digest)
-          return refuse(409, "this Idempotency-Key was used for a different message", CODES.idempotencyConflict, { seq: seen.seq });
-        if (seen) return ok({ seq: seen.seq, ts: seen.ts, replayed: true });
-      }
+      const seen = idempotencyKey ? this.idempotency.seen(idempotencyKey, digest!, "message") : null;
+      if (seen) return seen.ok ? ok({ ...seen.value, replayed: true }) : seen;
       const event = this.append(prepared.value);
       if (files) this.tables.addAttachments(event.seq, files.value);
       if (message.hold) this.sql.exec("INSERT INTO held (seq, text, sender, seat) VALUES (?, ?, ?, ?)", event.seq, message.text, message.from ?? null, message.seat ?? null);
       else if (steers) this.tables.addSteer(event.seq, running!.id, message.text, message.from ?? null, message.seat ?? null);
       else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from, message.seat);
-      if (idempotencyKey)
-        this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", idempotencyKey, digest, event.seq, event.ts);
+      if (idempotencyKey) this.idempotency.remember(idempotencyKey, digest!, event.seq, event.ts);
       return ok({ seq: event.seq, ts: event.ts });
     });
     if (outcome.ok && steers && !outcome.value.replayed) void this.driver.steer(outcome.value.seq);

@@ -68,9 +68,6 @@ export class Compaction {
   private settleForced: (() => void) | null = null;
   private lock: Promise<unknown> = Promise.resolve();
 
-  /** Set by a reduction that met an open delegation, for `POST /compact`'s answer. */
-  private blockedNow = false;
-
   constructor(
     private readonly thread: ThreadAccess,
     /** A delegation's child has not answered: a cut (collapse, summary) waits for it (WindowBlocked). */
@@ -314,7 +311,8 @@ export class Compaction {
       // While a turn runs in the engine's session, the cheap kinds reach it with its next session.
       const modes = mode ? [mode] : busy ? CHEAP : this.choice();
       const done = await this.reduce(modes, "request", now.turns + (now.turn ? 0 : 1), {}, forced);
-      if (this.blockedNow) return refuse(409, "a delegation of this thread has not answered: the context is not cut until its result has joined (WindowBlocked)", CODES.windowBlocked);
+      // What `reduce` refused as WindowBlocked: nothing ran, and a cut was among what the caller could have had.
+      if (done.length === 0 && this.delegationOpen() && modes.some((m) => m !== "microcompact" && this.options().includes(m))) return refuse(409, "a delegation of this thread has not answered: the context is not cut until its result has joined (WindowBlocked)", CODES.windowBlocked);
       if (forced) await this.dispose({ settledBy: "request", mode: mode ?? done.at(-1)?.kind ?? null });
       return ok({ reductions: done, tokens: this.lines() ? this.tokens() : null });
     });
@@ -484,8 +482,7 @@ export class Compaction {
       done.push({ seq, ...body });
       if (under(body.tokensAfter)) break;
     }
-    this.blockedNow = blocked && done.length === 0;
-    if (this.blockedNow)
+    if (blocked && done.length === 0)
       await this.refuse("WindowBlocked", "WindowBlocked: a delegation of this thread has not answered; the context is not cut until its result has joined", forcedWindow, undefined);
     return done;
   }

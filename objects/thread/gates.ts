@@ -8,7 +8,10 @@ import type { Operations } from "./operations.js";
 import { missing } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
 import type { Wait } from "./turn-tables.js";
-import { isGateWait, type Waits } from "./waits.js";
+import type { Waits } from "./waits.js";
+
+/** A gate's approval is the thread's like any other, but no turn waits on it: its "turn" is the gate. */
+const isGateWait = (turnId: string) => turnId.startsWith("gate_");
 
 /**
  * The gates of one Thread (docs/operations.md, "Gates"): `auto` weighs the thread's

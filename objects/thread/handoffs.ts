@@ -5,7 +5,7 @@ import type { Handoff, HandoffContext, HandoffList, HandoffOffered, HandoffState
 import { seatView } from "../../src/rules/seat-view.js";
 import { curatorSummary } from "./curator.js";
 import type { PreparedEvent } from "./event-log.js";
-import { archivedRefusal, missing } from "./refusals.js";
+import { archivedRefusal, missing, seatRefusal } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
 import { seatNamed, type ThreadState } from "./thread-state.js";
 
@@ -68,9 +68,8 @@ export class Handoffs {
     if (!s) return missing();
     const refusal = (t: ThreadState): Outcome<never> | null => {
       if (t.archivedAt) return archivedRefusal(t);
-      const seat = seatNamed(t, to);
-      if (!seat) return refuse(404, `thread ${t.id} has no seat ${to}`, CODES.seatNotFound, { seats: t.seats.map((x) => x.name) });
-      if (seat.state === "removed") return refuse(409, `seat ${to} was removed at event ${seat.removedSeq}`, CODES.seatRemoved, { removedSeq: seat.removedSeq });
+      const noSeat = seatRefusal(t, to);
+      if (noSeat) return noSeat;
       if (t.holder === to) return refuse(409, `seat ${to} holds the thread already`, CODES.seatHoldsThread);
       const open = this.pending();
       if (open) return refuse(409, `offer ${open.fromSeq} (${open.from} to ${open.to}) is pending: accept or decline it first`, CODES.handoffPending, { fromSeq: open.fromSeq });

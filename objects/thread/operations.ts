@@ -3,7 +3,7 @@ import type { Json } from "../../src/api/engine.js";
 import type { OperationAccepted, OperationDetail, OperationKind, OperationOutcome, OperationSummary, ReportOperation } from "../../src/api/operations.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { newId } from "../../src/shared/ids.js";
-import { sha256Hex } from "./blob-store.js";
+import { digestOf, IdempotencyKeys } from "./idempotency.js";
 import type { PreparedEvent } from "./event-log.js";
 import { archivedRefusal, missing, runsTurns } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
@@ -71,7 +71,11 @@ function wakeText(row: OperationRow, outcome: OperationOutcome): string {
  * wakes this thread with a message, in that commit.
  */
 export class Operations {
-  constructor(private readonly thread: ThreadAccess) {}
+  private readonly keys: IdempotencyKeys;
+
+  constructor(private readonly thread: ThreadAccess) {
+    this.keys = new IdempotencyKeys(thread.sql);
+  }
 
   private get sql(): SqlStorage {
     return this.thread.sql;
@@ -124,14 +128,13 @@ export class Operations {
   /** The answer an Idempotency-Key already got here, if any; a conflict when the key was used for another request. */
   async replay(key: string | undefined, request: unknown): Promise<Outcome<OperationAccepted> | null> {
     if (!key) return null;
-    const digest = await sha256Hex(new TextEncoder().encode(JSON.stringify(request)));
-    return this.replayed(startKey(key), digest);
+    return this.replayed(startKey(key), await digestOf(request));
   }
 
   private replayed(key: string, digest: string): Outcome<OperationAccepted> | null {
-    const seen = this.sql.exec<{ digest: string; seq: number; ts: string }>("SELECT digest, seq, ts FROM idempotency WHERE key = ?", key).toArray()[0];
-    if (!seen) return null;
-    if (seen.digest !== digest) return refuse(409, "this Idempotency-Key was used for a different request", CODES.idempotencyConflict, { seq: seen.seq });
+    const found = this.keys.seen(key, digest, "request");
+    if (!found?.ok) return found;
+    const seen = found.value;
     // By the event's seq, not its body: a large body is stored apart and not in the log's row.
     const operation =
       this.sql.exec<{ id: string }>("SELECT id FROM operations WHERE started_seq = ? OR settled_seq = ?", seen.seq, seen.seq).toArray()[0]?.id ??
@@ -155,7 +158,7 @@ export class Operations {
     const prepared = await this.thread.prepareOrRefuse("operation-started", started);
     if (!prepared.ok) return prepared;
     const key = idempotency ? startKey(idempotency.key) : null;
-    const digest = idempotency ? await sha256Hex(new TextEncoder().encode(JSON.stringify(idempotency.request))) : null;
+    const digest = idempotency ? await digestOf(idempotency.request) : null;
     return this.thread.commits.write((): Outcome<OperationAccepted> => {
       const seen = key ? this.replayed(key, digest!) : null;
       if (seen) return seen;
@@ -171,7 +174,7 @@ export class Operations {
         e.seq,
         e.ts,
       );
-      if (key) this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", key, digest, e.seq, e.ts);
+      if (key) this.keys.remember(key, digest!, e.seq, e.ts);
       return ok({ operation, seq: e.seq, ts: e.ts, state: "open", ...(body.child ? { child: body.child } : {}) });
     });
   }
@@ -187,7 +190,7 @@ export class Operations {
     const early = this.row(id);
     if (!early) return notFound(id);
     const key = idempotencyKey ? reportKey(id, idempotencyKey) : null;
-    const digest = key ? await sha256Hex(new TextEncoder().encode(JSON.stringify(report))) : null;
+    const digest = key ? await digestOf(report) : null;
     let prepared: PreparedEvent;
     let wake: { event: PreparedEvent; text: string } | null = null;
     if ("milestone" in report) {
@@ -226,7 +229,7 @@ export class Operations {
           if (runsTurns(now) && !now.archivedAt) this.thread.tables.queue(w.seq, wake.text, wakeSender(id));
         }
       }
-      if (key) this.sql.exec("INSERT INTO idempotency (key, digest, seq, ts) VALUES (?, ?, ?, ?)", key, digest, e.seq, e.ts);
+      if (key) this.keys.remember(key, digest!, e.seq, e.ts);
       const after = this.summary(this.row(id)!);
       return ok({ operation: id, seq: e.seq, ts: e.ts, state: after.state, ...(r.child ? { child: r.child } : {}) });
     });

@@ -1,6 +1,6 @@
 import { CODES } from "../../src/api/errors.js";
 import { refuse, type Outcome } from "../../src/api/outcome.js";
-import type { ThreadState } from "./thread-state.js";
+import { seatNamed, type ThreadState } from "./thread-state.js";
 
 export function missing(): Outcome<never> {
   return refuse(404, "no such thread", CODES.threadNotFound);
@@ -8,6 +8,14 @@ export function missing(): Outcome<never> {
 
 export function archivedRefusal(s: ThreadState): Outcome<never> {
   return refuse(409, `thread ${s.id} is retired; restore it first`, CODES.threadArchived);
+}
+
+/** Why seat `name` can take nothing (a message, a replace, a removal, an offer): it never existed, or was removed. */
+export function seatRefusal(s: ThreadState, name: string): Outcome<never> | null {
+  const seat = seatNamed(s, name);
+  if (!seat) return refuse(404, `thread ${s.id} has no seat ${name}`, CODES.seatNotFound, { seats: s.seats.map((x) => x.name) });
+  if (seat.state === "removed") return refuse(409, `seat ${name} was removed at event ${seat.removedSeq}`, CODES.seatRemoved, { removedSeq: seat.removedSeq });
+  return null;
 }
 
 export function degradedRefusal(s: ThreadState): Outcome<never> {

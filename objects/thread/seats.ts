@@ -3,7 +3,7 @@ import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { FIRST_SEAT, type Placement, type ReplaceResult, type Seat, type SeatList } from "../../src/api/seats.js";
 import type { EngineModel } from "../../src/api/threads.js";
 import type { Handoffs } from "./handoffs.js";
-import { archivedRefusal, missing } from "./refusals.js";
+import { archivedRefusal, missing, seatRefusal } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
 import { seatModel, seatNamed, shownSeats, type ThreadState } from "./thread-state.js";
 
@@ -33,14 +33,6 @@ export class Seats {
     return s ? ok({ seats: shownSeats(s), holder: s.holder }) : missing();
   }
 
-  /** Why a message cannot be for seat `name`, or null when it can. */
-  refusalFor(s: ThreadState, name: string): Outcome<never> | null {
-    const seat = seatNamed(s, name);
-    if (!seat) return refuse(404, `thread ${s.id} has no seat ${name}`, CODES.seatNotFound, { seats: s.seats.map((x) => x.name) });
-    if (seat.state === "removed") return refuse(409, `seat ${name} was removed at event ${seat.removedSeq}`, CODES.seatRemoved, { removedSeq: seat.removedSeq });
-    return null;
-  }
-
   async join(name: string, target: SeatTarget, role: string | null): Promise<Outcome<Seat>> {
     const refusal = (s: ThreadState) =>
       s.archivedAt
@@ -63,7 +55,7 @@ export class Seats {
       const now = seatModel(t, seat);
       return now.engine === target.engine && now.model === target.model && seat.placement === target.placement;
     };
-    const refusal = (t: ThreadState) => this.refusalFor(t, name) ?? (t.archivedAt ? archivedRefusal(t) : null);
+    const refusal = (t: ThreadState) => seatRefusal(t, name) ?? (t.archivedAt ? archivedRefusal(t) : null);
     const early = refusal(s);
     if (early) return early;
     if (unchanged(s)) return ok({ changed: false, seat: this.shown(name) });
@@ -102,7 +94,7 @@ export class Seats {
     const s = this.thread.state();
     if (!s) return missing();
     const refusal = (t: ThreadState): Outcome<never> | null => {
-      const not = this.refusalFor(t, name) ?? (t.archivedAt ? archivedRefusal(t) : null);
+      const not = seatRefusal(t, name) ?? (t.archivedAt ? archivedRefusal(t) : null);
       if (not) return not;
       if (t.seats.filter((x) => x.state === "active").length === 1)
         return refuse(409, `seat ${name} is the thread's last seat: a thread keeps one`, CODES.lastSeat);

@@ -11,9 +11,6 @@ import { restage, type ThreadAccess } from "./thread-access.js";
 import type { ThreadState } from "./thread-state.js";
 import type { Wait } from "./turn-tables.js";
 
-/** A gate's approval is the thread's like any other, but no turn waits on it: its "turn" is the gate (objects/thread/gates.ts). */
-export const isGateWait = (turnId: string) => turnId.startsWith("gate_");
-
 /** An open wait and the event that cancels it, prepared before the commit that writes it. */
 export interface PreparedCancellation {
   wait: Wait;
@@ -53,8 +50,7 @@ export class Waits {
     if (!outcome.ok) return outcome;
     await this.afterWaitClosed("approval", approvalId, decision);
     await this.onApprovalResolved?.(found.value, decision, expired);
-    // A gate's approval has no engine waiting on it.
-    if (!isGateWait(outcome.value.turnId))
+    if (this.engineWaits(outcome.value.turnId))
       await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/approvals/${approvalId}`, { decision, ...marked }).catch((err: unknown) =>
         console.error(`approval ${approvalId}: the engine could not be told: ${(err as Error).message}`),
       );
@@ -86,9 +82,10 @@ export class Waits {
     });
     if (!outcome.ok) return outcome;
     await this.afterWaitClosed("question", requestId, action);
-    await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/questions/${requestId}`, { action, answer }).catch((err: unknown) =>
-      console.error(`question ${requestId}: the engine could not be told: ${(err as Error).message}`),
-    );
+    if (this.engineWaits(outcome.value.turnId))
+      await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/questions/${requestId}`, { action, answer }).catch((err: unknown) =>
+        console.error(`question ${requestId}: the engine could not be told: ${(err as Error).message}`),
+      );
     return ok(this.questionStatus(outcome.value));
   }
 
@@ -180,6 +177,14 @@ export class Waits {
       const e = this.thread.append(c.event);
       this.thread.tables.closeWait(c.wait.id, "cancelled", c.wait.kind === "approval" ? { decision: "cancelled" } : { action: "cancelled" }, e.seq);
     }
+  }
+
+  /**
+   * Whether an engine waits on what a wait of `turnId` decided: only the running turn's
+   * engine does. A gate's approval belongs to no turn (objects/thread/gates.ts).
+   */
+  private engineWaits(turnId: string): boolean {
+    return this.state?.turn?.id === turnId;
   }
 
   /** `outcome` is the decision, or the question's action, that closed it. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AnyJson } from "./engine.js";
 
 /**
  * The cycle events a review or merge flow records on its thread (`POST /threads/:id/events`,
@@ -8,8 +9,6 @@ import { z } from "zod";
 export const CYCLE_KINDS = ["step-started", "step-finished", "child-started", "child-finished", "check", "review", "verdict", "note"] as const;
 export type CycleKind = (typeof CYCLE_KINDS)[number];
 
-const Data = z.unknown().refine((v) => v !== undefined, "any JSON value");
-
 export const CycleEvent = z
   .object({
     kind: z.enum(CYCLE_KINDS),
@@ -17,7 +16,7 @@ export const CycleEvent = z
     child: z.string().min(1).max(100).optional(),
     status: z.enum(["started", "passed", "failed", "skipped", "approved", "changes-requested"]).optional(),
     text: z.string().max(8000).optional(),
-    data: Data.optional(),
+    data: AnyJson.optional(),
   })
   .strict();
 export type CycleEvent = z.infer<typeof CycleEvent>;

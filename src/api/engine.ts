@@ -36,6 +36,13 @@ export type TurnStop = (typeof TURN_STOPS)[number];
 /** Any JSON value: tool inputs are whatever the model wrote. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
+/**
+ * Any JSON in a request body the router validates: the body was parsed as JSON already,
+ * its depth bounded. `json` below, a recursive schema, is too deep for the router's types;
+ * the objects take this as `Json`.
+ */
+export const AnyJson = z.unknown().refine((v) => v !== undefined, "any JSON value");
+
 const json: z.ZodType<Json> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
 );

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Json } from "./engine.js";
+import { AnyJson, type Json } from "./engine.js";
 import { SpawnSpec } from "./threads.js";
 
 /** What an operation is (SPEC "Resources"): a delegation to a child thread, a subscription edge, or a long action. */
@@ -8,12 +8,6 @@ export type OperationKind = (typeof OPERATION_KINDS)[number];
 
 export const OPERATION_OUTCOMES = ["completed", "failed", "cancelled"] as const;
 export type OperationStatus = (typeof OPERATION_OUTCOMES)[number];
-
-/**
- * Any JSON: the body was parsed as JSON already, its depth bounded by the router. A
- * recursive schema of `Json` is too deep for the router's types; the objects take it as `Json`.
- */
-const JsonValue = z.unknown().refine((v) => v !== undefined, "any JSON value");
 
 /**
  * `POST /threads/:id/operations`. A delegation needs the `prompt` its child is sent, and
@@ -27,13 +21,13 @@ export const StartOperation = z
     title: z.string().min(1).max(200),
     prompt: z.string().min(1).max(200_000).optional(),
     spec: SpawnSpec.optional(),
-    detail: z.record(z.string(), JsonValue).optional(),
+    detail: z.record(z.string(), AnyJson).optional(),
   })
   .strict();
 export type StartOperation = z.infer<typeof StartOperation>;
 
-export const Milestone = z.object({ text: z.string().min(1).max(4000), data: JsonValue.optional() }).strict();
-export const Outcome = z.object({ status: z.enum(OPERATION_OUTCOMES), result: JsonValue.optional(), error: z.string().max(4000).optional() }).strict();
+export const Milestone = z.object({ text: z.string().min(1).max(4000), data: AnyJson.optional() }).strict();
+export const Outcome = z.object({ status: z.enum(OPERATION_OUTCOMES), result: AnyJson.optional(), error: z.string().max(4000).optional() }).strict();
 
 /** `POST /threads/:id/operations/:operation`: a milestone, or the one outcome. */
 export const ReportOperation = z.union([z.object({ milestone: Milestone }).strict(), z.object({ outcome: Outcome }).strict()]);

@@ -32,3 +32,10 @@ export function resumeCursor(c: Context): number {
   const header = c.req.header("last-event-id");
   return seqParam(header ?? c.req.query("after") ?? "0", header !== undefined ? "Last-Event-ID" : "after");
 }
+
+/** The request's `Idempotency-Key`, if it has one: 1 to 200 characters, or a plain 400. */
+export function idempotencyKey(c: Context): string | undefined {
+  const key = c.req.header("idempotency-key");
+  if (key !== undefined && (key.length === 0 || key.length > 200)) refused(400, "Idempotency-Key must be 1 to 200 characters");
+  return key;
+}

@@ -4,6 +4,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { answer, answerText, refused } from "../http/answer.js";
 import { notWhileDraining } from "../http/drain-gate.js";
 import { jsonBody } from "../http/validate.js";
+import { idempotencyKey } from "../http/query.js";
 import { startOperation } from "../flows/delegate.js";
 import { subscribe, unsubscribe } from "../flows/subscribe.js";
 import { Subscribe } from "../api/subscriptions.js";
@@ -13,12 +14,6 @@ import { thread } from "./thread-stub.js";
 
 /** SPEC "Resources" (Operation, Subscription): delegations, subscription edges, long actions (docs/operations.md), and subscriptions (docs/subscriptions.md). */
 export const operations = new Hono<AppEnv>();
-
-function idempotencyKey(c: Context<AppEnv>): string | undefined {
-  const key = c.req.header("idempotency-key");
-  if (key !== undefined && (key.length === 0 || key.length > 200)) refused(400, "Idempotency-Key must be 1 to 200 characters");
-  return key;
-}
 
 const operationId = (c: Context<AppEnv>) => {
   const id = c.req.param("operation") ?? "";

@@ -9,7 +9,7 @@ import { createThread } from "../flows/create-thread.js";
 import { notWhileDraining, refuseWhileDraining } from "../http/drain-gate.js";
 import { spendListBudget } from "../http/list-budget.js";
 import { catalogOf } from "../platform/stubs.js";
-import { intParam, pageParams, resumeCursor, seqParam } from "../http/query.js";
+import { idempotencyKey, intParam, pageParams, resumeCursor, seqParam } from "../http/query.js";
 import { thread } from "./thread-stub.js";
 
 export const threads = new Hono<AppEnv>();
@@ -57,9 +57,7 @@ threads.put("/threads/:id/seat-lease", jsonBody(SeatLease), async (c) =>
 );
 
 threads.post("/threads/:id/messages", notWhileDraining, jsonBody(PostMessage), async (c) => {
-  const key = c.req.header("idempotency-key");
-  if (key !== undefined && (key.length === 0 || key.length > 200)) refused(400, "Idempotency-Key must be 1 to 200 characters");
-  const outcome = await thread(c, c.req.param("id")).postMessage(c.req.valid("json"), key);
+  const outcome = await thread(c, c.req.param("id")).postMessage(c.req.valid("json"), idempotencyKey(c));
   return answer(c, outcome, 202);
 });
 

@@ -12,11 +12,12 @@ afterAll(() => removeDir(work));
 
 const front = useFront();
 
-/** A thread whose turn waits on an approval for a tool call, so a message can reach it mid-turn. */
-async function waitingTurn(spec: Record<string, unknown>): Promise<{ id: string; approvalId: string; turnId: string }> {
+/** A thread whose turn (of seat `on`, joined first, when given) waits on an approval for a tool call, so a message can reach it mid-turn. */
+async function waitingTurn(spec: Record<string, unknown>, on?: { name: string; model: string }): Promise<{ id: string; approvalId: string; turnId: string }> {
   const base = front().url;
   const id = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "ask" })).body.threadId as string;
-  await call(base, "POST", `/threads/${id}/messages`, { text: sim({ tool: { name: "shell", input: { command: "echo working" } } }, "start the work") });
+  if (on) await call(base, "POST", `/threads/${id}/seats`, on);
+  await call(base, "POST", `/threads/${id}/messages`, { text: sim({ tool: { name: "shell", input: { command: "echo working" } } }, "start the work"), ...(on ? { seat: on.name } : {}) });
   const turn = await waitFor(async () => {
     const t = (await call(base, "GET", `/threads/${id}/turn`)).body;
     return t.waitingOn.approvals[0] ? t : null;
@@ -69,10 +70,7 @@ describe("a steering message that cannot steer", () => {
 
   it("steers only the seat whose turn runs: naming no seat, it is for the holder", async () => {
     const base = front().url;
-    const id = (await call(base, "POST", "/spawn", { model: "sim-1", cwd: work, permissions: "ask" })).body.threadId as string;
-    await call(base, "POST", `/threads/${id}/seats`, { name: "worker", model: "sim-2" });
-    await call(base, "POST", `/threads/${id}/messages`, { text: sim({ tool: { name: "shell", input: { command: "true" } } }, "work"), seat: "worker" });
-    const approvalId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals[0]);
+    const { id, approvalId } = await waitingTurn({ model: "sim-1" }, { name: "worker", model: "sim-2" });
     await call(base, "POST", `/threads/${id}/messages`, { text: "for the holder", onBusy: "steer" });
     expect((await call(base, "GET", `/threads/${id}/turn`)).body.queued).toBe(1);
     await call(base, "POST", `/threads/${id}/approvals/${approvalId}`, { decision: "allow" });

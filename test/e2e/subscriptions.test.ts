@@ -20,6 +20,16 @@ afterAll(async () => {
 });
 
 const spawn = async (spec: Record<string, unknown> = {}) => (await call(base, "POST", "/spawn", { model: "sim-1", ...spec })).body.threadId as string;
+/** The system line of a wake chain cut, on either thread, once there is one. */
+const chainCut = (ids: string[]) =>
+  waitFor(async () => {
+    for (const id of ids) {
+      const line = (await events(base, id)).find((e) => e.kind === "system" && String(e.body.text).startsWith("wake chain cut"));
+      if (line) return line;
+    }
+    return null;
+  }, 30_000);
+
 const wakes = async (id: string, at = base): Promise<LoggedEvent[]> => (await events(at, id)).filter((e) => e.kind === "message" && String(e.body.from).startsWith("watch:"));
 
 describe("subscriptions", () => {
@@ -83,13 +93,7 @@ describe("subscriptions", () => {
     await call(base, "POST", `/threads/${a}/subscriptions`, { watch: { thread: b }, filter: { kinds: ["reply"] } });
     await call(base, "POST", `/threads/${b}/subscriptions`, { watch: { thread: a }, filter: { kinds: ["reply"] } });
     await call(base, "POST", `/threads/${a}/send`, { text: "start the chain" });
-    const cut = await waitFor(async () => {
-      for (const id of [a, b]) {
-        const line = (await events(base, id)).find((e) => e.kind === "system" && String(e.body.text).startsWith("wake chain cut"));
-        if (line) return line;
-      }
-      return null;
-    }, 30_000);
+    const cut = await chainCut([a, b]);
     expect(cut.body.text).toContain("depth 4");
     const all = [...(await wakes(a)), ...(await wakes(b))];
     expect(all.map((w) => w.body.wake.depth).sort()).toEqual([1, 2, 3]);
@@ -101,10 +105,7 @@ describe("subscriptions", () => {
     await call(base, "POST", `/threads/${a}/subscriptions`, { watch: { thread: b }, filter: { kinds: ["turn-started"] } });
     await call(base, "POST", `/threads/${b}/subscriptions`, { watch: { thread: a }, filter: { kinds: ["turn-started"] } });
     await call(base, "POST", `/threads/${a}/send`, { text: "go" });
-    await waitFor(async () => {
-      for (const id of [a, b]) if ((await events(base, id)).some((e) => e.kind === "system" && String(e.body.text).startsWith("wake chain cut"))) return true;
-      return null;
-    }, 30_000);
+    await chainCut([a, b]);
     await new Promise((r) => setTimeout(r, 500));
     expect([...(await wakes(a)), ...(await wakes(b))].map((w) => w.body.wake.depth).sort()).toEqual([1, 2, 3]);
   });
