@@ -2,6 +2,9 @@ import { z } from "zod";
 import { CONTRACT, type RouteContract, type RouteError } from "../api/contract.js";
 import { CODES } from "../api/errors.js";
 
+/** A path parameter as hono writes it (`:sha256` is one parameter, digits and all). */
+const PATH_PARAM = /:([A-Za-z][A-Za-z0-9]*)/g;
+
 type Schema = Record<string, unknown>;
 
 /** JSON Schema 2020-12 (OpenAPI 3.1's dialect) of what a caller sends or receives. */
@@ -64,7 +67,7 @@ function responses(key: string, route: RouteContract): Schema {
 
 function operation(key: string, route: RouteContract): Schema {
   const path = key.slice(key.indexOf(" ") + 1);
-  const parameters: Schema[] = [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+  const parameters: Schema[] = [...path.matchAll(PATH_PARAM)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
   if (route.query) {
     const q = jsonSchema(route.query) as { properties?: Record<string, Schema>; required?: string[] };
     for (const [name, schema] of Object.entries(q.properties ?? {})) parameters.push({ name, in: "query", required: q.required?.includes(name) ?? false, schema });
@@ -83,7 +86,7 @@ export function openApiDocument(build: string): Schema {
   const paths: Record<string, Record<string, Schema>> = {};
   for (const [key, route] of Object.entries(CONTRACT)) {
     const [method, path] = key.split(" ") as [string, string];
-    const openPath = path.replace(/:([A-Za-z]+)/g, "{$1}");
+    const openPath = path.replace(PATH_PARAM, "{$1}");
     (paths[openPath] ??= {})[method.toLowerCase()] = operation(key, route);
   }
   return {

@@ -110,6 +110,9 @@ describe("GET /openapi.json", () => {
     const tail = doc.paths["/threads/{id}/tail"]!.get;
     expect(tail.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:after", "query:before", "query:limit", "query:wait"]);
     expect(tail.responses["404"]["x-codes"]).toEqual(["thread-not-found"]);
+    // A parameter with digits in its name is one parameter.
+    const attachment = doc.paths["/threads/{id}/attachments/{sha256}"]!.get;
+    expect(attachment.parameters.map((p: { name: string }) => p.name)).toEqual(["id", "sha256"]);
     const completions = doc.paths["/v1/chat/completions"]!.post;
     expect(completions.responses["429"]["x-codes"]).toEqual(["accounts_exhausted", "rate_limited"]);
     expect(completions.responses["429"].content["application/json"].schema.properties.error.type).toBe("object");
