@@ -230,18 +230,22 @@ export class TurnTables {
    * turn sends (and a fork's) says what happened instead. The log keeps what did happen.
    */
   settleUnanswered(startedSeq: number, atSeq: number, why: string): void {
-    const entries = this.entries("seq >= ?", startedSeq);
-    const answered = new Set(entries.flatMap((h) => (h.entry.role === "tool-result" ? [h.entry.callId] : [])));
-    for (const h of entries)
-      if (h.entry.role === "tool-call" && !answered.has(h.entry.callId))
-        this.addEntry(atSeq, {
-          role: "tool-result",
-          callId: h.entry.callId,
-          name: h.entry.name,
-          output: `(no result: ${why})`,
-          isError: true,
-          ...(h.entry.seat ? { seat: h.entry.seat } : {}),
-        });
+    for (const call of this.unanswered(startedSeq))
+      this.addEntry(atSeq, {
+        role: "tool-result",
+        callId: call.callId,
+        name: call.name,
+        output: `(no result: ${why})`,
+        isError: true,
+        ...(call.seat ? { seat: call.seat } : {}),
+      });
+  }
+
+  /** The tool calls of the turn that started at `startedSeq` that have no result yet. */
+  private unanswered(startedSeq: number): Extract<TranscriptEntry, { role: "tool-call" }>[] {
+    const entries = this.entries("seq >= ?", startedSeq).map((h) => h.entry);
+    const answered = new Set(entries.flatMap((e) => (e.role === "tool-result" ? [e.callId] : [])));
+    return entries.flatMap((e) => (e.role === "tool-call" && !answered.has(e.callId) ? [e] : []));
   }
 
   addAttachments(seq: number, refs: readonly AttachmentRef[]): void {
@@ -299,9 +303,7 @@ export class TurnTables {
 
   /** Whether the turn that started at `startedSeq` has a tool call still waiting for its result. */
   hasUnanswered(startedSeq: number): boolean {
-    const entries = this.entries("seq >= ?", startedSeq);
-    const answered = new Set(entries.flatMap((h) => (h.entry.role === "tool-result" ? [h.entry.callId] : [])));
-    return entries.some((h) => h.entry.role === "tool-call" && !answered.has(h.entry.callId));
+    return this.unanswered(startedSeq).length > 0;
   }
 
   /**
