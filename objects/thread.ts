@@ -214,7 +214,16 @@ export class Thread extends DurableObject<Env> {
 
   // ---- messages ----
 
-  async postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
+  postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
+    return this.acceptMessage(message, idempotencyKey);
+  }
+
+  /** `onAccepted` runs inside the commit that writes the message, before anything that commit lets happen next. */
+  private async acceptMessage(
+    message: PostMessage,
+    idempotencyKey?: string,
+    onAccepted?: (seq: number) => void,
+  ): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
     if (!this.state) return missing();
     const digest = idempotencyKey ? await digestOf(message) : null;
     const files = message.attachments?.length ? await this.storeAttachments(message.attachments) : null;
@@ -250,6 +259,7 @@ export class Thread extends DurableObject<Env> {
       const seen = idempotencyKey ? this.idempotency.seen(idempotencyKey, digest!, "message") : null;
       if (seen) return seen.ok ? ok({ ...seen.value, replayed: true }) : seen;
       const event = this.append(prepared.value);
+      onAccepted?.(event.seq);
       if (files) this.tables.addAttachments(event.seq, files.value);
       if (message.hold) this.sql.exec("INSERT INTO held (seq, text, sender, seat) VALUES (?, ?, ?, ?)", event.seq, message.text, message.from ?? null, message.seat ?? null);
       else if (steers) this.tables.addSteer(event.seq, running!.id, message.text, message.from ?? null, message.seat ?? null);
@@ -525,10 +535,13 @@ export class Thread extends DurableObject<Env> {
   async send(message: PostMessage): Promise<Outcome<SendResult>> {
     const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
     if (recordOnly) return recordOnly;
-    const accepted = await this.postMessage(message);
+    // Waiting from the message's own commit: a message a peer's seat answers can be settled
+    // by the next commit of the same batch, before this call would hear its answer.
+    let answered: Promise<Outcome<TurnResult>> | null = null;
+    const accepted = await this.acceptMessage(message, undefined, (seq) => (answered = this.driver.answer(seq)));
     if (!accepted.ok) return accepted;
     const { seq, ts } = accepted.value;
-    const result = await this.driver.answer(seq);
+    const result = await answered!;
     return result.ok ? ok({ seq, ts, ...result.value }) : result;
   }
 
