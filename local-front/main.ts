@@ -13,6 +13,7 @@ import { findEngineA } from "./bindings/engines/engine-a/binary.js";
 import { findEngineB } from "./bindings/engines/engine-b/binary.js";
 import { startAccountService } from "./bindings/accounts/service.js";
 import { startEngineHost } from "./bindings/engines/engine-host.js";
+import type { RuntimeLink } from "./bindings/engines/tools/runtime-tools.js";
 import { startHostReports } from "./bindings/host-report.js";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./process/workerd.js";
@@ -54,6 +55,13 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started, config.dataDir);
   undo.push(async () => sandbox.close());
   const enginesToken = randomBytes(24).toString("hex");
+  const internalToken = randomBytes(24).toString("hex");
+  // Turns start only once the worker is up, and their tool calls come after.
+  let worker: URL | null = null;
+  const runtimeTools: RuntimeLink = (body, signal) =>
+    worker
+      ? fetch(new URL("/internal/tools", worker), { method: "POST", headers: { [INTERNAL_HEADER]: internalToken, "content-type": "application/json" }, body: JSON.stringify(body), signal: signal ?? null })
+      : Promise.reject(new Error("the runtime's worker is not up yet"));
   const engines = await startEngineHost(
     {
       network: network.deps,
@@ -63,6 +71,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       engineB: await findEngineB(config.engineBBin),
       proxyFailureSince: (threadId, since) => network.proxy?.failureSince(threadId, since) ?? null,
       sandbox,
+      runtime: runtimeTools,
     },
     enginesToken,
   );
@@ -70,7 +79,6 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const accountsToken = randomBytes(24).toString("hex");
   const accounts = await startAccountService(network.pool, network.completions, accountsToken);
   undo.push(() => accounts.close());
-  const internalToken = randomBytes(24).toString("hex");
   const runtime = await startRuntime(config, {
     engines: engines.address,
     accounts: accounts.address,
@@ -81,6 +89,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   }, layout);
   undo.push(() => runtime.dispose());
   const home = runtime.shards[0]!.direct;
+  worker = home;
   const workerd = findWorkerdChildren();
   lock.attach(workerd);
   // Measured before the first caller gets in, so a full disk pauses the very first spawn.
@@ -154,11 +163,14 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   await sweepLostTurns(home, internalToken);
 }
 
+/** The header that carries the token of the worker's internal routes (src/routes/internal.ts). */
+const INTERNAL_HEADER = "x-service-internal";
+
 /** A call to one of the worker's internal routes (src/routes/internal.ts). */
 async function postInternal(direct: URL, token: string, path: string, body?: unknown): Promise<Response> {
   const res = await fetch(new URL(path, direct), {
     method: "POST",
-    headers: { "x-service-internal": token, "content-type": "application/json" },
+    headers: { [INTERNAL_HEADER]: token, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);

@@ -34,6 +34,8 @@ import type { Subscription, WakeFilter, WakeItem, WatchTarget } from "../src/api
 import { Seats, type SeatTarget } from "./thread/seats.js";
 import { TURN_SCHEMA, TurnTables } from "./thread/turn-tables.js";
 import { TurnDriver, type TurnResult } from "./thread/turn-driver.js";
+import { TurnTools } from "./thread/turn-tools.js";
+import type { ToolTurn } from "../src/api/tools.js";
 import type { ThreadNews } from "./workspace/feed.js";
 
 /** How far out the catalog's safety alarm is set, and so how often at most. */
@@ -85,6 +87,7 @@ export class Thread extends DurableObject<Env> {
   /** What the Thread's parts may use of it (the turn driver, seats, handoffs). */
   private readonly access: ThreadAccess;
   private readonly handoffs: Handoffs;
+  private readonly tools: TurnTools;
   /** What the workspace's feed has not been told yet; it rides the next summary push (memory only). */
   private news: ThreadNews[] = [];
 
@@ -133,6 +136,7 @@ export class Thread extends DurableObject<Env> {
     this.subscriptionsOf = new Subscriptions(access, () => this.driver.kick());
     this.handoffs = this.driver.handoffs;
     this.seats = new Seats(access, this.driver, this.handoffs);
+    this.tools = new TurnTools(access, this.handoffs);
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.
     if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.driver.loseTurn());
@@ -710,6 +714,21 @@ export class Thread extends DurableObject<Env> {
 
   declineHandoff(fromSeq: number): Promise<Outcome<Handoff>> {
     return this.handoffs.decline(fromSeq);
+  }
+
+  // ---- the runtime's tools, as a running turn calls them (docs/tools.md) ----
+
+  toolTurn(turnId: string): Outcome<ToolTurn> {
+    return this.tools.turn(turnId);
+  }
+
+  offerHandoffFromTurn(turnId: string, to: string, note: string | null, context: HandoffContext): Promise<Outcome<HandoffOffered>> | Outcome<never> {
+    return this.tools.offer(turnId, to, note, context);
+  }
+
+  /** `report` is a `ReportOperation` as JSON text (RPC cannot type its any-JSON result). */
+  reportToDelegator(turnId: string, report: string): Promise<Outcome<OperationAccepted>> {
+    return this.tools.report(turnId, JSON.parse(report) as ReportOperation);
   }
 
   // ---- the context window ----

@@ -16,8 +16,13 @@ export interface Conversation {
   /** Chat completions only: the client asked for the trailing usage chunk. */
   includeUsage: boolean;
   entries: Entry[];
-  /** Names of the tools the request offers the model (empty when it offers none). */
+  /**
+   * Names of the tools the request offers the model (empty when it offers none). A
+   * Responses `namespace` tool's functions are named `<namespace>__<function>`.
+   */
   tools: string[];
+  /** Responses only: each namespaced function's qualified name, and what a call to it names. */
+  namespaced: Record<string, { namespace: string; name: string }>;
   /** Responses only: extra output the client asked for (`reasoning.encrypted_content`). */
   include: string[];
   /** Anthropic only: the request enables extended thinking, so thinking blocks may be sent. */
@@ -60,12 +65,22 @@ function textOf(content: unknown): string {
     .join("\n");
 }
 
-/** Tool names in any of the three shapes: `{function: {name}}` (chat), `{name}` (Responses, Anthropic). */
+/** A Responses `namespace` tool's functions (codex offers each MCP server's tools as one). */
+function namespacedTools(body: Json): Conversation["namespaced"] {
+  const out: Conversation["namespaced"] = {};
+  for (const t of Array.isArray(body.tools) ? body.tools : [])
+    if (isObject(t) && t.type === "namespace" && typeof t.name === "string" && Array.isArray(t.tools))
+      for (const f of t.tools) if (isObject(f) && typeof f.name === "string") out[`${t.name}__${f.name}`] = { namespace: t.name, name: f.name };
+  return out;
+}
+
+/** Tool names in any of the three shapes: `{function: {name}}` (chat), `{name}` (Responses, Anthropic), a Responses namespace's functions. */
 function toolNames(body: Json): string[] {
   if (!Array.isArray(body.tools)) return [];
   return body.tools.flatMap((t) => {
     if (!isObject(t)) return [];
     if (isObject(t.function) && typeof t.function.name === "string") return [t.function.name];
+    if (t.type === "namespace") return Object.keys(namespacedTools({ tools: [t] }));
     return typeof t.name === "string" ? [t.name] : [];
   });
 }
@@ -87,6 +102,7 @@ function baseConversation(body: Json, entries: Entry[]): Conversation {
     includeUsage: false,
     entries,
     tools: toolNames(body),
+    namespaced: namespacedTools(body),
     include: Array.isArray(body.include) ? body.include.filter((i): i is string => typeof i === "string") : [],
     thinking: isObject(body.thinking) && body.thinking.type !== "disabled",
     images: countImages(body.messages ?? body.input),

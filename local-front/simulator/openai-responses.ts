@@ -91,7 +91,15 @@ function plan(reply: Reply, conv: Conversation, issued: Issued): Planned[] {
     const callId = simId("call_");
     follows(id);
     planned.push({
-      item: (status) => ({ type: "function_call", id, call_id: callId, name: call.name, arguments: status === "completed" ? call.arguments.text : "", status }),
+      item: (status) => ({
+        type: "function_call",
+        id,
+        call_id: callId,
+        name: call.name,
+        ...(call.namespace ? { namespace: call.namespace } : {}),
+        arguments: status === "completed" ? call.arguments.text : "",
+        status,
+      }),
       stream: (emit, output_index) => {
         for (const delta of call.arguments.pieces) emit("response.function_call_arguments.delta", { item_id: id, output_index, delta }, true);
         emit("response.function_call_arguments.done", { item_id: id, output_index, name: call.name, arguments: call.arguments.text });

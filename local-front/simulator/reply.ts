@@ -16,6 +16,8 @@ export interface Part {
 
 export interface Call {
   name: string;
+  /** A Responses namespace's function is called by its own name, with its namespace beside it. */
+  namespace?: string;
   input: Record<string, unknown>;
   /** The input as JSON; its pieces are the arguments' deltas. */
   arguments: Part;
@@ -53,10 +55,13 @@ const CLIENT_CONTEXT = /<(system-reminder|environment_context|turn_aborted)>[\s\
  * A script names one tool (`shell`, or `ask_user` for `ask`); each engine offers its own.
  * When the request does not offer the named tool but offers an engine's shell or question
  * tool, the call goes to that one, with the input in its shape, so one script drives
- * every engine.
+ * every engine. A runtime tool (`delegate`) goes to the runtime's MCP server's, where
+ * the request offers that instead (`mcp__runtime__delegate`).
  */
 function engineTool({ name, input }: ToolStep, offered: string[]): ToolStep {
   if (offered.includes(name)) return { name, input };
+  // The runtime's own tools: engine_a and engine_b reach them as the MCP server `runtime`.
+  if (offered.includes(`${RUNTIME_MCP}${name}`)) return { name: `${RUNTIME_MCP}${name}`, input };
   if (name === "ask_user") {
     const question = String(input.question ?? "");
     const options = [
@@ -74,6 +79,7 @@ function engineTool({ name, input }: ToolStep, offered: string[]): ToolStep {
   return { name, input };
 }
 const RESULT_ECHO_LIMIT = 2000;
+const RUNTIME_MCP = "mcp__runtime__";
 
 /** Roughly equal pieces, split on code points so no delta carries half a surrogate pair. */
 export function splitPieces(text: string, chunks: number): string[] {
@@ -175,7 +181,7 @@ export function decide(conv: Conversation, org: string | null = null): Outcome {
     reply: {
       reasoning: d.reasoning !== undefined ? part(d.reasoning) : null,
       text: answer !== null ? part(answer) : null,
-      calls: calls.map((c) => ({ name: c.name, input: c.input, arguments: part(JSON.stringify(c.input)) })),
+      calls: calls.map((c) => ({ ...(conv.namespaced[c.name] ?? { name: c.name }), input: c.input, arguments: part(JSON.stringify(c.input)) })),
       stop: step ? "tool" : d.stop === "length" ? "length" : "end",
       usage: { input: d.usage?.input ?? simTokens(inputChars), output: d.usage?.output ?? simTokens(produced.length) },
       delayMs: d.delayMs ?? 0,

@@ -513,6 +513,7 @@ export class Compaction {
       window: this.engineWindow(),
       inputs: [],
       handoffTo: [],
+      delegated: false,
       compact: true,
     };
     let response: Response;

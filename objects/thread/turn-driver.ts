@@ -341,6 +341,7 @@ export class TurnDriver {
         this.state!.holder === started.seat.name
           ? this.state!.seats.filter((x) => x.state === "active" && x.name !== started.seat.name).map((x) => ({ name: x.name, role: x.role }))
           : [],
+      delegated: this.state!.delegation !== undefined,
     };
     void this.runTurn(live, request)
       .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))
@@ -497,15 +498,6 @@ export class TurnDriver {
             return;
           case "steered":
             return this.takeSteer(live, report.seq);
-          case "handoff": {
-            // The model's offer is recorded as a caller's is; the tool's result says what came of it.
-            const offer = await this.handoffs.offer(report.to, report.note ?? null, report.context ?? "full", "engine", live.id);
-            const answer = offer.ok
-              ? `offered this conversation to seat ${report.to} (offer ${offer.value.fromSeq}); it answers the next messages once the offer is accepted`
-              : `the offer was refused: ${offer.body.error}`;
-            await callEngine(this.thread.env, `/turns/${live.id}/handoffs/${encodeURIComponent(report.requestId)}`, { answer }).catch(() => {});
-            return;
-          }
         }
       },
     });

@@ -21,6 +21,7 @@ import { JoinSeat, OfferHandoff, ReplaceSeat } from "./seats.js";
 import { ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe } from "./subscriptions.js";
 import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
+import { RuntimeToolCall } from "./tools.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -377,6 +378,11 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, errors: WORKSPACE },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },
+  "POST /internal/tools": {
+    summary: "A running turn's call of one of the runtime's tools, from the engine host (the front only; docs/tools.md).",
+    body: RuntimeToolCall,
+    errors: [[403, CODES.internalOnly], [409, CODES.turnNotRunning], [409, CODES.seatNotHolder], [409, CODES.notDelegated], [409, CODES.operationSettled]],
+  },
   "POST /internal/host-report": { summary: "The front's disk and machine report (the front only).", body: HostReportBody, errors: [[403, CODES.internalOnly]] },
 
   "GET /accounts": {

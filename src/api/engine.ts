@@ -108,10 +108,13 @@ export interface TurnRequest {
   /** The messages this turn answers, in the order they were accepted. */
   inputs: TurnInput[];
   /**
-   * The thread's other active seats: an engine that can offers its model a tool to hand
-   * the thread to one of them (`handoff` reports, docs/seats.md). Empty: no such tool.
+   * The thread's other active seats, when this turn's seat holds the thread: its model is
+   * offered the runtime's `offer_handoff` tool to hand the thread to one of them
+   * (docs/seats.md). Empty: no such tool.
    */
   handoffTo: { name: string; role: string | null }[];
+  /** The thread answers a delegation: its model is offered `report_milestone` and `report_outcome` (docs/tools.md). */
+  delegated: boolean;
 }
 
 /**
@@ -178,17 +181,6 @@ export const EngineReport = z.discriminatedUnion("type", [
    * queued but never reports this way was not taken (the turn ended first).
    */
   z.object({ type: z.literal("steered"), seq: z.number().int().positive() }),
-  /**
-   * The model offers the thread to another seat (pi's `offer_handoff` tool); the runtime
-   * records the offer and answers the tool at `POST /turns/:turnId/handoffs/:requestId`.
-   */
-  z.object({
-    type: z.literal("handoff"),
-    requestId: z.string().min(1).max(100),
-    to: z.string().max(100),
-    note: z.string().max(4000).optional(),
-    context: z.enum(["full", "summary"]).optional(),
-  }),
   /** The engine compacted its own session: asked (`compact`), or on its own during a turn. */
   z.object({ type: z.literal("compacted"), preTokens: z.number().int().nonnegative().optional() }),
   /** Keeps an idle report stream visibly alive. */

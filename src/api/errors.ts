@@ -106,6 +106,12 @@ export const CODES = {
   /** A handoff while another offer is pending (one at a time). */
   handoffPending: "handoff-pending",
   handoffNotFound: "handoff-not-found",
+  /** A runtime tool call from a turn that is not the thread's running one (it ended, or the token outlived it). */
+  turnNotRunning: "turn-not-running",
+  /** `offer_handoff` from a seat that does not hold the thread. */
+  seatNotHolder: "seat-not-holder",
+  /** `report_milestone` or `report_outcome` from a thread that answers no delegation. */
+  notDelegated: "not-delegated",
   /** Accepting or declining an offer already accepted, declined or cancelled. */
   handoffClosed: "handoff-closed",
   /** The front has not measured the machine yet (`GET /host/load`). */

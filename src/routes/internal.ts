@@ -2,7 +2,9 @@ import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { hostOf, threadOf } from "../platform/stubs.js";
-import { refused } from "../http/answer.js";
+import { answer, refused } from "../http/answer.js";
+import { RuntimeToolCall } from "../api/tools.js";
+import { runTool } from "../flows/runtime-tools.js";
 import { HostReportBody } from "../api/operator.js";
 import { jsonBody } from "../http/validate.js";
 
@@ -42,3 +44,6 @@ internal.post("/internal/host-report", jsonBody(HostReportBody), async (c) => {
   const { report, thresholds } = c.req.valid("json");
   return c.json(await hostOf(c.env).hostReport(report, thresholds));
 });
+
+/** A running turn's call of one of the runtime's tools, from the engine host (docs/tools.md). */
+internal.post("/internal/tools", jsonBody(RuntimeToolCall), async (c) => answer(c, await runTool(c.env, c.var.config, c.req.valid("json"))));

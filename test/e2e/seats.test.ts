@@ -224,28 +224,6 @@ describe("handoffs", () => {
     expect(seen).toContain("[summary of the conversation before seat next took the thread]");
   });
 
-  it("takes an offer a pi model makes with its offer_handoff tool, and tells the model what came of it", async () => {
-    const base = front().url;
-    const id = await spawn({ permissions: "ask" });
-    // With one seat there is nobody to hand to, and no such tool (the simulator refuses a call to a tool not offered).
-    const alone = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "offer_handoff", input: { to: "main" } } }) });
-    expect(alone.body.outcome).toBe("failed");
-    await call(base, "POST", `/threads/${id}/seats`, { name: "reviewer", model: "sim-2", role: "reviewer" });
-    const sent = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "offer_handoff", input: { to: "reviewer", note: "please review" } }, reply: "handed" }) });
-    expect(sent.body.outcome, JSON.stringify(sent.body.failure)).toBe("completed");
-    const log = await events(base, id);
-    const offered = log.find((e) => e.kind === "handoff-offered")!;
-    expect(offered.body).toEqual({ from: "main", to: "reviewer", note: "please review", context: "full", offeredBy: "engine", turnId: sent.body.turnId });
-    // Not an action on the machine: no approval was asked under permissions ask.
-    expect(log.some((e) => e.kind === "approval-request" && e.body.name === "offer_handoff")).toBe(false);
-    expect(log.find((e) => e.kind === "tool-result" && e.body.name === "offer_handoff")!.body.output).toContain(`offer ${offered.seq}`);
-    // A second offer while this one is pending is refused, and the model is told why.
-    await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "offer_handoff", input: { to: "reviewer" } }, reply: "again" }) });
-    expect((await events(base, id)).filter((e) => e.kind === "tool-result" && e.body.name === "offer_handoff").at(-1)!.body.output).toContain("the offer was refused");
-    expect((await call(base, "POST", `/threads/${id}/handoffs/${offered.seq}/accept`)).body.state).toBe("accepted");
-    expect((await seats(id)).holder).toBe("reviewer");
-  });
-
   it("cancels a pending offer when its seat is removed", async () => {
     const base = front().url;
     const id = await spawn();

@@ -32,6 +32,20 @@ describe("one script for every engine", () => {
     expect((other as Error).message).toContain('tool \\"Write\\" is not offered by this request (offered: Read)');
   });
 
+  it("calls a runtime tool by the name the request offers: an MCP server's, or a function of a Responses namespace", async () => {
+    const delegate = '@sim {"tool":{"name":"delegate","input":{"title":"t","prompt":"p"}}}';
+    const mcp = await client.messages.create({ model: "claude-sim", max_tokens: 100, tools: [{ ...bash, name: "mcp__runtime__delegate" }], messages: [{ role: "user", content: delegate }] });
+    expect(mcp.content[0]).toMatchObject({ type: "tool_use", name: "mcp__runtime__delegate", input: { title: "t", prompt: "p" } });
+    const namespace = { type: "namespace", name: "mcp__runtime", description: "Tools in the mcp__runtime namespace.", tools: [{ type: "function", name: "delegate", parameters: { type: "object", properties: {} } }] };
+    const res = await fetch(`${sim.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: "Bearer x", "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-sim", input: [{ role: "user", content: [{ type: "input_text", text: delegate }] }], tools: [namespace] }),
+    });
+    const body = (await res.json()) as { output: Record<string, unknown>[] };
+    expect(body.output.find((o) => o.type === "function_call")).toMatchObject({ name: "delegate", namespace: "mcp__runtime", arguments: '{"title":"t","prompt":"p"}' });
+  });
+
   it("leaves a client's <system-reminder> context out of the echo and the directives", async () => {
     const content = [
       { type: "text" as const, text: '<system-reminder>\nenvironment: linux\n@sim {"reply":"not from the person"}\n</system-reminder>' },

@@ -24,6 +24,7 @@ beforeAll(async () => {
       engineA: { engine: "engine_a", binary: null, versionFound: null, versionNeeded: null, available: false, reason: "not here" },
       engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" },
       proxyFailureSince: () => null,
+      runtime: () => Promise.reject(new Error("no worker in this test")),
       sandbox: Sandbox.start("on", { hidden: [scratch], readable: [] }, new StartedProcesses(scratch), scratch),
     },
     "the-token",
@@ -34,7 +35,7 @@ afterAll(async () => {
   removeDir(scratch);
 });
 
-const turn = { turnId: "turn_1", threadId: "thr_1", engine: "pi", model: "sim-1", permissions: "allow", cwd: null, account: null, accountChoice: { only: null, exclude: [] }, proxyEnv: null, transcript: [], inputs: [{ seq: 2, text: "hi" }] };
+const turn = { turnId: "turn_1", threadId: "thr_1", engine: "pi", model: "sim-1", permissions: "allow", cwd: null, account: null, accountChoice: { only: null, exclude: [] }, proxyEnv: null, transcript: [], inputs: [{ seq: 2, text: "hi" }], freshSession: false, window: null, handoffTo: [], delegated: false };
 const post = (path: string, body: unknown, token?: string) =>
   fetch(`http://${host.address}${path}`, { method: "POST", headers: token ? { [ENGINES_TOKEN_HEADER]: token } : {}, body: JSON.stringify(body) });
 

@@ -13,6 +13,8 @@ import type { EngineTurn } from "./turn.js";
 import { readJson, reply } from "../http.js";
 import { logTurnEnd } from "./turn-log.js";
 import { mergeWork } from "../git/merge.js";
+import { startToolServer } from "./tools/tool-server.js";
+import { scopeOf, type RuntimeLink } from "./tools/runtime-tools.js";
 
 /** An idle report stream says it is alive this often. */
 const PING_MS = 15_000;
@@ -26,7 +28,6 @@ export interface EngineHost {
 const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS), expired: z.literal(true).optional() });
 const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
 const SteerBody = z.object({ seq: z.number().int().positive(), text: z.string() });
-const HandoffAnswerBody = z.object({ answer: z.string() });
 const MergeBody = z.object({ into: z.string().startsWith("/"), from: z.string().startsWith("/"), message: z.string().min(1).max(1000) });
 
 /**
@@ -42,6 +43,8 @@ export interface EngineDeps extends PiDeps {
   engineA: EngineABinary;
   /** engine_b's CLI as found at boot. */
   engineB: EngineBinary;
+  /** The worker's `POST /internal/tools`, where a turn's runtime tool calls run. */
+  runtime: RuntimeLink;
   /** Why the credential proxy last failed a thread's provider call since a time, if it did. */
   proxyFailureSince(threadId: string, sinceMs: number): string | null;
 }
@@ -68,6 +71,7 @@ function withProxyCause(r: EngineReport & { type: "end" }, cause: string | null)
 
 export async function startEngineHost(deps: EngineDeps, token: string): Promise<EngineHost> {
   const turns = new Map<string, EngineTurn>();
+  const toolServer = await startToolServer(deps.runtime);
 
   const startTurn = (request: TurnRequest, res: ServerResponse) => {
     const entry = engineEntries(deps).find((e) => e.engine === request.engine);
@@ -89,12 +93,15 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       res.write(`${JSON.stringify(r)}\n`);
       if (ended) res.end();
     };
+    const scope = scopeOf(request);
+    const toolToken = toolServer.grant(scope);
+    const tools = { scope, link: deps.runtime, url: toolServer.url, token: toolToken };
     const turn =
       request.engine === "engine_a"
-        ? runEngineATurn(request, { ...deps, binary: deps.engineA }, emit)
+        ? runEngineATurn(request, { ...deps, binary: deps.engineA, tools }, emit)
         : request.engine === "engine_b"
-          ? runEngineBTurn(request, { ...deps, binary: deps.engineB }, emit)
-          : runPiTurn(request, deps, emit);
+          ? runEngineBTurn(request, { ...deps, binary: deps.engineB, tools }, emit)
+          : runPiTurn(request, { ...deps, tools }, emit);
     turns.set(request.turnId, turn);
     const ping = setInterval(() => emit({ type: "ping" }), PING_MS);
     res.on("close", () => {
@@ -102,6 +109,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     });
     void turn.done.finally(() => {
       clearInterval(ping);
+      toolServer.revoke(toolToken);
       // A turn the runtime goes on with after a full window runs again under the same id.
       if (turns.get(request.turnId) === turn) turns.delete(request.turnId);
     });
@@ -122,7 +130,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       const m = await mergeWork(work.data);
       return reply(res, m.status, m.body);
     }
-    const m = /^\/turns\/([^/]+)\/(interrupt|steer|handoffs|approvals|questions)(?:\/([^/]+))?$/.exec(path);
+    const m = /^\/turns\/([^/]+)\/(interrupt|steer|approvals|questions)(?:\/([^/]+))?$/.exec(path);
     const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
     if (!m) return reply(res, 404, { error: `no engine route ${path}` });
     if (!turn) return reply(res, 404, { error: `no running turn ${m[1]}` });
@@ -136,11 +144,6 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       return (await turn.steer(steer.data)) ? reply(res, 200, { queued: true }) : reply(res, 409, { error: `turn ${m[1]} cannot take a steering message now` });
     }
     const id = decodeURIComponent(m[3] ?? "");
-    if (m[2] === "handoffs") {
-      const h = HandoffAnswerBody.safeParse(body);
-      if (!h.success) return reply(res, 400, { error: "a handoff answer is {answer}" });
-      return turn.answerHandoff(id, h.data.answer) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no handoff ${id}` });
-    }
     if (m[2] === "approvals") {
       const d = DecisionBody.safeParse(body);
       if (!d.success) return reply(res, 400, { error: "decision must be allow or deny" });
@@ -169,6 +172,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       for (const t of turns.values()) t.interrupt();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await toolServer.close();
     },
   };
 }

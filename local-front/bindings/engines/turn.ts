@@ -14,8 +14,6 @@ export interface EngineTurn {
    * one now (the turn is not running yet, or is ending).
    */
   steer(message: SteerRequest): Promise<boolean>;
-  /** The runtime's answer to a handoff the model offered (the tool's result); false when nothing waits on it. */
-  answerHandoff(requestId: string, answer: string): boolean;
   interrupt(): void;
 }
 

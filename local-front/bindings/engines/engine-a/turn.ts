@@ -6,6 +6,8 @@ import type { ApprovalDecision, EngineReport, Json, QuestionReply, TurnRequest }
 import type { Sandbox } from "../../sandbox/fence.js";
 import type { EngineABinary } from "./binary.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
+import { RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
+import { withTools, type TurnToolAccess } from "../tools/runtime-tools.js";
 import { classifyProviderError } from "../pi/failure.js";
 import { windowOf } from "../providers.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
@@ -27,7 +29,13 @@ export interface EngineADeps {
   sandbox: Sandbox;
   /** The agent CLI probed at start; the SDK runs exactly this one. */
   binary: EngineABinary;
+  /** The runtime's tools, as the MCP server `runtime`. */
+  tools: TurnToolAccess;
 }
+
+/** The agent SDK names an MCP server's tools `mcp__<server>__<tool>`. */
+const RUNTIME_PREFIX = `mcp__${RUNTIME_TOOLS_SERVER}__`;
+const isRuntimeCall = (name: string) => name.startsWith(RUNTIME_PREFIX);
 
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
@@ -71,7 +79,8 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
       emit({ type: "question", requestId, question: askedQuestion(input) });
       return questionAnswer(input, await questions.wait(requestId, options.signal, { action: "dismiss" }));
     }
-    if (req.permissions === "allow") return { behavior: "allow", updatedInput: input };
+    // The runtime's tools act on the runtime only, each as its route would: no person is asked.
+    if (req.permissions === "allow" || isRuntimeCall(name)) return { behavior: "allow", updatedInput: input };
     if (req.permissions === "deny") return { behavior: "deny", message: `denied: this thread's permissions are "deny", so ${name} was not run` };
     const approvalId = newId("appr_");
     emit({ type: "approval", approvalId, callId: options.toolUseID, name, input: input as Json });
@@ -87,7 +96,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
    * Questions to the person are not actions; they always go through.
    */
   const everyCall: HookCallback = async (input) => {
-    if ("tool_name" in input && input.tool_name === QUESTION_TOOL) return {};
+    if ("tool_name" in input && (input.tool_name === QUESTION_TOOL || isRuntimeCall(input.tool_name))) return {};
     const deny = req.permissions === "deny";
     return {
       hookSpecificOutput: {
@@ -108,7 +117,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     const configDir = engineHome(deps.stateDir, "engine_a", req.threadId);
     // A thread whose session lived in the shared config dir of earlier builds starts afresh, from the transcript.
     const homeIsNew = !existsSync(configDir);
-    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])], reach: loopbackReach(access.env, access.baseUrl) };
+    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])], reach: withTools(loopbackReach(access.env, access.baseUrl), deps.tools) };
     const refused = deps.sandbox.refusalFor(places);
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_a is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(cwd, { recursive: true });
@@ -161,8 +170,11 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
           CLAUDE_CONFIG_DIR: configDir,
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
           CLAUDE_CODE_MAX_RETRIES: "0",
+          // Otherwise the CLI hides MCP tools behind its tool search, and the model sees no runtime tool until it searches.
+          ENABLE_TOOL_SEARCH: "false",
         },
         canUseTool,
+        mcpServers: { [RUNTIME_TOOLS_SERVER]: { type: "http", url: deps.tools.url, headers: { authorization: `Bearer ${deps.tools.token}` } } },
         // The CLI runs inside the fence; its tools inherit it. Its own sandbox is bubblewrap too, which cannot nest here (docs/credentials.md).
         spawnClaudeCodeProcess: ({ command, args, env, signal }) =>
           deps.sandbox.spawn([command, ...args], places, { env: definedOnly(env), stdio: ["pipe", "pipe", "ignore"], signal }) as SpawnedProcess,
@@ -250,7 +262,6 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
     // The runtime's tools reach this engine with the tool surface of issue 18.
-    answerHandoff: () => false,
     steer: async ({ seq, text }) => {
       if (!running || interrupted || !inputOpen) return false;
       const uuid = crypto.randomUUID();

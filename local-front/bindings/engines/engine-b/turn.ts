@@ -2,12 +2,14 @@ import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { ApprovalDecision, EngineReport, SteerRequest, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
+import type { ApprovalDecision, EngineReport, Json, SteerRequest, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
 import { newId } from "../../../../src/shared/ids.js";
 import { imagesOf, placeAttachments } from "../attachments.js";
 import { simulatedImages } from "../../../simulator/models.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
+import { RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
+import { withTools, type TurnToolAccess } from "../tools/runtime-tools.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
@@ -28,6 +30,13 @@ export interface EngineBDeps {
   binary: EngineBinary;
   /** The codex process, and so every command it runs, lives inside it. */
   sandbox: Sandbox;
+  /** The runtime's tools, as the MCP server `runtime`. */
+  tools: TurnToolAccess;
+}
+
+/** An MCP result's text parts, as the log records a tool's output. */
+function mcpText(content: unknown[] | undefined): string {
+  return (content ?? []).map((c) => (c && typeof c === "object" && "text" in c && typeof c.text === "string" ? c.text : "")).join("");
 }
 
 /** permissions -> codex's approval policy and sandbox. `deny` still asks, and is answered no. */
@@ -62,7 +71,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const homeIsNew = !existsSync(home);
     const scratch = join(deps.scratchDir, req.threadId);
     const cwd = req.cwd ?? scratch;
-    const places = { cwd, own: [home, ...(req.cwd ? [] : [scratch])], reach: loopbackReach(access.env, access.baseUrl) };
+    const places = { cwd, own: [home, ...(req.cwd ? [] : [scratch])], reach: withTools(loopbackReach(access.env, access.baseUrl), deps.tools) };
     const refused = deps.sandbox.refusalFor(places);
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_b is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(home, { recursive: true });
@@ -79,6 +88,8 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         `model_providers.runtime={name="runtime", base_url=${JSON.stringify(access.baseUrl)}, wire_api="responses", env_key="ENGINE_B_API_KEY", request_max_retries=0, stream_max_retries=0}`,
         "-c",
         "include_environment_context=false",
+        "-c",
+        `mcp_servers.${RUNTIME_TOOLS_SERVER}={url=${JSON.stringify(deps.tools.url)}, http_headers={authorization=${JSON.stringify(`Bearer ${deps.tools.token}`)}}, default_tools_approval_mode="approve"}`,
         // codex compacts its thread on its own at the runtime's warning line (it takes an unknown model's window for a large one).
         ...(req.window ? ["-c", `model_context_window=${req.window.tokens}`, "-c", `model_auto_compact_token_limit=${req.window.compactAt}`] : []),
         // Without these it reaches for outside hosts, and retries an unreachable provider forever.
@@ -123,6 +134,10 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
             output: it.aggregatedOutput ?? (it.status === "declined" ? "declined" : ""),
             isError: it.status !== "completed" || (it.exitCode ?? 0) !== 0,
           });
+      } else if (it.type === "mcpToolCall") {
+        const name = `mcp__${it.server}__${it.tool}`;
+        if (phase === "started") emit({ type: "tool-call", callId: it.id, name, input: (it.arguments ?? {}) as Json });
+        else emit({ type: "tool-result", callId: it.id, name, output: it.error?.message ?? mcpText(it.result?.content), isError: it.status !== "completed" || it.error !== null });
       } else if (it.type === "fileChange") {
         const paths = it.changes.map((c) => c.path);
         if (phase === "started") emit({ type: "tool-call", callId: it.id, name: "apply_patch", input: { paths } });
@@ -258,7 +273,6 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
     // The runtime's tools reach this engine with the tool surface of issue 18.
-    answerHandoff: () => false,
     steer: (m) => (steerNow && !interrupted ? steerNow(m) : Promise.resolve(false)),
     interrupt() {
       interrupted = true;

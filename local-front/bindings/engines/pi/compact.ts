@@ -61,7 +61,7 @@ export async function writeSummary(req: SummaryRequest, network: NetworkDeps): P
   for (const id of req.models) {
     // The thread's own account serves only the models of its provider; another model takes the workspace's.
     const account = req.account && network.pool.has(req.account) && network.pool.provider(req.account) === providerOf("pi", id) ? req.account : null;
-    const chosen = await sessionAccess(network, { ...req, account, turnId: "summary", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], freshSession: true, window: null, inputs: [], handoffTo: [] });
+    const chosen = await sessionAccess(network, { ...req, account, turnId: "summary", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], freshSession: true, window: null, inputs: [], handoffTo: [], delegated: false });
     if ("failure" in chosen) {
       errors.push(`${id}: ${chosen.failure.error}`);
       continue;

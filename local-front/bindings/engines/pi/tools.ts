@@ -2,6 +2,8 @@ import type { AgentTool, AgentToolResult } from "@mariozechner/pi-agent-core";
 import { Type, type TSchema } from "@mariozechner/pi-ai";
 import { capToolOutput } from "../../../../src/rules/tool-output.js";
 import type { Sandbox, SessionPlaces } from "../../sandbox/fence.js";
+import type { RuntimeToolName } from "../../../../src/api/tools.js";
+import { describeTool, runRuntimeTool, toolSchema, type RuntimeLink, type ToolScope } from "../tools/runtime-tools.js";
 
 /**
  * A command's output beyond this is not even read: it guards the front's memory. What
@@ -40,10 +42,8 @@ export interface ToolContext {
   env: Record<string, string>;
   /** Asks the person; resolves with their answer, dismissal or "continue without". */
   ask(question: string, signal: AbortSignal | undefined): Promise<QuestionAnswer>;
-  /** The thread's other seats, to which the model may offer the thread; none, no tool. */
-  handoffTo: { name: string; role: string | null }[];
-  /** Offers the thread to a seat; resolves with what the runtime said (the offer, or why not). */
-  handoff(offer: { to: string; note?: string; context?: "full" | "summary" }, signal: AbortSignal | undefined): Promise<string>;
+  /** The runtime's tools this turn is offered, called in process (docs/tools.md). */
+  runtime: { scope: ToolScope; link: RuntimeLink };
 }
 
 function text(t: string, terminate = false): AgentToolResult<null> {
@@ -190,22 +190,22 @@ export function piTools(ctx: ToolContext): AgentTool[] {
         return text("(the user dismissed the question)", true);
       },
     }),
-    ...(ctx.handoffTo.length === 0 ? [] : [handoffTool(ctx)]),
+    ...ctx.runtime.scope.tools.map((name) => runtimeTool(name, ctx.runtime)),
   ];
 }
 
-/** Hands the thread to another seat: the runtime records an offer, which a person or a program accepts or declines. */
-function handoffTool(ctx: ToolContext): AgentTool {
-  const seats = ctx.handoffTo.map((s) => (s.role ? `${s.name} (${s.role})` : s.name)).join(", ");
+/** One of the runtime's tools: the same schema, description and call as engine_a's and engine_b's MCP server's. */
+function runtimeTool(name: RuntimeToolName, runtime: ToolContext["runtime"]): AgentTool {
   return tool({
-    name: "offer_handoff",
-    label: "Offer handoff",
-    description: `Offer this conversation to another seat, which answers the next messages once the offer is accepted. Seats: ${seats}.`,
-    parameters: Type.Object({
-      to: Type.String({ description: "The seat's name", maxLength: 40 }),
-      note: Type.Optional(Type.String({ description: "What the seat should know or do", maxLength: 4000 })),
-      context: Type.Optional(Type.Union([Type.Literal("full"), Type.Literal("summary")], { description: "What it is given: the full history (default) or a summary" })),
-    }),
-    execute: async (_id, params, signal) => text(await ctx.handoff(params, signal)),
+    name,
+    label: name.replace(/_/g, " "),
+    description: describeTool(name, runtime.scope),
+    parameters: Type.Unsafe(toolSchema(name)),
+    execute: async (_id, params, signal) => {
+      const r = await runRuntimeTool(runtime.link, runtime.scope, name, params, signal);
+      // pi-agent-core makes a thrown error the call's error result.
+      if (r.isError) throw new Error(r.text);
+      return text(r.text);
+    },
   });
 }

@@ -15,6 +15,7 @@ import { withSessionRoute } from "./session-network.js";
 import { toMessages } from "./transcript.js";
 import { imagesOf, placeAttachments } from "../attachments.js";
 import { newId } from "../../../../src/shared/ids.js";
+import { isRuntimeTool, type TurnToolAccess } from "../tools/runtime-tools.js";
 
 const SYSTEM_PROMPT =
   "You are pi, a coding agent run by an agent runtime. Work in the given working directory with your tools. " +
@@ -49,10 +50,9 @@ function textOf(content: readonly { type: string; text?: string }[] | undefined)
  * tools, its permission gate and its questions. Every model call goes out with
  * retries off: a failure is the turn's outcome, and the runtime classifies it.
  */
-export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport) => void): EngineTurn {
+export function runPiTurn(req: TurnRequest, deps: PiDeps & { tools: TurnToolAccess }, emit: (r: EngineReport) => void): EngineTurn {
   const approvals = new Waiting<ApprovalDecision | "expired" | "interrupted">();
   const questions = new Waiting<QuestionAnswer>();
-  const handoffs = new Waiting<string>();
   let agent: Agent | null = null;
   let interrupted = false;
   /** Steering messages handed to the agent and not yet in its conversation, by the message object it was given. */
@@ -80,13 +80,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         emit({ type: "question", requestId, question });
         return questions.wait(requestId, signal, { action: "dismiss" });
       },
-      handoffTo: req.handoffTo,
-      handoff: (offer, signal) => {
-        const requestId = newId("hof_");
-        // Within the report's bounds whatever the model wrote: a report out of them would fail the turn.
-        emit({ type: "handoff", requestId, to: offer.to.slice(0, 100), ...(offer.note !== undefined ? { note: offer.note.slice(0, 4000) } : {}), ...(offer.context ? { context: offer.context } : {}) });
-        return handoffs.wait(requestId, signal, "(interrupted before the runtime answered)");
-      },
+      runtime: { scope: deps.tools.scope, link: deps.tools.link },
     });
     // A message the provider did not finish (its stream cut, or stopped at the output limit)
     // may carry a tool call with half its arguments: the turn ends there, running none of them.
@@ -105,8 +99,8 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
         }),
       toolExecution: "sequential",
       beforeToolCall: async ({ toolCall, args }, signal) => {
-        // Asking the person and offering the thread act on nothing here: the answer, or the accept, is the person's say.
-        if (toolCall.name === "ask_user" || toolCall.name === "offer_handoff" || req.permissions === "allow") return undefined;
+        // Asking the person acts on nothing here, and the runtime's tools act on the runtime only, each as its route would.
+        if (toolCall.name === "ask_user" || isRuntimeTool(toolCall.name) || req.permissions === "allow") return undefined;
         if (req.permissions === "deny") return { block: true, reason: `denied: this thread's permissions are "deny", so ${toolCall.name} was not run` };
         const approvalId = newId("appr_");
         emit({ type: "approval", approvalId, callId: toolCall.id, name: toolCall.name, input: args as Json });
@@ -180,7 +174,6 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps, emit: (r: EngineReport
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
-    answerHandoff: (requestId, answer) => handoffs.settle(requestId, answer),
     steer: async ({ seq, text }) => {
       if (!agent || ending || interrupted) return false;
       const message: AgentMessage = { role: "user", content: text, timestamp: Date.now() };

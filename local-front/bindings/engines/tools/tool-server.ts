@@ -1,0 +1,82 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { RUNTIME_TOOLS, RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
+import { reply } from "../../http.js";
+import { describeTool, runRuntimeTool, type RuntimeLink, type ToolScope } from "./runtime-tools.js";
+
+export interface ToolServer {
+  /** `http://127.0.0.1:<port>/mcp`: what engine_a's and engine_b's MCP configuration names. */
+  url: string;
+  /** A token for one running turn: it reaches that turn's tools only, until `revoke`. */
+  grant(scope: ToolScope): string;
+  revoke(token: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * The runtime's tools as an MCP server (streamable HTTP, stateless: each POST is a whole
+ * exchange), on a loopback port of its own. It is the one port of the front that sessions
+ * reach besides the credential proxy's, so it serves nothing else: the engine host's turn
+ * routes (approvals, answers) stay out of a session's reach. Each request names its turn
+ * by a bearer token the engine host granted when the turn started; the worker checks the
+ * turn again on every call, so a token that outlives its turn acts on nothing.
+ */
+export async function startToolServer(link: RuntimeLink): Promise<ToolServer> {
+  const scopes = new Map<string, ToolScope>();
+  let host = "";
+
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? "/", "http://tools").pathname;
+    if (path !== "/mcp") return reply(res, 404, { error: `no route ${path}: the runtime's tools are at /mcp` });
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const scope = token ? scopes.get(token) : undefined;
+    if (!scope) return reply(res, 401, { error: "a running turn's bearer token is needed" });
+    // Stateless: no session to resume (GET) or end (DELETE).
+    if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
+    const server = new McpServer({ name: RUNTIME_TOOLS_SERVER, version: "1.0.0" });
+    for (const name of scope.tools)
+      server.registerTool(name, { description: describeTool(name, scope), inputSchema: RUNTIME_TOOLS[name].input as AnySchema }, async (input: unknown, extra: { signal: AbortSignal }) => {
+        const r = await runRuntimeTool(link, scope, name, input, extra.signal);
+        return { content: [{ type: "text" as const, text: r.text }], isError: r.isError };
+      });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: [host],
+    });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  };
+
+  const http: Server = createServer((req, res) => {
+    serve(req, res).catch((err: unknown) => {
+      if (!res.headersSent) reply(res, 500, { error: `the tool server failed: ${(err as Error).message}` });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  host = `127.0.0.1:${(http.address() as AddressInfo).port}`;
+  return {
+    url: `http://${host}/mcp`,
+    grant(scope) {
+      const token = randomBytes(24).toString("hex");
+      scopes.set(token, scope);
+      return token;
+    },
+    revoke: (token) => void scopes.delete(token),
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}

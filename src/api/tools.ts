@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { ENGINES, type PERMISSIONS } from "./threads.js";
+import { Subscribe } from "./subscriptions.js";
+
+/**
+ * The runtime's own tools, offered to every engine's model the same way (docs/tools.md):
+ * engine_a and engine_b reach them as the MCP server `runtime`, pi calls them in process.
+ * Each input schema is declared once here, for the MCP server's tool list, pi's tools and
+ * the worker's route that runs them.
+ */
+export const RUNTIME_TOOLS_SERVER = "runtime";
+
+export const DelegateInput = z
+  .object({
+    title: z.string().min(1).max(200).describe("What the child thread is for, in a few words"),
+    prompt: z.string().min(1).max(200_000).describe("The child's task: everything it needs to know, as its first message"),
+    engine: z.enum(ENGINES).optional().describe("The child's engine; this thread's by default"),
+    model: z.string().min(1).max(200).optional().describe("The child's model; the engine's default by default"),
+  })
+  .strict();
+
+export const SubscribeInput = Subscribe.omit({ deliver: true });
+
+export const MilestoneInput = z.object({ text: z.string().min(1).max(4000).describe("What was reached") }).strict();
+
+export const OutcomeInput = z
+  .object({
+    status: z.enum(["completed", "failed"]),
+    result: z.string().max(200_000).optional().describe("The answer the delegating thread receives"),
+    error: z.string().max(4000).optional().describe("Why it failed"),
+  })
+  .strict();
+
+export const OfferHandoffInput = z
+  .object({
+    to: z.string().min(1).max(40).describe("The seat's name"),
+    note: z.string().max(4000).optional().describe("What the seat should know or do"),
+    context: z.enum(["full", "summary"]).optional().describe("What it is given: the full history (default) or a summary"),
+  })
+  .strict();
+
+export const RUNTIME_TOOLS = {
+  delegate: {
+    input: DelegateInput,
+    description:
+      "Hand a task to a new child thread, which works on it on its own. Its result comes back to this thread as a message when it finishes; you need not wait for it.",
+  },
+  subscribe: {
+    input: SubscribeInput,
+    description:
+      "Watch another thread ({thread: id}) or a workspace's threads ({workspace: name}) for events (filter kinds and text): each match wakes this thread with a message.",
+  },
+  report_milestone: {
+    input: MilestoneInput,
+    description: "Tell the thread that delegated this task what you have reached so far.",
+  },
+  report_outcome: {
+    input: OutcomeInput,
+    description: "Report this delegated task's outcome to the thread that delegated it: completed with its result, or failed with why. Once only.",
+  },
+  offer_handoff: {
+    input: OfferHandoffInput,
+    description: "Offer this conversation to another seat, which answers the next messages once the offer is accepted.",
+  },
+} as const;
+
+export type RuntimeToolName = keyof typeof RUNTIME_TOOLS;
+export const RUNTIME_TOOL_NAMES = Object.keys(RUNTIME_TOOLS) as RuntimeToolName[];
+
+/**
+ * `POST /internal/tools`: the engine host runs a tool call of a running turn. The worker
+ * checks that the turn is the thread's running one and whose seat it is, then calls what
+ * the matching route calls.
+ */
+export const RuntimeToolCall = z
+  .object({
+    thread: z.string().min(1).max(100),
+    turn: z.string().min(1).max(100),
+    tool: z.enum(RUNTIME_TOOL_NAMES as [RuntimeToolName, ...RuntimeToolName[]]),
+    input: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+export type RuntimeToolCall = z.infer<typeof RuntimeToolCall>;
+
+/** Who makes a runtime tool call: the running turn's seat, and the permissions its thread passes on to a child. */
+export interface ToolTurn {
+  seat: string;
+  permissions: (typeof PERMISSIONS)[number];
+}
+
+/** What a tool call did, in words for the model, and the resources it made. */
+export interface RuntimeToolResult {
+  text: string;
+  operation?: string;
+  child?: string;
+  watch?: string;
+  fromSeq?: number;
+}
+
+/** Which of the tools a turn is offered: the report tools to a delegation's child, the handoff to the seat that holds the thread while others sit. */
+export function offeredTools(turn: { delegated: boolean; handoffTo: unknown[] }): RuntimeToolName[] {
+  return RUNTIME_TOOL_NAMES.filter((name) => {
+    if (name === "report_milestone" || name === "report_outcome") return turn.delegated;
+    if (name === "offer_handoff") return turn.handoffTo.length > 0;
+    return true;
+  });
+}
