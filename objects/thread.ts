@@ -727,7 +727,7 @@ export class Thread extends DurableObject<Env> {
   }
 
   /** `report` is a `ReportOperation` as JSON text (RPC cannot type its any-JSON result). */
-  reportToDelegator(turnId: string, report: string): Promise<Outcome<OperationAccepted>> {
+  reportToDelegator(turnId: string, report: string): Promise<Outcome<{ operation: string; parent: string }>> {
     return this.tools.report(turnId, JSON.parse(report) as ReportOperation);
   }
 

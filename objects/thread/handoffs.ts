@@ -68,6 +68,8 @@ export class Handoffs {
     if (!s) return missing();
     const refusal = (t: ThreadState): Outcome<never> | null => {
       if (t.archivedAt) return archivedRefusal(t);
+      // A model's offer is its turn's: one that ended meanwhile offers nothing.
+      if (turnId !== undefined && t.turn?.id !== turnId) return refuse(409, `turn ${turnId} is not running on thread ${t.id}`, CODES.turnNotRunning);
       const noSeat = seatRefusal(t, to);
       if (noSeat) return noSeat;
       if (t.holder === to) return refuse(409, `seat ${to} holds the thread already`, CODES.seatHoldsThread);

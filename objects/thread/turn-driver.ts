@@ -341,7 +341,7 @@ export class TurnDriver {
         this.state!.holder === started.seat.name
           ? this.state!.seats.filter((x) => x.state === "active" && x.name !== started.seat.name).map((x) => ({ name: x.name, role: x.role }))
           : [],
-      delegated: this.state!.delegation !== undefined,
+      delegated: this.state!.delegation !== undefined && this.state!.delegation.outcome === null,
     };
     void this.runTurn(live, request)
       .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))

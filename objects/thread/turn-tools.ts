@@ -6,6 +6,7 @@ import type { ToolTurn } from "../../src/api/tools.js";
 import { threadOf } from "../../src/platform/stubs.js";
 import type { Handoffs } from "./handoffs.js";
 import { missing } from "./refusals.js";
+import { seatModel, seatNamed } from "./thread-state.js";
 import type { ThreadAccess } from "./thread-access.js";
 
 /**
@@ -24,7 +25,8 @@ export class TurnTools {
     if (!s) return missing();
     if (s.turn?.id !== turnId)
       return refuse(409, `turn ${turnId} is not running on thread ${s.id}: a tool call belongs to the turn that makes it`, CODES.turnNotRunning);
-    return ok({ seat: s.turn.seat ?? FIRST_SEAT, permissions: s.spec.permissions });
+    const seat = s.turn.seat ?? FIRST_SEAT;
+    return ok({ seat, permissions: s.spec.permissions, ...seatModel(s, seatNamed(s, seat)!) });
   }
 
   /** The model's offer is recorded as a caller's is, naming the turn; only the seat that holds the thread offers it. */
@@ -37,24 +39,28 @@ export class TurnTools {
   }
 
   /**
-   * A delegation's child reports on its operation, in the parent, as `child`: what
-   * `POST /threads/:parent/operations/:operation` does. An outcome it reported is the one
-   * its turn's end would have given, so the end reports nothing more.
+   * A delegation's child reports on its operation, as `child`. A milestone goes to the
+   * parent now: what `POST /threads/:parent/operations/:operation` does. The outcome is
+   * kept here as the one its turn's end would have given, and goes to the parent when the
+   * turn ends (`reportToParent`): until then the child may still be working, in the
+   * checkout it shares with its parent, and a parallel step counts it as running.
    */
-  async report(turnId: string, report: ReportOperation): Promise<Outcome<OperationAccepted>> {
+  async report(turnId: string, report: ReportOperation): Promise<Outcome<{ operation: string; parent: string }>> {
     const turn = this.turn(turnId);
     if (!turn.ok) return turn;
     const d = this.thread.state()!.delegation;
     if (!d) return refuse(409, `thread ${this.thread.state()!.id} answers no delegation: only a delegated thread reports to its parent`, CODES.notDelegated);
-    if ("outcome" in report && d.reported) return refuse(409, `this delegation's outcome was reported already`, CODES.operationSettled);
-    const taken = (await threadOf(this.thread.env, d.parent).reportOperation(d.operation, JSON.stringify(report), "child")) as Outcome<OperationAccepted>;
-    if (taken.ok && "outcome" in report)
-      await this.thread.commits.write(() => {
-        const own = this.thread.state()!.delegation!;
-        own.outcome = report.outcome;
-        own.reported = true;
-        this.thread.saveState();
-      });
-    return taken;
+    if (d.outcome) return refuse(409, `this delegation's outcome was given already (${d.outcome.status})`, CODES.operationSettled);
+    if ("milestone" in report) {
+      const taken = (await threadOf(this.thread.env, d.parent).reportOperation(d.operation, JSON.stringify(report), "child")) as Outcome<OperationAccepted>;
+      return taken.ok ? ok({ operation: d.operation, parent: d.parent }) : taken;
+    }
+    return this.thread.commits.write((): Outcome<{ operation: string; parent: string }> => {
+      const own = this.thread.state()!.delegation!;
+      if (own.outcome) return refuse(409, `this delegation's outcome was given already (${own.outcome.status})`, CODES.operationSettled);
+      own.outcome = report.outcome;
+      this.thread.saveState();
+      return ok({ operation: own.operation, parent: own.parent });
+    });
   }
 }

@@ -381,7 +381,20 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /internal/tools": {
     summary: "A running turn's call of one of the runtime's tools, from the engine host (the front only; docs/tools.md).",
     body: RuntimeToolCall,
-    errors: [[403, CODES.internalOnly], [409, CODES.turnNotRunning], [409, CODES.seatNotHolder], [409, CODES.notDelegated], [409, CODES.operationSettled]],
+    // Besides these, each tool answers its route's refusals (a spawn's for delegate, a subscription's, a handoff's).
+    errors: [
+      [403, CODES.internalOnly],
+      [403, CODES.watchOutOfScope],
+      [404, CODES.threadNotFound],
+      [409, CODES.turnNotRunning],
+      [409, CODES.seatNotHolder],
+      [409, CODES.notDelegated],
+      [409, CODES.operationSettled],
+      [409, CODES.delegationTooDeep],
+      [409, CODES.handoffPending],
+      [503, CODES.draining],
+      [503, CODES.delegationFailed],
+    ],
   },
   "POST /internal/host-report": { summary: "The front's disk and machine report (the front only).", body: HostReportBody, errors: [[403, CODES.internalOnly]] },
 

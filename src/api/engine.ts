@@ -113,7 +113,7 @@ export interface TurnRequest {
    * (docs/seats.md). Empty: no such tool.
    */
   handoffTo: { name: string; role: string | null }[];
-  /** The thread answers a delegation: its model is offered `report_milestone` and `report_outcome` (docs/tools.md). */
+  /** The thread answers a delegation that has no outcome yet: its model is offered `report_milestone` and `report_outcome` (docs/tools.md). */
   delegated: boolean;
 }
 

@@ -108,6 +108,12 @@ export const CODES = {
   handoffNotFound: "handoff-not-found",
   /** A runtime tool call from a turn that is not the thread's running one (it ended, or the token outlived it). */
   turnNotRunning: "turn-not-running",
+  /** A model's `subscribe` of a thread outside its family (its children, the thread that delegated to it), or of a workspace. */
+  watchOutOfScope: "watch-out-of-scope",
+  /** A model's `delegate` whose child did not take the prompt: the operation settled `failed`. */
+  delegationFailed: "delegation-failed",
+  /** A model's `delegate` from a thread `MAX_TOOL_DELEGATION_DEPTH` parents deep. */
+  delegationTooDeep: "delegation-too-deep",
   /** `offer_handoff` from a seat that does not hold the thread. */
   seatNotHolder: "seat-not-holder",
   /** `report_milestone` or `report_outcome` from a thread that answers no delegation. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ENGINES, type PERMISSIONS } from "./threads.js";
 import { Subscribe } from "./subscriptions.js";
+import { OfferHandoff } from "./seats.js";
 
 /**
  * The runtime's own tools, offered to every engine's model the same way (docs/tools.md):
@@ -14,8 +15,8 @@ export const DelegateInput = z
   .object({
     title: z.string().min(1).max(200).describe("What the child thread is for, in a few words"),
     prompt: z.string().min(1).max(200_000).describe("The child's task: everything it needs to know, as its first message"),
-    engine: z.enum(ENGINES).optional().describe("The child's engine; this thread's by default"),
-    model: z.string().min(1).max(200).optional().describe("The child's model; the engine's default by default"),
+    engine: z.enum(ENGINES).optional().describe("The child's engine; with neither engine nor model, the child runs on this thread's engine and model"),
+    model: z.string().min(1).max(200).optional().describe("The child's model; with neither engine nor model, this thread's"),
   })
   .strict();
 
@@ -31,13 +32,7 @@ export const OutcomeInput = z
   })
   .strict();
 
-export const OfferHandoffInput = z
-  .object({
-    to: z.string().min(1).max(40).describe("The seat's name"),
-    note: z.string().max(4000).optional().describe("What the seat should know or do"),
-    context: z.enum(["full", "summary"]).optional().describe("What it is given: the full history (default) or a summary"),
-  })
-  .strict();
+export const OfferHandoffInput = OfferHandoff;
 
 export const RUNTIME_TOOLS = {
   delegate: {
@@ -48,7 +43,7 @@ export const RUNTIME_TOOLS = {
   subscribe: {
     input: SubscribeInput,
     description:
-      "Watch another thread ({thread: id}) or a workspace's threads ({workspace: name}) for events (filter kinds and text): each match wakes this thread with a message.",
+      "Watch a thread this one delegated to or forked ({thread: id}), or the thread that delegated to this one, for events (filter kinds and text): each match wakes this thread with a message.",
   },
   report_milestone: {
     input: MilestoneInput,
@@ -86,19 +81,22 @@ export type RuntimeToolCall = z.infer<typeof RuntimeToolCall>;
 export interface ToolTurn {
   seat: string;
   permissions: (typeof PERMISSIONS)[number];
+  /** The seat's engine and model now: a child delegated without either runs on them. */
+  engine: (typeof ENGINES)[number];
+  model: string;
 }
 
-/** What a tool call did, in words for the model, and the resources it made. */
+/** What a tool call did, in words for the model. */
 export interface RuntimeToolResult {
   text: string;
-  operation?: string;
-  child?: string;
-  watch?: string;
-  fromSeq?: number;
 }
+
+/** A model in a thread this many parents deep (delegations and forks) delegates no further: a chain of delegations cannot grow without end. */
+export const MAX_TOOL_DELEGATION_DEPTH = 3;
 
 /** Which of the tools a turn is offered: the report tools to a delegation's child, the handoff to the seat that holds the thread while others sit. */
 export function offeredTools(turn: { delegated: boolean; handoffTo: unknown[] }): RuntimeToolName[] {
+  // `delegated`: the thread answers a delegation whose outcome it has not given yet.
   return RUNTIME_TOOL_NAMES.filter((name) => {
     if (name === "report_milestone" || name === "report_outcome") return turn.delegated;
     if (name === "offer_handoff") return turn.handoffTo.length > 0;

@@ -1,63 +1,86 @@
-import type { OperationAccepted } from "../api/operations.js";
+import { CODES } from "../api/errors.js";
 import { ok, type Outcome } from "../api/outcome.js";
 import type { HandoffOffered } from "../api/seats.js";
-import type { Subscription } from "../api/subscriptions.js";
-import { RUNTIME_TOOLS, type RuntimeToolCall, type RuntimeToolResult, type ToolTurn } from "../api/tools.js";
+import type { Subscribe, Subscription } from "../api/subscriptions.js";
+import type { ThreadRow } from "../api/threads.js";
+import { MAX_TOOL_DELEGATION_DEPTH, RUNTIME_TOOLS, type RuntimeToolCall, type RuntimeToolResult, type ToolTurn } from "../api/tools.js";
 import { refused, valueOf } from "../http/answer.js";
+import { refuseWhileDraining } from "../http/drain-gate.js";
 import type { RuntimeConfig } from "../platform/config.js";
 import type { Env } from "../platform/env.js";
 import { threadOf } from "../platform/stubs.js";
 import { startOperation } from "./delegate.js";
 import { subscribe } from "./subscribe.js";
 
+type Input<T extends keyof typeof RUNTIME_TOOLS> = ReturnType<(typeof RUNTIME_TOOLS)[T]["input"]["parse"]>;
+
+/** The thread's row, or null when there is none. */
+async function rowOf(env: Env, id: string): Promise<ThreadRow | null> {
+  const r = (await threadOf(env, id).get()) as Outcome<ThreadRow>;
+  return r.ok ? r.value : null;
+}
+
+/** How many parents (delegations and forks) the thread has, counted up to the limit. */
+async function ancestors(env: Env, id: string): Promise<number> {
+  let depth = 0;
+  for (let at = await rowOf(env, id); at?.parent && depth < MAX_TOOL_DELEGATION_DEPTH; at = await rowOf(env, at.parent)) depth++;
+  return depth;
+}
+
 /**
  * `POST /internal/tools`: a running turn's call of one of the runtime's tools
  * (docs/tools.md). The thread first says whether the turn is its running one and whose
  * seat it is; the call then takes the path its route takes (`delegate` is
- * `POST /threads/:id/operations`, `subscribe` is `POST /threads/:id/subscriptions`, the
- * reports are the parent's `POST /threads/:id/operations/:operation`, `offer_handoff` is
- * `POST /threads/:id/handoff`), so a model can do nothing through a tool that a caller of
- * the routes could not, and nothing outside its own thread and the children it makes.
+ * `POST /threads/:id/operations`, `subscribe` is `POST /threads/:id/subscriptions`, a
+ * milestone is the parent's `POST /threads/:id/operations/:operation`, `offer_handoff` is
+ * `POST /threads/:id/handoff`), with the route's refusals, and within the thread's own
+ * family: a model reaches no thread but its own, the children it makes, and its parent.
  */
-export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeToolCall): Promise<Outcome<RuntimeToolResult>> {
+export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeToolCall, waitUntil: (p: Promise<unknown>) => void): Promise<Outcome<RuntimeToolResult>> {
   const thread = threadOf(env, call.thread);
   const turn = valueOf((await thread.toolTurn(call.turn)) as Outcome<ToolTurn>);
   const parsed = RUNTIME_TOOLS[call.tool].input.safeParse(call.input);
   if (!parsed.success) refused(400, `${call.tool}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`);
-  const input = parsed.data as never;
   switch (call.tool) {
     case "delegate": {
-      const { title, prompt, engine, model } = input as { title: string; prompt: string; engine?: string; model?: string };
+      const { title, prompt, engine, model } = parsed.data as Input<"delegate">;
+      await refuseWhileDraining(env, waitUntil);
+      if ((await ancestors(env, call.thread)) >= MAX_TOOL_DELEGATION_DEPTH)
+        refused(409, `this thread is ${MAX_TOOL_DELEGATION_DEPTH} delegations or forks deep: it does the work itself`, CODES.delegationTooDeep);
+      // Without an engine or a model, the child runs as the seat that asked; either one alone goes to the spawn's rules.
+      const runs = engine === undefined && model === undefined ? { engine: turn.engine, model: turn.model } : { ...(engine ? { engine } : {}), ...(model ? { model } : {}) };
       // The child may do no more than its parent: it gets the parent's permissions, whatever the model asks.
       const started = valueOf(
-        await startOperation(env, config, call.thread, {
-          kind: "delegation",
-          title,
-          prompt,
-          spec: { permissions: turn.permissions, ...(engine ? { engine: engine as never } : {}), ...(model ? { model } : {}) },
-          detail: { turnId: call.turn, seat: turn.seat },
-        }),
+        await startOperation(env, config, call.thread, { kind: "delegation", title, prompt, spec: { permissions: turn.permissions, ...runs }, detail: { turnId: call.turn, seat: turn.seat } }),
       );
-      return ok({
-        text: `Delegated as operation ${started.operation} to thread ${started.child}; its result comes back to this thread as a message when it finishes.`,
-        operation: started.operation,
-        ...(started.child ? { child: started.child } : {}),
-      });
+      if (started.state === "failed") refused(503, `operation ${started.operation}: the child ${started.child} did not take the prompt, so the delegation failed`, CODES.delegationFailed);
+      return ok({ text: `Delegated as operation ${started.operation} to thread ${started.child}; its result comes back to this thread as a message when it finishes.` });
     }
     case "subscribe": {
-      const added = valueOf(await subscribe(env, config, call.thread, { ...(input as object), deliver: { seat: turn.seat } } as never)) as Subscription;
-      return ok({ text: `Subscribed (watch ${added.watch}): each matching event wakes this thread with a message.`, watch: added.watch });
+      const body = parsed.data as Input<"subscribe">;
+      if (!("thread" in body.watch)) refused(403, "a model watches threads of its own family, not a workspace: a caller of POST /threads/:id/subscriptions can", CODES.watchOutOfScope);
+      const target = body.watch.thread;
+      const [mine, theirs] = await Promise.all([rowOf(env, call.thread), rowOf(env, target)]);
+      if (theirs?.parent !== call.thread && mine?.parent !== target)
+        refused(403, `thread ${target} is neither one this thread delegated to or forked nor the one that delegated to it`, CODES.watchOutOfScope);
+      const added = valueOf(await subscribe(env, config, call.thread, { ...body, deliver: { seat: turn.seat } } satisfies Subscribe)) as Subscription;
+      return ok({ text: `Subscribed (watch ${added.watch}): each matching event of thread ${target} wakes this thread with a message.` });
     }
     case "report_milestone":
     case "report_outcome": {
-      const report = call.tool === "report_milestone" ? { milestone: input } : { outcome: input };
-      const taken = valueOf((await thread.reportToDelegator(call.turn, JSON.stringify(report))) as Outcome<OperationAccepted>);
-      return ok({ text: call.tool === "report_milestone" ? "Milestone reported to the delegating thread." : `Outcome reported: operation ${taken.operation} is ${taken.state}.`, operation: taken.operation });
+      const report = call.tool === "report_milestone" ? { milestone: parsed.data } : { outcome: parsed.data };
+      const taken = valueOf((await thread.reportToDelegator(call.turn, JSON.stringify(report))) as Outcome<{ operation: string; parent: string }>);
+      return ok({
+        text:
+          call.tool === "report_milestone"
+            ? `Milestone reported on operation ${taken.operation} of thread ${taken.parent}.`
+            : `Outcome recorded: thread ${taken.parent} receives it, settling operation ${taken.operation}, when this turn ends.`,
+      });
     }
     case "offer_handoff": {
-      const { to, note, context } = input as { to: string; note?: string; context?: "full" | "summary" };
+      const { to, note, context } = parsed.data as Input<"offer_handoff">;
       const offer = valueOf((await thread.offerHandoffFromTurn(call.turn, to, note ?? null, context ?? "full")) as Outcome<HandoffOffered>);
-      return ok({ text: `Offered this conversation to seat ${to} (offer ${offer.fromSeq}); it answers the next messages once the offer is accepted.`, fromSeq: offer.fromSeq });
+      return ok({ text: `Offered this conversation to seat ${to} (offer ${offer.fromSeq}); it answers the next messages once the offer is accepted.` });
     }
   }
 }

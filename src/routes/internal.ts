@@ -46,4 +46,4 @@ internal.post("/internal/host-report", jsonBody(HostReportBody), async (c) => {
 });
 
 /** A running turn's call of one of the runtime's tools, from the engine host (docs/tools.md). */
-internal.post("/internal/tools", jsonBody(RuntimeToolCall), async (c) => answer(c, await runTool(c.env, c.var.config, c.req.valid("json"))));
+internal.post("/internal/tools", jsonBody(RuntimeToolCall), async (c) => answer(c, await runTool(c.env, c.var.config, c.req.valid("json"), (p) => c.executionCtx.waitUntil(p))));

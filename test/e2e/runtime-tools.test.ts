@@ -31,11 +31,11 @@ async function settled(thread: string, operation: string): Promise<any> {
 }
 
 describe.each(EVERY_ENGINE)("the runtime's tools on %s", (engine, spec) => {
-  it("delegate: the model's call starts the same delegation the route does, under the parent's permissions, with no approval", async () => {
+  it("delegate: the model's call starts the same delegation the route does, on its seat's engine and model, under the parent's permissions, with no approval", async () => {
     const base = front().url;
     const parent = await spawn(spec);
     const sent = await call(base, "POST", `/threads/${parent}/send`, {
-      text: sim({ tool: { name: "delegate", input: { title: "look it up", prompt: `find it on ${engine}`, ...(spec.engine ? { engine: spec.engine } : {}), model: spec.model } }, reply: "delegated" }),
+      text: sim({ tool: { name: "delegate", input: { title: "look it up", prompt: `find it on ${engine}` } }, reply: "delegated" }),
     });
     expect(sent.body.outcome, JSON.stringify(sent.body.failure)).toBe("completed");
     const log = await events(base, parent);
@@ -46,7 +46,7 @@ describe.each(EVERY_ENGINE)("the runtime's tools on %s", (engine, spec) => {
     expect(log.some((e) => e.kind === "approval-request")).toBe(false);
     // The child may do no more than its parent.
     const child = (await call(base, "GET", `/threads/${started.body.child}`)).body;
-    expect(child).toMatchObject({ parent, model: spec.model, role: "worker", spec: { permissions: "ask" } });
+    expect(child).toMatchObject({ parent, engine, model: spec.model, role: "worker", spec: { permissions: "ask" } });
     expect((await settled(parent, started.body.operation)).outcome).toMatchObject({ status: "completed", result: `echo: find it on ${engine}`, by: "child" });
     await waitFor(async () => (await events(base, parent)).find((e) => e.kind === "message" && e.body.from === `operation:${started.body.operation}`));
   });
@@ -67,7 +67,14 @@ describe.each(EVERY_ENGINE)("the runtime's tools on %s", (engine, spec) => {
     const failing = await delegate(sim({ tool: { name: "report_outcome", input: { status: "failed", error: "the input was not there" } }, reply: "gave up" }));
     expect((await settled(parent, failing.operation)).outcome).toEqual({ status: "failed", error: "the input was not there", by: "child" });
     await waitFor(async () => (await events(base, failing.child)).some((e) => e.kind === "turn-ended"));
-    expect(toolEvents(await events(base, failing.child), "report_outcome").at(-1)!.body.isError).toBe(false);
+    const childLog = await events(base, failing.child);
+    expect(toolEvents(childLog, "report_outcome").at(-1)!.body.isError).toBe(false);
+    // Settled once the turn ended, not before: the child may still have been working.
+    const settledAt = (await events(base, parent)).find((e) => e.kind === "operation-settled" && e.body.operation === failing.operation)!;
+    expect(Date.parse(settledAt.ts)).toBeGreaterThanOrEqual(Date.parse(childLog.find((e) => e.kind === "turn-ended")!.ts));
+    // Its outcome given, the child is offered the report tools no more (the simulator refuses a tool not offered).
+    const later = await call(base, "POST", `/threads/${failing.child}/send`, { text: sim({ tool: { name: "report_outcome", input: { status: "completed" } } }) });
+    expect(later.body.failure?.error).toMatch(/report_outcome.{0,4} is not offered/);
     const parentLog = await events(base, parent);
     expect(parentLog.filter((e) => e.kind === "operation-settled" && e.body.operation === failing.operation)).toHaveLength(1);
     await waitFor(async () => (await events(base, parent)).filter((e) => e.kind === "message" && e.body.from === `operation:${failing.operation}`).length === 1);
@@ -88,23 +95,42 @@ describe.each(EVERY_ENGINE)("the runtime's tools on %s", (engine, spec) => {
     const again = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "offer_handoff", input: { to: "reviewer" } }, reply: "again" }) });
     expect(again.body.outcome).toBe("completed");
     expect(toolEvents(await events(base, id), "offer_handoff").at(-1)!.body).toMatchObject({ isError: true, output: expect.stringContaining("handoff-pending") });
+    expect((await call(base, "POST", `/threads/${id}/handoffs/${offered.seq}/accept`)).body.state).toBe("accepted");
+    expect((await call(base, "GET", `/threads/${id}/seats`)).body.holder).toBe("reviewer");
   });
 });
 
 describe("the runtime's tools, as each turn is offered them", () => {
-  it("subscribe: the model's subscription is the route's, delivered to its seat", async () => {
+  it("subscribe: a model watches its own family (a child, its parent), delivered to its seat; nothing else", async () => {
     const base = front().url;
-    const watched = await spawn({ model: "sim-1" });
     const id = await spawn({ model: "sim-1" });
+    const { child } = (await call(base, "POST", `/threads/${id}/operations`, { kind: "delegation", title: "watched", prompt: "hello" })).body;
+    const stranger = await spawn({ model: "sim-1" });
     const sent = await call(base, "POST", `/threads/${id}/send`, {
-      text: sim({ tool: { name: "subscribe", input: { watch: { thread: watched }, filter: { kinds: ["reply"], text: "deploy-done" }, note: "tell me" } }, reply: "watching" }),
+      text: sim({ tool: { name: "subscribe", input: { watch: { thread: child }, filter: { kinds: ["reply"], text: "deploy-done" }, note: "tell me" } }, reply: "watching" }),
     });
     expect(sent.body.outcome, JSON.stringify(sent.body.failure)).toBe("completed");
     const [subscription] = (await call(base, "GET", `/threads/${id}/subscriptions`)).body.subscriptions;
-    expect(subscription).toMatchObject({ target: { thread: watched }, filter: { kinds: ["reply"], text: "deploy-done" }, note: "tell me", deliver: { seat: "main" } });
-    await call(base, "POST", `/threads/${watched}/send`, { text: sim({ reply: "deploy-done at last" }) });
+    expect(subscription).toMatchObject({ target: { thread: child }, filter: { kinds: ["reply"], text: "deploy-done" }, note: "tell me", deliver: { seat: "main" } });
+    await call(base, "POST", `/threads/${child}/send`, { text: sim({ reply: "deploy-done at last" }) });
     const wake = await waitFor(async () => (await events(base, id)).find((e) => e.kind === "message" && e.body.from === `watch:${subscription.watch}`));
     expect(wake.body.text).toContain("deploy-done at last");
+    // A thread outside its family, or a whole workspace, is a caller's to watch, not a model's.
+    for (const watch of [{ thread: stranger }, { workspace: "default" }]) {
+      await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "subscribe", input: { watch } }, reply: "tried" }) });
+      expect(toolEvents(await events(base, id), "subscribe").at(-1)!.body).toMatchObject({ isError: true, output: expect.stringContaining("watch-out-of-scope") });
+    }
+    expect((await call(base, "GET", `/threads/${id}/subscriptions`)).body.subscriptions).toHaveLength(1);
+  });
+
+  it("delegate: a thread three parents deep does the work itself", async () => {
+    const base = front().url;
+    let id = await spawn({ model: "sim-1" });
+    await call(base, "POST", `/threads/${id}/send`, { text: "root" });
+    for (let i = 0; i < 3; i++) id = (await call(base, "POST", `/threads/${id}/fork`, { atSeq: 1 })).body.threadId;
+    await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "delegate", input: { title: "deeper", prompt: "p" } }, reply: "ok" }) });
+    expect(toolEvents(await events(base, id), "delegate").at(-1)!.body).toMatchObject({ isError: true, output: expect.stringContaining("delegation-too-deep") });
+    expect((await call(base, "GET", `/threads/${id}/operations`)).body.operations).toEqual([]);
   });
 
   it("offers the report tools only to a delegated thread, and offer_handoff only to the holder with seats to hand to", async () => {

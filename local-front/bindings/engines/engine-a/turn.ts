@@ -6,7 +6,7 @@ import type { ApprovalDecision, EngineReport, Json, QuestionReply, TurnRequest }
 import type { Sandbox } from "../../sandbox/fence.js";
 import type { EngineABinary } from "./binary.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
-import { RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
+import { RUNTIME_TOOL_NAMES, RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
 import { withTools, type TurnToolAccess } from "../tools/runtime-tools.js";
 import { classifyProviderError } from "../pi/failure.js";
 import { windowOf } from "../providers.js";
@@ -33,9 +33,9 @@ export interface EngineADeps {
   tools: TurnToolAccess;
 }
 
-/** The agent SDK names an MCP server's tools `mcp__<server>__<tool>`. */
-const RUNTIME_PREFIX = `mcp__${RUNTIME_TOOLS_SERVER}__`;
-const isRuntimeCall = (name: string) => name.startsWith(RUNTIME_PREFIX);
+/** The agent SDK names an MCP server's tools `mcp__<server>__<tool>`; only these exact names skip the approvals. */
+const RUNTIME_CALLS = new Set(RUNTIME_TOOL_NAMES.map((name) => `mcp__${RUNTIME_TOOLS_SERVER}__${name}`));
+const isRuntimeCall = (name: string) => RUNTIME_CALLS.has(name);
 
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
@@ -174,7 +174,9 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
           ENABLE_TOOL_SEARCH: "false",
         },
         canUseTool,
+        // The runtime's server, and no other the CLI might find in a config file.
         mcpServers: { [RUNTIME_TOOLS_SERVER]: { type: "http", url: deps.tools.url, headers: { authorization: `Bearer ${deps.tools.token}` } } },
+        strictMcpConfig: true,
         // The CLI runs inside the fence; its tools inherit it. Its own sandbox is bubblewrap too, which cannot nest here (docs/credentials.md).
         spawnClaudeCodeProcess: ({ command, args, env, signal }) =>
           deps.sandbox.spawn([command, ...args], places, { env: definedOnly(env), stdio: ["pipe", "pipe", "ignore"], signal }) as SpawnedProcess,
@@ -261,7 +263,6 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
-    // The runtime's tools reach this engine with the tool surface of issue 18.
     steer: async ({ seq, text }) => {
       if (!running || interrupted || !inputOpen) return false;
       const uuid = crypto.randomUUID();

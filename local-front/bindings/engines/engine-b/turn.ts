@@ -272,7 +272,6 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     done,
     decide: (approvalId, decision) => approvals.settle(approvalId, decision),
     reply: (requestId, answer) => questions.settle(requestId, answer),
-    // The runtime's tools reach this engine with the tool surface of issue 18.
     steer: (m) => (steerNow && !interrupted ? steerNow(m) : Promise.resolve(false)),
     interrupt() {
       interrupted = true;
