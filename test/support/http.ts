@@ -11,6 +11,7 @@ export async function call(base: string, method: string, path: string, body?: un
 
 export interface LoggedEvent {
   seq: number;
+  ts: string;
   kind: string;
   body: any;
   blob?: { sha256: string };
