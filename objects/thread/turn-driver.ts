@@ -225,15 +225,20 @@ export class TurnDriver {
     if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt || !runsTurns(s)) return;
     if (this.thread.tables.queued() === 0) return;
     this.starting = true;
-    this.start = this.startTurn()
-      .catch((err: unknown) => {
+    this.start = this.startTurn().then(
+      () => {
+        this.starting = false;
+        // A message committed while this start was finishing (it took the inbox, then found
+        // nothing to run here and told the Host) had its kick refused by `starting`.
+        this.kick();
+      },
+      (err: unknown) => {
+        this.starting = false;
         // The messages are still queued: try again shortly rather than wait for the next one.
         console.error(`thread ${this.state?.id}: a turn could not start (retrying):`, err);
         setTimeout(() => this.kick(), START_RETRY_MS);
-      })
-      .finally(() => {
-        this.starting = false;
-      });
+      },
+    );
   }
 
   /** Starts a turn and returns once it runs; the turn ends on its own (finishTurn), which kicks the next. */
