@@ -12,6 +12,7 @@ import {
 } from "../src/api/answers.js";
 import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
+import type { EditMemory, Memory, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained } from "../src/api/memory.js";
 import type { CycleEvent, GateRequest, GateResult, MergeResult } from "../src/api/cycles.js";
 import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
@@ -48,6 +49,13 @@ export type TurnOutcome = Omit<SendResult, "seq" | "ts">;
 export type ApprovalAnswer = ApprovalResolved | { code: "approval-closed"; error: string; approvalId: string; decision: string };
 
 /** The client library's three failure kinds (SPEC "Errors"). */
+/** A query string of the values given. */
+function searchOf(query: Record<string, string | number | undefined>): URLSearchParams {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+  return qs;
+}
+
 export class RuntimeError extends Error {
   constructor(
     readonly kind: "transport" | "rejected" | "decode",
@@ -384,18 +392,52 @@ export class RuntimeClient {
   tail(id: string, query: { after?: number | string; limit?: number; wait?: number }): Promise<ForwardPage>;
   tail(id: string, query: { before: number | string | "latest"; limit?: number }): Promise<ReversePage>;
   tail(id: string, query: Record<string, string | number | undefined>): Promise<ForwardPage | ReversePage> {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
-    return this.checked("before" in query ? ReversePageAnswer : ForwardPageAnswer, "GET", `/threads/${id}/tail?${qs}`);
+    return this.checked("before" in query ? ReversePageAnswer : ForwardPageAnswer, "GET", `/threads/${id}/tail?${searchOf(query)}`);
   }
 
   /** A page of a workspace's feed: forward from `after`, backward from `before`, or the newest entries. */
   workspaceTail(workspace: string, query: { after: number | string; limit?: number }): Promise<FeedForwardPage>;
   workspaceTail(workspace: string, query?: { before?: number | string | "latest"; limit?: number }): Promise<FeedReversePage>;
   workspaceTail(workspace: string, query: Record<string, string | number | undefined> = {}): Promise<FeedForwardPage | FeedReversePage> {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
-    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/tail?${qs}`);
+    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/tail?${searchOf(query)}`);
+  }
+
+  // ---- workspace memory (docs/memory.md) ----
+
+  /** Stores a memory, or finds the same text kept already (`duplicate`). */
+  retain(workspace: string, body: Retain): Promise<Retained> {
+    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/memory/retain`, body);
+  }
+
+  recall(workspace: string, body: Recall): Promise<Recalled> {
+    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/memory/recall`, body);
+  }
+
+  reflect(workspace: string, body: Reflect = {}): Promise<Reflected> {
+    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/memory/reflect`, body);
+  }
+
+  /** A page of the workspace's memories, newest first; pass `nextBefore` as `before` for the next. */
+  memories(workspace: string, query: MemoryQuery = {}): Promise<MemoryPage> {
+    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/memory?${searchOf(query)}`);
+  }
+
+  memory(workspace: string, id: string): Promise<Memory> {
+    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/memory/${encodeURIComponent(id)}`);
+  }
+
+  /** A person's correction: text, key, tags, importance, or `retired`. */
+  editMemory(workspace: string, id: string, edit: EditMemory): Promise<Memory> {
+    return this.call("PATCH", `/workspaces/${encodeURIComponent(workspace)}/memory/${encodeURIComponent(id)}`, edit);
+  }
+
+  forgetMemory(workspace: string, id: string): Promise<{ id: string; forgotten: true }> {
+    return this.call("DELETE", `/workspaces/${encodeURIComponent(workspace)}/memory/${encodeURIComponent(id)}`);
+  }
+
+  /** The memories retained from a thread. */
+  threadMemory(id: string, query: Omit<MemoryQuery, "thread"> = {}): Promise<MemoryPage> {
+    return this.call("GET", `/threads/${id}/memory?${searchOf(query)}`);
   }
 
   accounts(): Promise<{ accounts: AccountView[]; simulator: boolean; engines: EngineEntry[] }> {

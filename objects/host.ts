@@ -106,6 +106,22 @@ export class Host extends DurableObject<Env> {
     return this.registry.get(kind, key);
   }
 
+  // ---- memory alerts: a workspace's last retain that could not be stored, until one is ----
+
+  /** Opens or replaces the workspace's alert, keeping when it opened; null closes it. */
+  setMemoryAlert(workspace: string, alertJson: string | null): void {
+    const open = this.registry.get("memory-alert", workspace);
+    this.registry.remove("memory-alert", workspace);
+    if (alertJson === null) return;
+    const alert = JSON.parse(alertJson) as { since: string };
+    this.registry.add("memory-alert", workspace, { ...alert, since: open ? (JSON.parse(open) as { since: string }).since : alert.since });
+  }
+
+  /** The open alerts as JSON text (`MemoryAlert[]`), oldest first. */
+  memoryAlerts(): string {
+    return this.registry.list("memory-alert");
+  }
+
   // ---- attention items ----
 
   /**

@@ -6,7 +6,7 @@ import { attachmentBytes, attachmentPath } from "../src/rules/attachments.js";
 import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
 import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
-import type { CycleBody, EventBodies, EventKind } from "../src/api/events.js";
+import type { CycleBody, EventBodies, EventKind, MemoryRetainedBody } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
 import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnStatus } from "../src/api/turns.js";
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
@@ -714,6 +714,13 @@ export class Thread extends DurableObject<Env> {
 
   declineHandoff(fromSeq: number): Promise<Outcome<Handoff>> {
     return this.handoffs.decline(fromSeq);
+  }
+
+  // ---- memory this thread recorded (docs/memory.md) ----
+
+  /** A retain that named this thread, recorded in its log; a retired thread records it too, as what happened. */
+  noteMemory(body: MemoryRetainedBody): Promise<Outcome<MessageAccepted>> {
+    return this.record("memory-retained", body);
   }
 
   // ---- the runtime's tools, as a running turn calls them (docs/tools.md) ----

@@ -12,6 +12,15 @@ import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { FEED_SCHEMA, toFrame, WorkspaceFeed, type FeedFrame, type FeedRow, type ThreadNews } from "./workspace/feed.js";
+import { Memories, MEMORY_SCHEMA, sizeRefusal } from "./workspace/memory.js";
+import type { EditMemory, Memory, MemoryAlert, MemoryPage, MemoryQuery, Recall, Recalled, Reflected, Retain, Retained } from "../src/api/memory.js";
+import type { ReflectionAnswer, ReflectionRequest } from "../src/api/engine.js";
+import { CODES } from "../src/api/errors.js";
+import { DEFAULT_WORKSPACE } from "../src/api/turns.js";
+import type { RuntimeConfig } from "../src/platform/config.js";
+import { callEngine } from "../src/platform/engine-call.js";
+import { hostOf } from "../src/platform/stubs.js";
+import { accountScope } from "../src/rules/accounts.js";
 
 export interface FeedPageQuery {
   after?: number;
@@ -36,6 +45,11 @@ export class Workspace extends DurableObject<Env> {
   private readonly feed: WorkspaceFeed;
   private readonly followers: FollowHub<FeedRow, FeedFrame>;
   private readonly commits: CommitQueue;
+  private readonly config: RuntimeConfig;
+  private readonly memories: Memories;
+  /** Whether this workspace's memory alert is open at the Host: null until the first retain after a start finds out. */
+  private alertOpen: boolean | null = null;
+  private reflecting = false;
   /** Entries of the batch being committed: readers see them once the batch is durable. */
   private unpublished: FeedFrame[] = [];
 
@@ -53,9 +67,11 @@ export class Workspace extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS watches (watch TEXT PRIMARY KEY, subscriber TEXT NOT NULL, filter TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS closed_early (kind TEXT NOT NULL, id TEXT NOT NULL, outcome TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (kind, id));
-    ` + FEED_SCHEMA);
+    ` + FEED_SCHEMA + MEMORY_SCHEMA);
     this.feed = new WorkspaceFeed(this.sql);
-    this.followers = new FollowHub(this.feed, readConfig(env).heartbeatMs);
+    this.config = readConfig(env);
+    this.memories = new Memories(this.sql);
+    this.followers = new FollowHub(this.feed, this.config.heartbeatMs);
     this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable));
   }
 
@@ -263,6 +279,127 @@ export class Workspace extends DurableObject<Env> {
    * The id of the thread that records this workspace's completions calls: `candidate`
    * becomes it on the first call, and every later call gets the same id.
    */
+  // ---- memory (docs/memory.md); `workspace` is this object's name, which it does not know itself ----
+
+  /**
+   * Stores a memory. A retain that cannot be stored (over the size a memory holds, or a
+   * storage fault) opens the workspace's memory alert at the Host; the next one stored
+   * closes it.
+   */
+  async retain(workspace: string, body: Retain): Promise<Outcome<Retained>> {
+    const tooLarge = sizeRefusal(body.text);
+    if (tooLarge) return this.retainFailed(workspace, tooLarge);
+    let stored: Outcome<Retained>;
+    try {
+      stored = await this.commits.write(() => {
+        if (this.config.faults.has("memory-retain")) throw new Error("the store refused the write (fault drill memory-retain)");
+        return this.memories.retain(body, new Date().toISOString());
+      });
+    } catch (err) {
+      return this.retainFailed(workspace, refuse(503, `the memory could not be stored: ${(err as Error).message}`, CODES.memoryStoreFailed));
+    }
+    if (stored.ok) {
+      if (this.alertOpen !== false) await this.setAlert(workspace, null);
+      this.reflectWhenDue(workspace);
+    }
+    return stored;
+  }
+
+  recall(q: Recall): Recalled {
+    return this.memories.recall(q);
+  }
+
+  memoryPage(q: MemoryQuery): MemoryPage {
+    return this.memories.page(q);
+  }
+
+  memory(id: string): Outcome<Memory> {
+    const m = this.memories.get(id);
+    return m ? ok(m) : refuse(404, `no memory ${id}`, CODES.memoryNotFound);
+  }
+
+  editMemory(id: string, edit: EditMemory): Promise<Outcome<Memory>> {
+    const tooLarge = edit.text === undefined ? null : sizeRefusal(edit.text);
+    if (tooLarge) return Promise.resolve(tooLarge);
+    return this.commits.write(() => this.memories.edit(id, edit, new Date().toISOString()));
+  }
+
+  forgetMemory(id: string): Promise<Outcome<{ id: string; forgotten: true }>> {
+    return this.commits.write(() => this.memories.forget(id));
+  }
+
+  /**
+   * The curator model reads the newest memories (reflections aside) and writes
+   * reflections, each citing the memories it rests on: a citation that names no memory
+   * of this workspace is dropped, and a reflection left citing none is not kept.
+   */
+  async reflect(workspace: string, limit = 50): Promise<Outcome<Reflected>> {
+    const c = this.config;
+    const models = [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
+    if (models.length === 0) return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so nothing reflects on memory", CODES.reflectUnavailable);
+    const read = this.memories.recent(limit);
+    const upTo = read.at(-1) ? this.memories.position(read.at(-1)!.id) : 0;
+    if (read.length < 2) return ok({ reflections: [], droppedCitations: [], model: null });
+    const request: ReflectionRequest = {
+      threadId: `workspace:${workspace}`,
+      models,
+      account: null,
+      accountChoice: accountScope(c, workspace === DEFAULT_WORKSPACE ? null : workspace),
+      proxyEnv: null,
+      timeoutMs: c.curatorTimeoutMs,
+      memories: read.map((m) => ({ id: m.id, kind: m.kind, text: m.text })),
+    };
+    let answer: ReflectionAnswer;
+    try {
+      answer = (await (await callEngine(this.env, "/reflections", request)).json()) as ReflectionAnswer;
+    } catch (err) {
+      return refuse(503, `the engine host could not be reached: ${(err as Error).message}`, CODES.reflectUnavailable);
+    }
+    if ("error" in answer) return refuse(503, `no curator model reflected: ${answer.error}`, CODES.reflectUnavailable);
+    return this.commits.write((): Outcome<Reflected> => {
+      const now = new Date().toISOString();
+      const dropped: string[] = [];
+      const reflections: Memory[] = [];
+      for (const r of answer.reflections) {
+        const cites = [...new Set(r.cites)].filter((id) => (this.memories.get(id) ? true : (dropped.push(id), false)));
+        if (cites.length === 0) continue;
+        const kept = this.memories.retain({ text: r.text }, now, "reflection", cites);
+        if (kept.ok && !kept.value.duplicate) reflections.push(kept.value.memory);
+      }
+      this.put("memory-reflected-upto", String(upTo));
+      return ok({ reflections, droppedCitations: dropped, model: answer.model });
+    });
+  }
+
+  /** The automatic reflection: once enough memory was stored since the last (`SERVICE_MEMORY_REFLECT_EVERY`), with a curator model. */
+  private reflectWhenDue(workspace: string): void {
+    const every = this.config.memoryReflectEvery;
+    if (every === 0 || this.reflecting || this.config.curatorModel === null) return;
+    if (this.memories.since(Number(this.setting("memory-reflected-upto") ?? 0)) < every) return;
+    this.reflecting = true;
+    void this.reflect(workspace)
+      .then((r) => !r.ok && console.error(`workspace ${workspace}: the automatic reflection failed: ${r.body.error}`))
+      .catch((err: unknown) => console.error(`workspace ${workspace}: the automatic reflection failed: ${(err as Error).message}`))
+      .finally(() => (this.reflecting = false));
+  }
+
+  private async retainFailed(workspace: string, refusal: Outcome<never>): Promise<Outcome<never>> {
+    if (!refusal.ok) {
+      const alert: MemoryAlert = { workspace, since: new Date().toISOString(), code: refusal.body.code ?? "", error: refusal.body.error };
+      await this.setAlert(workspace, alert);
+    }
+    return refusal;
+  }
+
+  private async setAlert(workspace: string, alert: MemoryAlert | null): Promise<void> {
+    try {
+      await hostOf(this.env).setMemoryAlert(workspace, alert ? JSON.stringify(alert) : null);
+      this.alertOpen = alert !== null;
+    } catch (err) {
+      console.error(`workspace ${workspace}: the memory alert could not be ${alert ? "raised" : "cleared"}: ${(err as Error).message}`);
+    }
+  }
+
   completionsThread(candidate: string): string {
     const known = this.setting("completions-thread");
     if (known) return known;

@@ -22,6 +22,7 @@ import { ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe } from "./subscriptions.js";
 import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
 import { RuntimeToolCall } from "./tools.js";
+import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -376,6 +377,26 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     errors: WORKSPACE,
   },
   "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, errors: WORKSPACE },
+  "POST /workspaces/:name/memory/retain": {
+    summary: "Stores a memory (201), or finds the same text kept already (200, `duplicate`); a `key` or `supersedes` retires what it replaces, in the same write.",
+    body: Retain,
+    errors: [...WORKSPACE, [404, CODES.memoryNotFound], [404, CODES.threadNotFound], [400, CODES.workspaceMismatch], [400, CODES.eventNotFound], [413, CODES.memoryTooLarge], [503, CODES.memoryStoreFailed]],
+  },
+  "POST /workspaces/:name/memory/recall": { summary: "The memories that best fill a token budget for a query: text relevance with importance and recency as boosts (docs/memory.md).", body: Recall, errors: WORKSPACE },
+  "POST /workspaces/:name/memory/reflect": {
+    summary: "The curator model's reflections on the newest memories, each citing the memories it rests on.",
+    body: Reflect,
+    errors: [...WORKSPACE, [409, CODES.reflectUnavailable], [503, CODES.reflectUnavailable]],
+  },
+  "GET /workspaces/:name/memory": { summary: "A page of the workspace's memories, newest first, with filters.", query: MemoryQuery, errors: WORKSPACE },
+  "GET /workspaces/:name/memory/:id": { summary: "One memory.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
+  "PATCH /workspaces/:name/memory/:id": {
+    summary: "A person's correction in place: text, key, tags, importance, or retired.",
+    body: EditMemory,
+    errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryDuplicate], [413, CODES.memoryTooLarge]],
+  },
+  "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
+  "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },
   "POST /internal/tools": {

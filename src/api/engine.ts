@@ -134,6 +134,14 @@ export interface SummaryRequest {
   entries: TranscriptEntry[];
 }
 
+/** Body of `POST /reflections`: the curator reads these memories and draws conclusions that cite them (docs/memory.md). */
+export interface ReflectionRequest extends Omit<SummaryRequest, "entries"> {
+  memories: { id: string; kind: string; text: string }[];
+}
+
+/** The answer: reflections, each with the ids it cites as the model gave them, or why no model wrote any. */
+export type ReflectionAnswer = { reflections: { text: string; cites: string[] }[]; model: string } | { error: string };
+
 /** The answer: a summary and the model that wrote it, or why none did (each model's error). */
 export type SummaryAnswer = { summary: string; model: string } | { error: string };
 

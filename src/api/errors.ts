@@ -106,6 +106,18 @@ export const CODES = {
   /** A handoff while another offer is pending (one at a time). */
   handoffPending: "handoff-pending",
   handoffNotFound: "handoff-not-found",
+  /** A retain naming a thread of another workspace. */
+  workspaceMismatch: "workspace-mismatch",
+  /** A memory the workspace does not have (a retain's `supersedes`, an edit, a forget). */
+  memoryNotFound: "memory-not-found",
+  /** A retain whose text is over the size a memory holds (413); raises the memory alert. */
+  memoryTooLarge: "memory-too-large",
+  /** A retain the workspace's storage could not take (503); raises the memory alert. */
+  memoryStoreFailed: "memory-store-failed",
+  /** An edit that would give a memory the text another active memory holds. */
+  memoryDuplicate: "memory-duplicate",
+  /** `reflect` with no curator model configured (`SERVICE_CURATOR_MODEL`), or none that answered. */
+  reflectUnavailable: "reflect-unavailable",
   /** A runtime tool call from a turn that is not the thread's running one (it ended, or the token outlived it). */
   turnNotRunning: "turn-not-running",
   /** A model's `subscribe` of a thread outside its family (its children, the thread that delegated to it), or of a workspace. */

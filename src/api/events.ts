@@ -368,6 +368,24 @@ export interface EventBodies {
   "handoff-cancelled": HandoffAnsweredBody;
   /** One per completions call, on the workspace's completions thread. */
   completion: CompletionEventBody;
+  "memory-retained": MemoryRetainedBody;
+}
+
+/**
+ * A retain that named this thread as where the memory came from (docs/memory.md): the
+ * memory as stored, whether it was the same text as one kept already, what it retired.
+ */
+export interface MemoryRetainedBody {
+  workspace: string;
+  id: string;
+  kind: string;
+  text: string;
+  key: string | null;
+  tags: string[];
+  /** The event the memory rests on, when the retain named one. */
+  sourceSeq: number | null;
+  duplicate: boolean;
+  retired: string[];
 }
 
 export type EventKind = keyof EventBodies;
@@ -421,6 +439,7 @@ export const EVENT_KINDS = [
   "handoff-declined",
   "handoff-cancelled",
   "completion",
+  "memory-retained",
 ] as const satisfies readonly EventKind[];
 
 /** A body stored apart from the log: the log keeps its SHA-256 and size. */

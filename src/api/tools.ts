@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ENGINES, type PERMISSIONS } from "./threads.js";
 import { Subscribe } from "./subscriptions.js";
 import { OfferHandoff } from "./seats.js";
+import { Recall, Retain } from "./memory.js";
 
 /**
  * The runtime's own tools, offered to every engine's model the same way (docs/tools.md):
@@ -34,6 +35,9 @@ export const OutcomeInput = z
 
 export const OfferHandoffInput = OfferHandoff;
 
+export const RecallInput = Recall;
+export const RetainInput = Retain.omit({ thread: true, seq: true });
+
 export const RUNTIME_TOOLS = {
   delegate: {
     input: DelegateInput,
@@ -56,6 +60,16 @@ export const RUNTIME_TOOLS = {
   offer_handoff: {
     input: OfferHandoffInput,
     description: "Offer this conversation to another seat, which answers the next messages once the offer is accepted.",
+  },
+  recall: {
+    input: RecallInput,
+    description:
+      "Recall what this workspace's agents learned before: the memories that best answer a query, as many as fit a token budget (1000 by default). Retired (corrected) memories only when asked.",
+  },
+  retain: {
+    input: RetainInput,
+    description:
+      "Keep something worth knowing next time in the workspace's memory: a fact (true until corrected) or an episode (what happened once, and why). Give a key to a fact that a later one replaces, or name the memory it corrects in supersedes.",
   },
 } as const;
 
@@ -80,6 +94,8 @@ export type RuntimeToolCall = z.infer<typeof RuntimeToolCall>;
 /** Who makes a runtime tool call: the running turn's seat, and the permissions its thread passes on to a child. */
 export interface ToolTurn {
   seat: string;
+  /** The message the turn answers last: where a memory the model retains came from. */
+  sourceSeq: number | null;
   permissions: (typeof PERMISSIONS)[number];
   /** The seat's engine and model now: a child delegated without either runs on them. */
   engine: (typeof ENGINES)[number];

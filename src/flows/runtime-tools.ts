@@ -8,7 +8,9 @@ import { refused, valueOf } from "../http/answer.js";
 import { refuseWhileDraining } from "../http/drain-gate.js";
 import type { RuntimeConfig } from "../platform/config.js";
 import type { Env } from "../platform/env.js";
-import { threadOf } from "../platform/stubs.js";
+import { threadOf, workspaceOf } from "../platform/stubs.js";
+import type { Recalled } from "../api/memory.js";
+import { retainMemory, workspaceOfThread } from "./memory.js";
 import { startOperation } from "./delegate.js";
 import { subscribe } from "./subscribe.js";
 
@@ -76,6 +78,20 @@ export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeTool
             ? `Milestone reported on operation ${taken.operation} of thread ${taken.parent}.`
             : `Outcome recorded: thread ${taken.parent} receives it, settling operation ${taken.operation}, when this turn ends.`,
       });
+    }
+    case "recall": {
+      const workspace = valueOf(await workspaceOfThread(env, call.thread));
+      const found = (await workspaceOf(env, workspace).recall(parsed.data as Input<"recall">)) as Recalled;
+      if (found.memories.length === 0) return ok({ text: "No memory matches." });
+      const lines = found.memories.map((m) => `- [${m.id}] (${m.kind}${m.retired ? ", retired" : ""}${m.tags.length ? `; ${m.tags.join(", ")}` : ""}) ${m.text}`);
+      return ok({ text: `${found.memories.length} memories, best first (${found.usedTokens} of ${found.budgetTokens} tokens):\n${lines.join("\n")}` });
+    }
+    case "retain": {
+      const workspace = valueOf(await workspaceOfThread(env, call.thread));
+      const body = { ...(parsed.data as Input<"retain">), thread: call.thread, ...(turn.sourceSeq !== null ? { seq: turn.sourceSeq } : {}) };
+      const kept = valueOf(await retainMemory(env, workspace, body));
+      const retired = kept.retired.length ? `; it retired ${kept.retired.join(", ")}` : "";
+      return ok({ text: `${kept.duplicate ? `Kept already as ${kept.id}` : `Retained as ${kept.id}`}${retired}.` });
     }
     case "offer_handoff": {
       const { to, note, context } = parsed.data as Input<"offer_handoff">;

@@ -79,8 +79,9 @@ export const SETTINGS = {
   curatorModel: operator("SERVICE_CURATOR_MODEL", optional, null, "The model that writes `summary` reductions (on the pi engine's accounts); unset: no summaries, the cheap kinds only"),
   curatorFallbackModel: operator("SERVICE_CURATOR_FALLBACK_MODEL", optional, null, "The model asked when the curator model fails"),
   curatorTimeoutMs: operator("SERVICE_CURATOR_TIMEOUT_MS", positive, "60000", "How long one curator model may take to write a summary before it counts as failed (an engine's own compaction gets twice as long)"),
+  memoryReflectEvery: operator("SERVICE_MEMORY_REFLECT_EVERY", whole, "50", "A workspace reflects on its memory by itself once this many memories (reflections aside) were retained since its last reflection, when a curator model is configured; 0: only on request (docs/memory.md)"),
   onBusy: operator("SERVICE_ON_BUSY", onBusy, "queue", "What a message does when it arrives while a turn runs, for threads whose spawn and workspace policy name nothing: `queue`, `steer`, `interrupt`, `reject`"),
-  faults: operator("SERVICE_FAULTS", names, null, "Fault drills: `blob-put` makes every large-body save fail (how the degraded-thread test breaks storage); `wake-deliver` keeps every wake in its watched thread's outbox (how the subscription test stops a host between a match and its delivery)"),
+  faults: operator("SERVICE_FAULTS", names, null, "Fault drills: `blob-put` makes every large-body save fail (how the degraded-thread test breaks storage); `wake-deliver` keeps every wake in its watched thread's outbox (how the subscription test stops a host between a match and its delivery); `memory-retain` makes every retain's write fail (how the memory alert test breaks the memory store)"),
   build: front("BUILD", "The build id `/health` and every 404 report (the front sets it from SERVICE_BUILD or git).", text, "dev"),
   internalToken: front("SERVICE_INTERNAL_TOKEN", "Shared with the front: internal routes (the boot sweep) and the shard peer require it. Empty disables them.", text),
   workspaces: front("SERVICE_WORKSPACES", "workspaces.json as the front read and checked it.", (raw) =>

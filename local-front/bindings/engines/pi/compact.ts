@@ -50,18 +50,20 @@ function unusable(m: AssistantMessage): string | null {
   return text === "" ? "the model wrote no text" : null;
 }
 
+/** Who a curator call is for and on which accounts: what a summary and a reflection share. */
+export type CuratorScope = Pick<SummaryRequest, "threadId" | "models" | "account" | "accountChoice" | "proxyEnv" | "timeoutMs">;
+
 /**
- * A `summary` reduction's model call: the curator model, then its fallback, each once,
- * on the accounts a `pi` turn of the thread would use. A failure of every model is an
- * answer too (the runtime then cuts nothing with a summary and takes the cheap kinds).
+ * One curator model call: the curator model, then its fallback, each once, on the
+ * accounts a `pi` turn of the thread would use. `document` rides in the system prompt, as
+ * what the request is about. A failure of every model is an answer too.
  */
-export async function writeSummary(req: SummaryRequest, network: NetworkDeps): Promise<SummaryAnswer> {
+export async function askCurator(req: CuratorScope, network: NetworkDeps, prompt: string, document: string, ask: string): Promise<{ text: string; model: string } | { error: string }> {
   const errors: string[] = [];
-  const document = rendered(req.entries);
   for (const id of req.models) {
     // The thread's own account serves only the models of its provider; another model takes the workspace's.
     const account = req.account && network.pool.has(req.account) && network.pool.provider(req.account) === providerOf("pi", id) ? req.account : null;
-    const chosen = await sessionAccess(network, { ...req, account, turnId: "summary", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], freshSession: true, window: null, inputs: [], handoffTo: [], delegated: false });
+    const chosen = await sessionAccess(network, { ...req, account, turnId: "curator", engine: "pi", model: id, permissions: "deny", cwd: null, transcript: [], freshSession: true, window: null, inputs: [], handoffTo: [], delegated: false });
     if ("failure" in chosen) {
       errors.push(`${id}: ${chosen.failure.error}`);
       continue;
@@ -70,12 +72,7 @@ export async function writeSummary(req: SummaryRequest, network: NetworkDeps): P
     const model = piModel(access, id);
     const signal = AbortSignal.timeout(req.timeoutMs);
     const message = await withSessionRoute(access.route, () =>
-      completeSimple(
-        model,
-        // The conversation rides in the system prompt, as the document the request is about.
-        { systemPrompt: `${CURATOR_PROMPT}\n\nThe conversation so far:\n\n${document}`, messages: [{ role: "user", content: "Write the summary now.", timestamp: Date.now() }] },
-        { apiKey: access.apiKey, maxRetries: 0, signal },
-      ),
+      completeSimple(model, { systemPrompt: document ? `${prompt}\n\n${document}` : prompt, messages: [{ role: "user", content: ask, timestamp: Date.now() }] }, { apiKey: access.apiKey, maxRetries: 0, signal }),
     ).catch((err: unknown): null => {
       errors.push(`${id}: ${(err as Error).message}`);
       return null;
@@ -86,7 +83,13 @@ export async function writeSummary(req: SummaryRequest, network: NetworkDeps): P
       errors.push(`${id}: ${why}`);
       continue;
     }
-    return { summary: message.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim(), model: id };
+    return { text: message.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim(), model: id };
   }
   return { error: errors.join("; ") || "no curator model is configured" };
+}
+
+/** A `summary` reduction's model call (and a `summary` handoff's). */
+export async function writeSummary(req: SummaryRequest, network: NetworkDeps): Promise<SummaryAnswer> {
+  const answer = await askCurator(req, network, CURATOR_PROMPT, `The conversation so far:\n\n${rendered(req.entries)}`, "Write the summary now.");
+  return "error" in answer ? answer : { summary: answer.text, model: answer.model };
 }

@@ -1,0 +1,243 @@
+import { CODES } from "../../src/api/errors.js";
+import { MEMORY_MAX_CHARS, type EditMemory, type Memory, type MemoryKind, type MemoryPage, type MemoryQuery, type Recall, type Recalled, type Retain, type Retained } from "../../src/api/memory.js";
+import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
+import { newId } from "../../src/shared/ids.js";
+import { memoryTerms, normalizedText, rankRecall, recallTokens } from "../../src/rules/memory-rank.js";
+
+/**
+ * The memories table and its full-text index (FTS5, kept by triggers so no write can
+ * forget it). One active memory per normalized text: a second retain of the same text
+ * finds the first. `n` orders memories by when they were stored, and pages by it.
+ */
+export const MEMORY_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS memories (
+    n INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL,
+    norm TEXT NOT NULL,
+    key TEXT,
+    tags TEXT NOT NULL,
+    importance REAL NOT NULL,
+    thread TEXT,
+    seq INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    retired_at TEXT,
+    retired_by TEXT,
+    retired_reason TEXT,
+    cites TEXT NOT NULL DEFAULT '[]'
+  );
+  CREATE INDEX IF NOT EXISTS memories_norm ON memories(norm) WHERE retired_at IS NULL;
+  CREATE INDEX IF NOT EXISTS memories_key ON memories(key) WHERE retired_at IS NULL AND key IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS memories_thread ON memories(thread, n);
+  CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(text, content='memories', content_rowid='n', tokenize='porter unicode61');
+  CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, text) VALUES (new.n, new.text);
+  END;
+  CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.n, old.text);
+  END;
+  CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF text ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.n, old.text);
+    INSERT INTO memories_fts(rowid, text) VALUES (new.n, new.text);
+  END;
+`;
+
+type Row = {
+  n: number;
+  id: string;
+  kind: string;
+  text: string;
+  norm: string;
+  key: string | null;
+  tags: string;
+  importance: number;
+  thread: string | null;
+  seq: number | null;
+  created_at: string;
+  updated_at: string;
+  retired_at: string | null;
+  retired_by: string | null;
+  retired_reason: string | null;
+  cites: string;
+};
+
+export function toMemory(r: Row): Memory {
+  return {
+    id: r.id,
+    kind: r.kind as MemoryKind,
+    text: r.text,
+    key: r.key,
+    tags: JSON.parse(r.tags) as string[],
+    importance: r.importance,
+    thread: r.thread,
+    seq: r.seq,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    retired: r.retired_at ? { at: r.retired_at, by: r.retired_by, reason: r.retired_reason as "superseded" | "key" | "person" } : null,
+    cites: JSON.parse(r.cites) as string[],
+  };
+}
+
+const DEFAULT_IMPORTANCE = 0.5;
+const DEFAULT_BUDGET_TOKENS = 1000;
+/** The best matches by text alone that the boosts then reorder. */
+const CANDIDATES = 200;
+
+function tagsOf(tags: string[] | undefined): string {
+  return JSON.stringify([...new Set(tags ?? [])].sort());
+}
+
+/** Why this text cannot be stored, or null. */
+export function sizeRefusal(text: string): Outcome<never> | null {
+  if (text.length <= MEMORY_MAX_CHARS) return null;
+  return refuse(413, `a memory holds at most ${MEMORY_MAX_CHARS} characters; this one has ${text.length}: retain its gist, or split it`, CODES.memoryTooLarge, { limit: MEMORY_MAX_CHARS });
+}
+
+/**
+ * A workspace's memories: each method runs inside the Workspace's commit (the writes) or
+ * reads what is on disk. Every rule that needs atomicity (one active memory per text, a
+ * key or a correction retiring what it replaces) is decided in one write.
+ */
+export class Memories {
+  constructor(private readonly sql: SqlStorage) {}
+
+  private row(id: string): Row | null {
+    return (this.sql.exec<Row>("SELECT * FROM memories WHERE id = ?", id).toArray()[0] as Row | undefined) ?? null;
+  }
+
+  get(id: string): Memory | null {
+    const r = this.row(id);
+    return r ? toMemory(r) : null;
+  }
+
+  /** Inside a commit. The same text active already: that memory, and only what the retain retires besides. */
+  retain(body: Retain, now: string, kind: MemoryKind = body.kind ?? "fact", cites: string[] = []): Outcome<Retained> {
+    if (body.supersedes !== undefined && !this.row(body.supersedes)) return refuse(404, `no memory ${body.supersedes} to supersede`, CODES.memoryNotFound);
+    const norm = normalizedText(body.text);
+    const same = this.sql.exec<Row>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NULL", norm).toArray()[0] as Row | undefined;
+    const id = same?.id ?? newId("mem_");
+    if (!same)
+      this.sql.exec(
+        "INSERT INTO memories (id, kind, text, norm, key, tags, importance, thread, seq, created_at, updated_at, cites) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        id,
+        kind,
+        body.text,
+        norm,
+        body.key ?? null,
+        tagsOf(body.tags),
+        body.importance ?? DEFAULT_IMPORTANCE,
+        body.thread ?? null,
+        body.seq ?? null,
+        now,
+        now,
+        JSON.stringify(cites),
+      );
+    const retired: string[] = [];
+    const retire = (target: string, reason: "superseded" | "key") => {
+      if (target === id) return;
+      const done = this.sql.exec("UPDATE memories SET retired_at = ?, retired_by = ?, retired_reason = ?, updated_at = ? WHERE id = ? AND retired_at IS NULL", now, id, reason, now, target);
+      if (done.rowsWritten > 0) retired.push(target);
+    };
+    if (body.supersedes !== undefined) retire(body.supersedes, "superseded");
+    if (body.key !== undefined)
+      for (const r of this.sql.exec<{ id: string }>("SELECT id FROM memories WHERE key = ? AND retired_at IS NULL AND id != ?", body.key, id).toArray()) retire(r.id, "key");
+    return ok({ id, memory: this.get(id)!, duplicate: same !== undefined, retired });
+  }
+
+  /** Inside a commit: a person's correction in place. */
+  edit(id: string, e: EditMemory, now: string): Outcome<Memory> {
+    const r = this.row(id);
+    if (!r) return refuse(404, `no memory ${id}`, CODES.memoryNotFound);
+    if (e.text !== undefined) {
+      const norm = normalizedText(e.text);
+      const clash = this.sql.exec<{ id: string }>("SELECT id FROM memories WHERE norm = ? AND retired_at IS NULL AND id != ?", norm, id).toArray()[0];
+      if (clash && r.retired_at === null && e.retired !== true) return refuse(409, `memory ${clash.id} holds this text already: forget one of them`, CODES.memoryDuplicate, { id: clash.id });
+      this.sql.exec("UPDATE memories SET text = ?, norm = ? WHERE id = ?", e.text, norm, id);
+    }
+    if (e.key !== undefined) this.sql.exec("UPDATE memories SET key = ? WHERE id = ?", e.key, id);
+    if (e.tags !== undefined) this.sql.exec("UPDATE memories SET tags = ? WHERE id = ?", tagsOf(e.tags), id);
+    if (e.importance !== undefined) this.sql.exec("UPDATE memories SET importance = ? WHERE id = ?", e.importance, id);
+    if (e.retired === true && r.retired_at === null) this.sql.exec("UPDATE memories SET retired_at = ?, retired_by = NULL, retired_reason = 'person' WHERE id = ?", now, id);
+    if (e.retired === false && r.retired_at !== null) {
+      const norm = this.row(id)!.norm;
+      const clash = this.sql.exec<{ id: string }>("SELECT id FROM memories WHERE norm = ? AND retired_at IS NULL AND id != ?", norm, id).toArray()[0];
+      if (clash) return refuse(409, `memory ${clash.id} holds this text already: it cannot come back beside it`, CODES.memoryDuplicate, { id: clash.id });
+      this.sql.exec("UPDATE memories SET retired_at = NULL, retired_by = NULL, retired_reason = NULL WHERE id = ?", id);
+    }
+    this.sql.exec("UPDATE memories SET updated_at = ? WHERE id = ?", now, id);
+    return ok(this.get(id)!);
+  }
+
+  /** Inside a commit: gone for good, and from the index. */
+  forget(id: string): Outcome<{ id: string; forgotten: true }> {
+    const done = this.sql.exec("DELETE FROM memories WHERE id = ?", id);
+    if (done.rowsWritten === 0) return refuse(404, `no memory ${id}`, CODES.memoryNotFound);
+    return ok({ id, forgotten: true });
+  }
+
+  recall(q: Recall): Recalled {
+    const budgetTokens = q.budgetTokens ?? DEFAULT_BUDGET_TOKENS;
+    const terms = memoryTerms(q.query);
+    if (terms.length === 0) return { memories: [], budgetTokens, usedTokens: 0 };
+    const match = terms.map((t) => `"${t}"`).join(" OR ");
+    const tags = [...new Set(q.tags ?? [])];
+    const rows = this.sql
+      .exec<Row & { bm: number }>(
+        `SELECT m.*, bm25(memories_fts) AS bm FROM memories_fts JOIN memories m ON m.n = memories_fts.rowid
+         WHERE memories_fts MATCH ? ${q.includeRetired ? "" : "AND m.retired_at IS NULL"}
+         ${tags.map(() => "AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)").join(" ")}
+         ORDER BY bm LIMIT ${CANDIDATES}`,
+        match,
+        ...tags,
+      )
+      .toArray();
+    const newest = (this.sql.exec<{ n: number | null }>("SELECT MAX(n) AS n FROM memories").one().n as number | null) ?? 1;
+    const ranked = rankRecall(
+      rows.map((r) => ({ n: r.n, relevance: -r.bm, importance: r.importance, retired: r.retired_at !== null, tokens: recallTokens(r.text) })),
+      newest,
+      budgetTokens,
+    );
+    const byN = new Map(rows.map((r) => [r.n, r]));
+    const memories = ranked.map((x) => ({ ...toMemory(byN.get(x.n)!), score: x.score, tokens: x.tokens }));
+    return { memories, budgetTokens, usedTokens: memories.reduce((sum, m) => sum + m.tokens, 0) };
+  }
+
+  page(q: MemoryQuery): MemoryPage {
+    const limit = q.limit ?? 50;
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (q.kind) (where.push("kind = ?"), args.push(q.kind));
+    if (q.thread) (where.push("thread = ?"), args.push(q.thread));
+    if (q.tag) (where.push("EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)"), args.push(q.tag));
+    if (q.retired === "only") where.push("retired_at IS NOT NULL");
+    else if (q.retired !== "include") where.push("retired_at IS NULL");
+    if (q.before) (where.push("n < ?"), args.push(q.before));
+    const rows = this.sql
+      .exec<Row>(`SELECT * FROM memories ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY n DESC LIMIT ?`, ...args, limit + 1)
+      .toArray();
+    const more = rows.length > limit;
+    const shown = rows.slice(0, limit);
+    return { memories: shown.map(toMemory), nextBefore: more ? shown.at(-1)!.n : null };
+  }
+
+  /** The newest active memories that are not reflections, oldest first: what the curator reads. */
+  recent(limit: number): Memory[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM memories WHERE retired_at IS NULL AND kind != 'reflection' ORDER BY n DESC LIMIT ?", limit)
+      .toArray()
+      .reverse()
+      .map(toMemory);
+  }
+
+  /** Where a memory stands in the order memories were stored. */
+  position(id: string): number {
+    return this.row(id)?.n ?? 0;
+  }
+
+  /** Memories stored (reflections aside) after position `n`: the automatic reflection counts them. */
+  since(n: number): number {
+    return this.sql.exec<{ c: number }>("SELECT COUNT(*) AS c FROM memories WHERE kind != 'reflection' AND n > ?", n).one().c as number;
+  }
+}

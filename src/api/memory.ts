@@ -1,0 +1,130 @@
+import { z } from "zod";
+
+/**
+ * Workspace memory (docs/memory.md): what a workspace's agents learn and keep across
+ * threads. A `fact` is a statement that stays true until corrected; an `episode` is what
+ * happened once (a run, an incident, a decision and its reason); a `reflection` is the
+ * curator model's conclusion drawn from other memories, which it cites.
+ */
+export const MEMORY_KINDS = ["fact", "episode", "reflection"] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+/** Stored text beyond this is refused where it is stored, raising the memory alert (a size limit is a retain that cannot be stored). */
+export const MEMORY_MAX_CHARS = 8000;
+
+export const MemoryTag = z.string().regex(/^[a-z0-9][a-z0-9:_./-]{0,63}$/, "lowercase letters, digits and : _ . / -, at most 64");
+
+/** `POST /workspaces/:name/memory/retain`. */
+export const Retain = z
+  .object({
+    // Longer text is refused by the workspace itself (413 memory-too-large), so that it raises the alert.
+    text: z.string().min(1).max(200_000),
+    kind: z.enum(["fact", "episode"]).optional(),
+    key: z.string().min(1).max(200).optional(),
+    tags: z.array(MemoryTag).max(16).optional(),
+    importance: z.number().min(0).max(1).optional(),
+    supersedes: z.string().min(1).max(100).optional(),
+    thread: z.string().min(1).max(100).optional(),
+    seq: z.number().int().positive().optional(),
+  })
+  .strict();
+export type Retain = z.infer<typeof Retain>;
+
+/** `POST /workspaces/:name/memory/recall`. */
+export const Recall = z
+  .object({
+    query: z.string().min(1).max(4000),
+    budgetTokens: z.number().int().min(1).max(32_000).optional(),
+    tags: z.array(MemoryTag).max(16).optional(),
+    includeRetired: z.boolean().optional(),
+  })
+  .strict();
+export type Recall = z.infer<typeof Recall>;
+
+/** `POST /workspaces/:name/memory/reflect`: at most `limit` of the newest memories are read. */
+export const Reflect = z.object({ limit: z.number().int().min(2).max(200).optional() }).strict();
+export type Reflect = z.infer<typeof Reflect>;
+
+/** `PATCH /workspaces/:name/memory/:id`: a person's correction in place; `retired: true` retires it, `false` brings it back. */
+export const EditMemory = z
+  .object({
+    text: z.string().min(1).max(200_000).optional(),
+    key: z.string().min(1).max(200).nullable().optional(),
+    tags: z.array(MemoryTag).max(16).optional(),
+    importance: z.number().min(0).max(1).optional(),
+    retired: z.boolean().optional(),
+  })
+  .strict();
+export type EditMemory = z.infer<typeof EditMemory>;
+
+/** `GET /workspaces/:name/memory` and `GET /threads/:id/memory`. */
+export const MemoryQuery = z
+  .object({
+    kind: z.enum(MEMORY_KINDS).optional(),
+    tag: MemoryTag.optional(),
+    thread: z.string().min(1).max(100).optional(),
+    /** `only`: retired ones; `include`: both; absent: active ones. */
+    retired: z.enum(["only", "include"]).optional(),
+    /** A page goes from the newest back; `before` is the `nextBefore` of the page before. */
+    before: z.coerce.number().int().positive().optional(),
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+  })
+  .strict();
+export type MemoryQuery = z.infer<typeof MemoryQuery>;
+
+/** `GET /threads/:id/memory`: the thread is the path's. */
+export const ThreadMemoryQuery = MemoryQuery.omit({ thread: true });
+
+export interface Memory {
+  id: string;
+  kind: MemoryKind;
+  text: string;
+  key: string | null;
+  tags: string[];
+  importance: number;
+  /** Where it came from: the thread that recorded it and the event it rests on. */
+  thread: string | null;
+  seq: number | null;
+  createdAt: string;
+  updatedAt: string;
+  /** Set once it no longer holds: superseded by a newer memory (`by`), or retired by a person. */
+  retired: { at: string; by: string | null; reason: "superseded" | "key" | "person" } | null;
+  /** A reflection's sources. */
+  cites: string[];
+}
+
+export interface Retained {
+  id: string;
+  memory: Memory;
+  /** The same text was already kept: that memory is the answer, and nothing was stored. */
+  duplicate: boolean;
+  /** Memories this one retired, by its key or its `supersedes`. */
+  retired: string[];
+}
+
+export interface Recalled {
+  memories: (Memory & { score: number; tokens: number })[];
+  budgetTokens: number;
+  usedTokens: number;
+}
+
+export interface MemoryPage {
+  memories: Memory[];
+  nextBefore: number | null;
+}
+
+export interface Reflected {
+  reflections: Memory[];
+  /** Citations the model gave that name no memory it read: dropped, with the reflection when none was left. */
+  droppedCitations: string[];
+  /** Null when there was too little memory to reflect on (fewer than two). */
+  model: string | null;
+}
+
+/** `GET /health`'s `memoryAlert`: the last retain that could not be stored, until a later one is. */
+export interface MemoryAlert {
+  workspace: string;
+  since: string;
+  code: string;
+  error: string;
+}
