@@ -4,7 +4,8 @@ import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
 import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
 import type { PreparedEvent, StoredEvent } from "./event-log.js";
-import { hostOf, threadOf } from "../../src/platform/stubs.js";
+import { hostOf, threadOf, workspaceOf } from "../../src/platform/stubs.js";
+import type { Recalled } from "../../src/api/memory.js";
 import type { OperationOutcome } from "../../src/api/operations.js";
 import { callEngine } from "../../src/platform/engine-call.js";
 import { Loops } from "./loops.js";
@@ -340,7 +341,7 @@ export class TurnDriver {
       transcript: started.view.entries,
       freshSession: started.freshSession,
       window: this.compaction.engineWindow(),
-      inputs: await this.engineInputs(started.inputs, started.view.labelled),
+      inputs: await this.withRecall(live, await this.engineInputs(started.inputs, started.view.labelled)),
       // Only the seat that holds the thread can offer it.
       handoffTo:
         this.state!.holder === started.seat.name
@@ -708,6 +709,30 @@ export class TurnDriver {
    * when the seat's view is. An attachment the store no longer has is named as missing
    * rather than failing the turn.
    */
+  /**
+   * A thread spawned with `recall` starts its first turn with what its workspace's memory
+   * recalls for the first messages, ahead of them, and says so in its log
+   * (`memory-recalled`). A recall that fails leaves the turn as it was.
+   */
+  private async withRecall(live: LiveTurn, inputs: TurnInput[]): Promise<TurnInput[]> {
+    const s = this.state!;
+    if (live.index !== 1 || !s.spec.recall || inputs.length === 0) return inputs;
+    let found: Recalled;
+    try {
+      const query = inputs.map((i) => i.text).join("\n").slice(0, 4000);
+      found = (await workspaceOf(this.thread.env, s.spec.workspace).recall({ query, ...s.spec.recall })) as Recalled;
+      const prepared = await this.thread.log.prepare("memory-recalled", { turnId: live.id, ids: found.memories.map((m) => m.id), usedTokens: found.usedTokens });
+      await this.thread.commits.write(() => void this.thread.append(prepared));
+    } catch (err) {
+      console.error(`thread ${s.id}: the first turn's recall failed; it starts without: ${(err as Error).message}`);
+      return inputs;
+    }
+    if (found.memories.length === 0) return inputs;
+    const lines = found.memories.map((m) => `- [${m.id}] (${m.kind}) ${m.text}`);
+    const block = `What this workspace's memory holds that may bear on this (recalled for the thread's first message):\n${lines.join("\n")}\n\n`;
+    return [{ ...inputs[0]!, text: block + inputs[0]!.text }, ...inputs.slice(1)];
+  }
+
   private async engineInputs(inputs: TurnInput[], labelled: boolean): Promise<TurnInput[]> {
     const out: TurnInput[] = [];
     for (const input of inputs) {

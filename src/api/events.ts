@@ -369,6 +369,7 @@ export interface EventBodies {
   /** One per completions call, on the workspace's completions thread. */
   completion: CompletionEventBody;
   "memory-retained": MemoryRetainedBody;
+  "memory-recalled": MemoryRecalledBody;
 }
 
 /**
@@ -386,6 +387,13 @@ export interface MemoryRetainedBody {
   sourceSeq: number | null;
   duplicate: boolean;
   retired: string[];
+}
+
+/** A thread spawned with `recall`: what its first turn was given from the workspace's memory. */
+export interface MemoryRecalledBody {
+  turnId: string;
+  ids: string[];
+  usedTokens: number;
 }
 
 export type EventKind = keyof EventBodies;
@@ -440,6 +448,7 @@ export const EVENT_KINDS = [
   "handoff-cancelled",
   "completion",
   "memory-retained",
+  "memory-recalled",
 ] as const satisfies readonly EventKind[];
 
 /** A body stored apart from the log: the log keeps its SHA-256 and size. */

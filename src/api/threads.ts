@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MemoryTag } from "./memory.js";
 import { Attachments } from "./attachments.js";
 
 export const ENGINES = ["engine_a", "engine_b", "pi"] as const;
@@ -29,6 +30,12 @@ export type OnBusy = (typeof ON_BUSY)[number];
 
 /** How long an approval or a question may wait for a person: a second to a week, in ms. */
 export const WAIT_TIMEOUT = z.number().int().min(1000).max(604_800_000);
+
+/** A spawn's `recall`: the budget and tags of the first turn's recall (docs/memory.md). */
+export const RecallOnStart = z
+  .object({ budgetTokens: z.number().int().min(1).max(32_000).optional(), tags: z.array(MemoryTag).max(16).optional() })
+  .strict();
+export type RecallOnStart = z.infer<typeof RecallOnStart>;
 
 /** The spawn spec as a caller sends it; omitted fields get defaults (later: workspace policy). */
 export const SpawnSpec = z
@@ -62,6 +69,8 @@ export const SpawnSpec = z
     questionTimeoutMs: WAIT_TIMEOUT.optional(),
     /** What the thread's messages do while a turn runs, unless a message says otherwise. */
     onBusy: z.enum(ON_BUSY).optional(),
+    /** The first turn starts with what the workspace's memory recalls for the first message (docs/memory.md). */
+    recall: RecallOnStart.optional(),
   })
   .strict();
 export type SpawnSpec = z.infer<typeof SpawnSpec>;
@@ -90,6 +99,8 @@ export interface ThreadSpec {
   questionTimeoutMs: number | null;
   /** The thread's default; the workspace policy's, then the host's (`SERVICE_ON_BUSY`), when the spawn named none. */
   onBusy: OnBusy;
+  /** Absent in a thread spawned before memory existed: no recall. */
+  recall?: RecallOnStart | null;
 }
 
 /** The fields `/spawn` accepts, as `GET /health` reports them. */

@@ -67,5 +67,6 @@ export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<T
     approvalTimeoutMs: input.approvalTimeoutMs ?? null,
     questionTimeoutMs: input.questionTimeoutMs ?? null,
     onBusy: input.onBusy ?? config.onBusy,
+    recall: input.recall ?? null,
   });
 }

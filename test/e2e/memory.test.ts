@@ -106,6 +106,20 @@ describe("workspace memory", () => {
     expect((await retain({ text: "x", seq: 1 })).status).toBe(400);
   });
 
+  it("starts a thread spawned with recall from what its workspace remembers of its first message, and says so", async () => {
+    const base = front().url;
+    const kept = await retain({ text: "The e2e suite needs the browser binary at /usr/bin/chromium.", tags: ["e2e"] });
+    const id = (await call(base, "POST", "/spawn", { model: "sim-1", cwd: work, recall: { budgetTokens: 400, tags: ["e2e"] } })).body.threadId;
+    await call(base, "POST", `/threads/${id}/send`, { text: "recall-marker-1 set up the e2e suite's browser" });
+    const { requests } = (await (await fetch(`${front().simulatorUrl}/_sim/requests`)).json()) as { requests: { body: unknown }[] };
+    const asked = requests.map((r) => JSON.stringify(r.body)).filter((b) => b.includes("recall-marker-1"));
+    expect(asked[0]).toContain(`[${kept.body.id}] (fact) The e2e suite needs the browser binary`);
+    expect((await events(base, id)).find((e) => e.kind === "memory-recalled")!.body).toMatchObject({ ids: [kept.body.id] });
+    // Only the first turn.
+    await call(base, "POST", `/threads/${id}/send`, { text: "recall-marker-2 and the browser again" });
+    expect((await events(base, id)).filter((e) => e.kind === "memory-recalled")).toHaveLength(1);
+  });
+
   it("reflects with the curator model: reflections cite what they rest on, and a citation that resolves to nothing is dropped", async () => {
     const a = await retain({ text: "Friday deploy of the api failed: migrations locked the users table." });
     const b = await retain({ text: "Friday deploy of the worker failed: a migration held a lock for 10 minutes." });

@@ -50,6 +50,7 @@ describe("resolving a spawn", () => {
         approvalTimeoutMs: null,
         questionTimeoutMs: null,
         onBusy: "queue",
+        recall: null,
       },
     });
   });
@@ -67,7 +68,7 @@ describe("resolving a spawn", () => {
       account: "o1",
       proxyEnv: { HTTPS_PROXY: "http://127.0.0.1:9" },
     };
-    expect(resolve(input)).toEqual({ ok: true, value: { ...input, fallback: null, approvalTimeoutMs: null, questionTimeoutMs: null, onBusy: "queue" } });
+    expect(resolve(input)).toEqual({ ok: true, value: { ...input, fallback: null, approvalTimeoutMs: null, questionTimeoutMs: null, onBusy: "queue", recall: null } });
   });
 
   it("gives an engine_a spawn without a model sonnet, and any other spawn without one the host's default model", () => {
