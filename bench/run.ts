@@ -18,6 +18,7 @@ import { longThread, reductionTimes } from "./compaction.js";
 import { seatRows } from "./seats.js";
 import { operationRows } from "./operations.js";
 import { toolRows } from "./tools.js";
+import { memoryRows } from "./memory.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
@@ -385,8 +386,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,callers,follow,tail,turns,seats,operations,tools,completions,sandbox,spawn,startup,compaction runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,seats,operations,tools,completions,sandbox,spawn,startup,compaction").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,seats,operations,tools,memory,completions,sandbox,spawn,startup,compaction runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,seats,operations,tools,memory,completions,sandbox,spawn,startup,compaction").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -422,6 +423,10 @@ async function main(): Promise<void> {
     if (ONLY.has("tools") && front.simulatorUrl) {
       log("the runtime's tools");
       await toolRows(front, row, fmt);
+    }
+    if (ONLY.has("memory")) {
+      log("workspace memory");
+      await memoryRows(front, row, fmt);
     }
     if (ONLY.has("spawn")) {
       log("spawn");
