@@ -31,7 +31,7 @@ export const DEFAULT_SEED = 20260517;
 type Rng = () => number;
 
 /** mulberry32: small, fast, and the same on every machine. */
-function mulberry32(seed: number): Rng {
+export function mulberry32(seed: number): Rng {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -6,24 +6,13 @@
  */
 import type { Front } from "../test/support/front.js";
 import { percentile } from "./load.js";
+import { mulberry32 } from "./memory-set.js";
 
 type Row = (...cells: (string | number)[]) => void;
 type Fmt = (n: number, digits?: number) => string;
 
 const MEMORIES = Number(process.env.BENCH_MEMORIES ?? 50_000);
 const CONCURRENCY = 16;
-
-/** A deterministic stream of numbers in [0, 1): the same memories every run. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** 3,000 made-up words from syllables: a vocabulary as varied as a codebase's names. */
 function vocabulary(rand: () => number): string[] {
@@ -50,7 +39,7 @@ async function pool(n: number, call: (i: number) => Promise<unknown>): Promise<n
 }
 
 export async function memoryRows(front: Front, row: Row, fmt: Fmt): Promise<void> {
-  const rand = prng(19);
+  const rand = mulberry32(19);
   const words = vocabulary(rand);
   const ws = "default";
   const texts = Array.from({ length: MEMORIES }, () => sentence(rand, words, 12 + Math.floor(rand() * 10)));
