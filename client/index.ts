@@ -48,7 +48,6 @@ export type TurnOutcome = Omit<SendResult, "seq" | "ts">;
 /** A second answer to an approval is not an error: the runtime says it was already closed, and how. */
 export type ApprovalAnswer = ApprovalResolved | { code: "approval-closed"; error: string; approvalId: string; decision: string };
 
-/** The client library's three failure kinds (SPEC "Errors"). */
 /** A query string of the values given. */
 function searchOf(query: Record<string, string | number | undefined>): URLSearchParams {
   const qs = new URLSearchParams();
@@ -56,6 +55,7 @@ function searchOf(query: Record<string, string | number | undefined>): URLSearch
   return qs;
 }
 
+/** The client library's three failure kinds (SPEC "Errors"). */
 export class RuntimeError extends Error {
   constructor(
     readonly kind: "transport" | "rejected" | "decode",

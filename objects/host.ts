@@ -117,9 +117,10 @@ export class Host extends DurableObject<Env> {
     this.registry.add("memory-alert", workspace, { ...alert, since: open ? (JSON.parse(open) as { since: string }).since : alert.since });
   }
 
-  /** The open alerts as JSON text (`MemoryAlert[]`), oldest first. */
+  /** The open alerts as JSON text (`MemoryAlert[]`), the one open longest first. */
   memoryAlerts(): string {
-    return this.registry.list("memory-alert");
+    const alerts = JSON.parse(this.registry.list("memory-alert")) as { since: string }[];
+    return JSON.stringify(alerts.sort((a, b) => a.since.localeCompare(b.since)));
   }
 
   // ---- attention items ----

@@ -47,8 +47,12 @@ export class Workspace extends DurableObject<Env> {
   private readonly commits: CommitQueue;
   private readonly config: RuntimeConfig;
   private readonly memories: Memories;
-  /** Whether this workspace's memory alert is open at the Host: null until the first retain after a start finds out. */
+  /** Whether this workspace's memory alert is open at the Host: null when not known (after a start, or an RPC that failed). */
   private alertOpen: boolean | null = null;
+  /** Alert changes go to the Host one at a time, in the order retains settled, so a late raise cannot undo a later clear. */
+  private alertChain: Promise<void> = Promise.resolve();
+  /** One reflection at a time, asked for or automatic: two would read the same memories and write the same conclusions. */
+  private reflection: Promise<unknown> = Promise.resolve();
   private reflecting = false;
   /** Entries of the batch being committed: readers see them once the batch is durable. */
   private unpublished: FeedFrame[] = [];
@@ -273,12 +277,6 @@ export class Workspace extends DurableObject<Env> {
     return refuse(400, `after=${after} is beyond the workspace feed's last entry (${this.feed.durableSeq})`);
   }
 
-  // ---- the completions thread ----
-
-  /**
-   * The id of the thread that records this workspace's completions calls: `candidate`
-   * becomes it on the first call, and every later call gets the same id.
-   */
   // ---- memory (docs/memory.md); `workspace` is this object's name, which it does not know itself ----
 
   /**
@@ -299,7 +297,7 @@ export class Workspace extends DurableObject<Env> {
       return this.retainFailed(workspace, refuse(503, `the memory could not be stored: ${(err as Error).message}`, CODES.memoryStoreFailed));
     }
     if (stored.ok) {
-      if (this.alertOpen !== false) await this.setAlert(workspace, null);
+      await this.setAlert(workspace, null);
       this.reflectWhenDue(workspace);
     }
     return stored;
@@ -333,13 +331,21 @@ export class Workspace extends DurableObject<Env> {
    * reflections, each citing the memories it rests on: a citation that names no memory
    * of this workspace is dropped, and a reflection left citing none is not kept.
    */
-  async reflect(workspace: string, limit = 50): Promise<Outcome<Reflected>> {
+  reflect(workspace: string, limit = 50): Promise<Outcome<Reflected>> {
+    const run = this.reflection.then(() => this.reflectNow(workspace, limit));
+    this.reflection = run.catch(() => {});
+    return run;
+  }
+
+  private async reflectNow(workspace: string, limit: number): Promise<Outcome<Reflected>> {
     const c = this.config;
     const models = [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
     if (models.length === 0) return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so nothing reflects on memory", CODES.reflectUnavailable);
     const read = this.memories.recent(limit);
-    const upTo = read.at(-1) ? this.memories.position(read.at(-1)!.id) : 0;
     if (read.length < 2) return ok({ reflections: [], droppedCitations: [], model: null });
+    // Marked before the model answers: one that fails is tried again only after as many new memories, not on every retain.
+    const upTo = this.memories.position(read.at(-1)!.id);
+    await this.commits.write(() => this.put("memory-reflected-upto", String(upTo)));
     const request: ReflectionRequest = {
       threadId: `workspace:${workspace}`,
       models,
@@ -366,7 +372,6 @@ export class Workspace extends DurableObject<Env> {
         const kept = this.memories.retain({ text: r.text }, now, "reflection", cites);
         if (kept.ok && !kept.value.duplicate) reflections.push(kept.value.memory);
       }
-      this.put("memory-reflected-upto", String(upTo));
       return ok({ reflections, droppedCitations: dropped, model: answer.model });
     });
   }
@@ -374,7 +379,7 @@ export class Workspace extends DurableObject<Env> {
   /** The automatic reflection: once enough memory was stored since the last (`SERVICE_MEMORY_REFLECT_EVERY`), with a curator model. */
   private reflectWhenDue(workspace: string): void {
     const every = this.config.memoryReflectEvery;
-    if (every === 0 || this.reflecting || this.config.curatorModel === null) return;
+    if (every === 0 || this.reflecting || (this.config.curatorModel ?? this.config.curatorFallbackModel) === null) return;
     if (this.memories.since(Number(this.setting("memory-reflected-upto") ?? 0)) < every) return;
     this.reflecting = true;
     void this.reflect(workspace)
@@ -391,15 +396,29 @@ export class Workspace extends DurableObject<Env> {
     return refusal;
   }
 
-  private async setAlert(workspace: string, alert: MemoryAlert | null): Promise<void> {
-    try {
-      await hostOf(this.env).setMemoryAlert(workspace, alert ? JSON.stringify(alert) : null);
-      this.alertOpen = alert !== null;
-    } catch (err) {
-      console.error(`workspace ${workspace}: the memory alert could not be ${alert ? "raised" : "cleared"}: ${(err as Error).message}`);
-    }
+  /** Raises or clears the alert at the Host; a clear when it is known closed costs nothing. */
+  private setAlert(workspace: string, alert: MemoryAlert | null): Promise<void> {
+    const change = this.alertChain.then(async () => {
+      if (alert === null && this.alertOpen === false) return;
+      try {
+        await hostOf(this.env).setMemoryAlert(workspace, alert ? JSON.stringify(alert) : null);
+        this.alertOpen = alert !== null;
+      } catch (err) {
+        // Unknown now: the next retain asks the Host again.
+        this.alertOpen = null;
+        console.error(`workspace ${workspace}: the memory alert could not be ${alert ? "raised" : "cleared"}: ${(err as Error).message}`);
+      }
+    });
+    this.alertChain = change;
+    return change;
   }
 
+  // ---- the completions thread ----
+
+  /**
+   * The id of the thread that records this workspace's completions calls: `candidate`
+   * becomes it on the first call, and every later call gets the same id.
+   */
   completionsThread(candidate: string): string {
     const known = this.setting("completions-thread");
     if (known) return known;

@@ -6,12 +6,15 @@ import { memoryTerms, normalizedText, rankRecall, recallTokens } from "../../src
 
 /**
  * The memories table and its full-text index (FTS5, kept by triggers so no write can
- * forget it). One active memory per normalized text: a second retain of the same text
- * finds the first. `n` orders memories by when they were stored, and pages by it.
+ * forget it). One active memory per normalized text (a unique index backs the checks
+ * that answer it): a second retain of the same text finds the first. `n` orders
+ * memories by when they were stored, and pages by it; it is never reused, so a memory
+ * stored after one was forgotten is still the newest. `memory_sources` keeps every
+ * thread that retained a memory, a duplicate's thread too.
  */
 export const MEMORY_SCHEMA = `
   CREATE TABLE IF NOT EXISTS memories (
-    n INTEGER PRIMARY KEY,
+    n INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
     kind TEXT NOT NULL,
     text TEXT NOT NULL,
@@ -28,7 +31,10 @@ export const MEMORY_SCHEMA = `
     retired_reason TEXT,
     cites TEXT NOT NULL DEFAULT '[]'
   );
-  CREATE INDEX IF NOT EXISTS memories_norm ON memories(norm) WHERE retired_at IS NULL;
+  CREATE UNIQUE INDEX IF NOT EXISTS memories_norm ON memories(norm) WHERE retired_at IS NULL;
+  CREATE INDEX IF NOT EXISTS memories_norm_all ON memories(norm);
+  CREATE TABLE IF NOT EXISTS memory_sources (memory TEXT NOT NULL, thread TEXT NOT NULL, seq INTEGER, PRIMARY KEY (memory, thread));
+  CREATE INDEX IF NOT EXISTS memory_sources_thread ON memory_sources(thread);
   CREATE INDEX IF NOT EXISTS memories_key ON memories(key) WHERE retired_at IS NULL AND key IS NOT NULL;
   CREATE INDEX IF NOT EXISTS memories_thread ON memories(thread, n);
   CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(text, content='memories', content_rowid='n', tokenize='porter unicode61');
@@ -112,11 +118,26 @@ export class Memories {
     return r ? toMemory(r) : null;
   }
 
-  /** Inside a commit. The same text active already: that memory, and only what the retain retires besides. */
+  /**
+   * Inside a commit. The same text active already: that memory, and only what the retain
+   * retires besides (a duplicate with a key the kept memory lacks gives it the key). The
+   * text of a memory that was retired (corrected, or by a person) is refused: retaining
+   * stale knowledge must not bring it back beside its correction.
+   */
   retain(body: Retain, now: string, kind: MemoryKind = body.kind ?? "fact", cites: string[] = []): Outcome<Retained> {
     if (body.supersedes !== undefined && !this.row(body.supersedes)) return refuse(404, `no memory ${body.supersedes} to supersede`, CODES.memoryNotFound);
     const norm = normalizedText(body.text);
     const same = this.sql.exec<Row>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NULL", norm).toArray()[0] as Row | undefined;
+    if (!same) {
+      const old = this.sql.exec<Row>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NOT NULL ORDER BY n DESC LIMIT 1", norm).toArray()[0] as Row | undefined;
+      if (old)
+        return refuse(
+          409,
+          `memory ${old.id} had this text and was retired (${old.retired_reason}${old.retired_by ? ` by ${old.retired_by}` : ""}): edit it with retired false to bring it back`,
+          CODES.memoryRetired,
+          { id: old.id, retiredBy: old.retired_by },
+        );
+    }
     const id = same?.id ?? newId("mem_");
     if (!same)
       this.sql.exec(
@@ -134,46 +155,59 @@ export class Memories {
         now,
         JSON.stringify(cites),
       );
+    else if (body.key !== undefined && same.key === null) this.sql.exec("UPDATE memories SET key = ?, updated_at = ? WHERE id = ?", body.key, now, id);
+    if (body.thread !== undefined) this.sql.exec("INSERT OR IGNORE INTO memory_sources (memory, thread, seq) VALUES (?, ?, ?)", id, body.thread, body.seq ?? null);
     const retired: string[] = [];
-    const retire = (target: string, reason: "superseded" | "key") => {
-      if (target === id) return;
-      const done = this.sql.exec("UPDATE memories SET retired_at = ?, retired_by = ?, retired_reason = ?, updated_at = ? WHERE id = ? AND retired_at IS NULL", now, id, reason, now, target);
-      if (done.rowsWritten > 0) retired.push(target);
-    };
-    if (body.supersedes !== undefined) retire(body.supersedes, "superseded");
-    if (body.key !== undefined)
-      for (const r of this.sql.exec<{ id: string }>("SELECT id FROM memories WHERE key = ? AND retired_at IS NULL AND id != ?", body.key, id).toArray()) retire(r.id, "key");
+    if (body.supersedes !== undefined) retired.push(...this.retireAll("id = ?", [body.supersedes], id, "superseded", now));
+    if (body.key !== undefined) retired.push(...this.retireAll("key = ?", [body.key], id, "key", now));
     return ok({ id, memory: this.get(id)!, duplicate: same !== undefined, retired });
   }
 
-  /** Inside a commit: a person's correction in place. */
+  /** Inside a commit: retires the active memories `where` names, but `by` itself, for `by`. */
+  private retireAll(where: string, args: string[], by: string, reason: "superseded" | "key", now: string): string[] {
+    return this.sql
+      .exec<{ id: string }>(`UPDATE memories SET retired_at = ?, retired_by = ?, retired_reason = ?, updated_at = ? WHERE ${where} AND retired_at IS NULL AND id != ? RETURNING id`, now, by, reason, now, ...args, by)
+      .toArray()
+      .map((r) => r.id);
+  }
+
+  /**
+   * Inside a commit: a person's correction in place. Every check comes before the first
+   * write, so a refused edit changes nothing: an active memory's text must be no other
+   * active memory's, and its key no other's either (a key is one fact).
+   */
   edit(id: string, e: EditMemory, now: string): Outcome<Memory> {
     const r = this.row(id);
     if (!r) return refuse(404, `no memory ${id}`, CODES.memoryNotFound);
-    if (e.text !== undefined) {
-      const norm = normalizedText(e.text);
+    const norm = e.text === undefined ? r.norm : normalizedText(e.text);
+    const key = e.key === undefined ? r.key : e.key;
+    const active = e.retired === undefined ? r.retired_at === null : !e.retired;
+    if (active) {
       const clash = this.sql.exec<{ id: string }>("SELECT id FROM memories WHERE norm = ? AND retired_at IS NULL AND id != ?", norm, id).toArray()[0];
-      if (clash && r.retired_at === null && e.retired !== true) return refuse(409, `memory ${clash.id} holds this text already: forget one of them`, CODES.memoryDuplicate, { id: clash.id });
-      this.sql.exec("UPDATE memories SET text = ?, norm = ? WHERE id = ?", e.text, norm, id);
+      if (clash) return refuse(409, `memory ${clash.id} holds this text already: forget one of them`, CODES.memoryDuplicate, { id: clash.id });
+      const keyed = key === null ? undefined : this.sql.exec<{ id: string }>("SELECT id FROM memories WHERE key = ? AND retired_at IS NULL AND id != ?", key, id).toArray()[0];
+      if (keyed) return refuse(409, `memory ${keyed.id} holds key ${key}: retire it first, or give this one another key`, CODES.memoryDuplicate, { id: keyed.id });
     }
-    if (e.key !== undefined) this.sql.exec("UPDATE memories SET key = ? WHERE id = ?", e.key, id);
-    if (e.tags !== undefined) this.sql.exec("UPDATE memories SET tags = ? WHERE id = ?", tagsOf(e.tags), id);
-    if (e.importance !== undefined) this.sql.exec("UPDATE memories SET importance = ? WHERE id = ?", e.importance, id);
-    if (e.retired === true && r.retired_at === null) this.sql.exec("UPDATE memories SET retired_at = ?, retired_by = NULL, retired_reason = 'person' WHERE id = ?", now, id);
-    if (e.retired === false && r.retired_at !== null) {
-      const norm = this.row(id)!.norm;
-      const clash = this.sql.exec<{ id: string }>("SELECT id FROM memories WHERE norm = ? AND retired_at IS NULL AND id != ?", norm, id).toArray()[0];
-      if (clash) return refuse(409, `memory ${clash.id} holds this text already: it cannot come back beside it`, CODES.memoryDuplicate, { id: clash.id });
-      this.sql.exec("UPDATE memories SET retired_at = NULL, retired_by = NULL, retired_reason = NULL WHERE id = ?", id);
-    }
-    this.sql.exec("UPDATE memories SET updated_at = ? WHERE id = ?", now, id);
+    this.sql.exec(
+      "UPDATE memories SET text = ?, norm = ?, key = ?, tags = ?, importance = ?, updated_at = ? WHERE id = ?",
+      e.text ?? r.text,
+      norm,
+      key,
+      e.tags === undefined ? r.tags : tagsOf(e.tags),
+      e.importance ?? r.importance,
+      now,
+      id,
+    );
+    if (active && r.retired_at !== null) this.sql.exec("UPDATE memories SET retired_at = NULL, retired_by = NULL, retired_reason = NULL WHERE id = ?", id);
+    if (!active && r.retired_at === null) this.sql.exec("UPDATE memories SET retired_at = ?, retired_by = NULL, retired_reason = 'person' WHERE id = ?", now, id);
     return ok(this.get(id)!);
   }
 
   /** Inside a commit: gone for good, and from the index. */
   forget(id: string): Outcome<{ id: string; forgotten: true }> {
-    const done = this.sql.exec("DELETE FROM memories WHERE id = ?", id);
-    if (done.rowsWritten === 0) return refuse(404, `no memory ${id}`, CODES.memoryNotFound);
+    const done = this.sql.exec("DELETE FROM memories WHERE id = ? RETURNING id", id).toArray();
+    if (done.length === 0) return refuse(404, `no memory ${id}`, CODES.memoryNotFound);
+    this.sql.exec("DELETE FROM memory_sources WHERE memory = ?", id);
     return ok({ id, forgotten: true });
   }
 
@@ -209,10 +243,11 @@ export class Memories {
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (q.kind) (where.push("kind = ?"), args.push(q.kind));
-    if (q.thread) (where.push("thread = ?"), args.push(q.thread));
+    if (q.thread) (where.push("EXISTS (SELECT 1 FROM memory_sources WHERE memory = memories.id AND thread = ?)"), args.push(q.thread));
     if (q.tag) (where.push("EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)"), args.push(q.tag));
     if (q.retired === "only") where.push("retired_at IS NOT NULL");
     else if (q.retired !== "include") where.push("retired_at IS NULL");
+
     if (q.before) (where.push("n < ?"), args.push(q.before));
     const rows = this.sql
       .exec<Row>(`SELECT * FROM memories ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY n DESC LIMIT ?`, ...args, limit + 1)

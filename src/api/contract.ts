@@ -380,7 +380,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /workspaces/:name/memory/retain": {
     summary: "Stores a memory (201), or finds the same text kept already (200, `duplicate`); a `key` or `supersedes` retires what it replaces, in the same write.",
     body: Retain,
-    errors: [...WORKSPACE, [404, CODES.memoryNotFound], [404, CODES.threadNotFound], [400, CODES.workspaceMismatch], [400, CODES.eventNotFound], [413, CODES.memoryTooLarge], [503, CODES.memoryStoreFailed]],
+    errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryRetired], [404, CODES.threadNotFound], [400, CODES.workspaceMismatch], [400, CODES.eventNotFound], [413, CODES.memoryTooLarge], [503, CODES.memoryStoreFailed]],
   },
   "POST /workspaces/:name/memory/recall": { summary: "The memories that best fill a token budget for a query: text relevance with importance and recency as boosts (docs/memory.md).", body: Recall, errors: WORKSPACE },
   "POST /workspaces/:name/memory/reflect": {

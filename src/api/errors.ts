@@ -114,7 +114,9 @@ export const CODES = {
   memoryTooLarge: "memory-too-large",
   /** A retain the workspace's storage could not take (503); raises the memory alert. */
   memoryStoreFailed: "memory-store-failed",
-  /** An edit that would give a memory the text another active memory holds. */
+  /** A retain of the text of a memory that was retired (corrected, or by a person): it is not brought back beside its correction. */
+  memoryRetired: "memory-retired",
+  /** An edit that would give a memory the text, or the key, another active memory holds. */
   memoryDuplicate: "memory-duplicate",
   /** `reflect` with no curator model configured (`SERVICE_CURATOR_MODEL`), or none that answered. */
   reflectUnavailable: "reflect-unavailable",

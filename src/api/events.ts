@@ -373,14 +373,14 @@ export interface EventBodies {
 }
 
 /**
- * A retain that named this thread as where the memory came from (docs/memory.md): the
- * memory as stored, whether it was the same text as one kept already, what it retired.
+ * A retain that named this thread as where the memory came from (docs/memory.md): which
+ * memory, whether it was the same text as one kept already, what it retired. Not the
+ * text: a memory a person forgets must not live on in a log.
  */
 export interface MemoryRetainedBody {
   workspace: string;
   id: string;
   kind: string;
-  text: string;
   key: string | null;
   tags: string[];
   /** The event the memory rests on, when the retain named one. */

@@ -63,8 +63,8 @@ export const MemoryQuery = z
     kind: z.enum(MEMORY_KINDS).optional(),
     tag: MemoryTag.optional(),
     thread: z.string().min(1).max(100).optional(),
-    /** `only`: retired ones; `include`: both; absent: active ones. */
-    retired: z.enum(["only", "include"]).optional(),
+    /** `only`: retired ones; `include`: both; `exclude`: active ones (the default, but for a thread's list). */
+    retired: z.enum(["only", "include", "exclude"]).optional(),
     /** A page goes from the newest back; `before` is the `nextBefore` of the page before. */
     before: z.coerce.number().int().positive().optional(),
     limit: z.coerce.number().int().min(1).max(500).optional(),

@@ -5,6 +5,7 @@ import type { ThreadRow } from "../api/threads.js";
 import { DEFAULT_WORKSPACE } from "../api/turns.js";
 import type { Env } from "../platform/env.js";
 import { threadOf, workspaceOf } from "../platform/stubs.js";
+import { isThreadId } from "../shared/ids.js";
 
 /** The workspace a thread belongs to (threads spawned without one are `default`'s), or the refusal for a thread there is none of. */
 export async function workspaceOfThread(env: Env, thread: string): Promise<Outcome<string>> {
@@ -22,6 +23,7 @@ export async function workspaceOfThread(env: Env, thread: string): Promise<Outco
 export async function retainMemory(env: Env, workspace: string, body: Retain): Promise<Outcome<Retained>> {
   if (body.seq !== undefined && body.thread === undefined) return refuse(400, "seq names an event of the thread the memory came from: give thread too");
   if (body.thread !== undefined) {
+    if (!isThreadId(body.thread)) return refuse(404, `no thread ${body.thread}`, CODES.threadNotFound);
     const row = (await threadOf(env, body.thread).get()) as Outcome<ThreadRow>;
     if (!row.ok) return refuse(404, `no thread ${body.thread}`, CODES.threadNotFound);
     const home = row.value.spec.workspace ?? DEFAULT_WORKSPACE;
@@ -31,17 +33,17 @@ export async function retainMemory(env: Env, workspace: string, body: Retain): P
   const stored = (await workspaceOf(env, workspace).retain(workspace, body)) as Outcome<Retained>;
   if (stored.ok && body.thread !== undefined) {
     const m: Memory = stored.value.memory;
-    await threadOf(env, body.thread).noteMemory({
+    // The memory is stored: a thread that cannot record it now (retired meanwhile, or unreachable) does not undo that.
+    await (threadOf(env, body.thread).noteMemory({
       workspace,
       id: m.id,
       kind: m.kind,
-      text: m.text,
       key: m.key,
       tags: m.tags,
       sourceSeq: body.seq ?? null,
       duplicate: stored.value.duplicate,
       retired: stored.value.retired,
-    });
+    }) as Promise<unknown>).catch((err: unknown) => console.error(`thread ${body.thread}: memory ${m.id} was stored but not recorded in its log: ${(err as Error).message}`));
   }
   return stored;
 }

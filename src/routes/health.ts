@@ -22,8 +22,12 @@ export const health = new Hono<AppEnv>();
 
 health.get("/health", async (c) => {
   // A retain that could not be stored, per workspace, until a later one is (docs/memory.md).
-  const alerts = JSON.parse(await hostOf(c.env).memoryAlerts()) as MemoryAlert[];
-  return c.json({ ok: true, build: c.var.config.build, spawn: { fields: SPAWN_FIELDS }, memoryAlert: alerts[0] ?? null, memoryAlerts: alerts });
+  // Health answers even when the Host does not: then it says the alerts are unknown.
+  const alerts = await hostOf(c.env)
+    .memoryAlerts()
+    .then((text) => JSON.parse(text) as MemoryAlert[])
+    .catch(() => null);
+  return c.json({ ok: true, build: c.var.config.build, spawn: { fields: SPAWN_FIELDS }, memoryAlert: alerts?.[0] ?? null, memoryAlerts: alerts, ...(alerts ? {} : { memoryAlertsUnknown: true }) });
 });
 
 /** The HTTP interface as OpenAPI 3.1, generated from the schemas the router validates with. */

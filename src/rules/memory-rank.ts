@@ -40,6 +40,14 @@ export function recallTokens(text: string): number {
   return Math.ceil(text.length / 4) + 8;
 }
 
+/** Line breaks of every kind: a memory's text must not be able to start a line of the list it is shown in. */
+const BREAKS = /\r\n|[\r\n\u2028\u2029]/g;
+
+/** Memories as a list for a model, one item each, continuation lines indented: `- [mem_id] (kind) text`. */
+export function memoryList(memories: readonly { id: string; kind: string; text: string }[]): string {
+  return memories.map((m) => `- [${m.id}] (${m.kind}) ${m.text.replace(BREAKS, "\n  ")}`).join("\n");
+}
+
 export interface Candidate {
   n: number;
   relevance: number;
@@ -51,8 +59,9 @@ export interface Candidate {
 /** The candidates by score, best first, taken while they fit the budget (one that does not is passed over for a smaller one). */
 export function rankRecall(candidates: Candidate[], newest: number, budgetTokens: number): (Candidate & { score: number })[] {
   const scored = candidates.map((c) => {
-    const raw = c.relevance * (1 + IMPORTANCE_WEIGHT * c.importance) * (1 + (RECENCY_WEIGHT * c.n) / Math.max(newest, 1)) * (c.retired ? RETIRED_FACTOR : 1);
-    return { ...c, score: Math.round(raw * 10_000) / 10_000 };
+    // Not rounded: BM25 gives a word in most memories a weight near 1e-6, and rounding would make every such score 0.
+    const score = c.relevance * (1 + IMPORTANCE_WEIGHT * c.importance) * (1 + (RECENCY_WEIGHT * c.n) / Math.max(newest, 1)) * (c.retired ? RETIRED_FACTOR : 1);
+    return { ...c, score };
   });
   scored.sort((a, b) => b.score - a.score || b.n - a.n);
   const out: (Candidate & { score: number })[] = [];

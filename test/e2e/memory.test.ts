@@ -53,6 +53,21 @@ describe("workspace memory", () => {
     expect(ids.indexOf(fix.body.id)).toBeLessThan(ids.indexOf(wrong.body.id));
     expect(all.find((m) => m.id === wrong.body.id).retired).toMatchObject({ by: fix.body.id, reason: "superseded" });
     expect((await retain({ text: "x", supersedes: "mem_nope" })).body.code).toBe("memory-not-found");
+    // Stale knowledge retained again does not come back beside its correction, nor retire it.
+    const stale = await retain({ text: "The release branch for the billing service is release/2024.", key: "billing-release-branch" });
+    expect([stale.status, stale.body.code, stale.body.id]).toEqual([409, "memory-retired", old.body.id]);
+    expect((await call(front().url, "GET", `${M}/${byKey.body.id}`)).body.retired).toBeNull();
+  });
+
+  it("refuses an edit that would break one memory per text or per key, and changes nothing then", async () => {
+    const base = front().url;
+    const a = await retain({ text: "The docs site builds with mkdocs.", key: "docs-builder" });
+    const b = await retain({ text: "The api is documented with redoc." });
+    const clash = await call(base, "PATCH", `${M}/${b.body.id}`, { text: "The docs site builds with MkDocs.", importance: 1, tags: ["docs"] });
+    expect([clash.status, clash.body.code, clash.body.id]).toEqual([409, "memory-duplicate", a.body.id]);
+    const keyClash = await call(base, "PATCH", `${M}/${b.body.id}`, { key: "docs-builder", importance: 1 });
+    expect([keyClash.status, keyClash.body.code]).toEqual([409, "memory-duplicate"]);
+    expect((await call(base, "GET", `${M}/${b.body.id}`)).body).toMatchObject({ text: "The api is documented with redoc.", importance: 0.5, tags: [], key: null });
   });
 
   it("fills a token budget, not a count, filters by tags, and answers the same for the same data", async () => {
@@ -102,6 +117,12 @@ describe("workspace memory", () => {
     const logged = (await events(base, id)).find((e) => e.kind === "memory-retained")!;
     expect(logged.body).toMatchObject({ workspace: "default", id: kept.body.id, sourceSeq: sent.body.seq, duplicate: false, tags: ["deploy"] });
     expect((await call(base, "GET", `/threads/${id}/memory`)).body.memories.map((m: any) => m.id)).toEqual([kept.body.id]);
+    // Another thread that retains the same text recorded it too, and lists it.
+    const other = (await call(base, "POST", "/spawn", { model: "sim-1", cwd: work })).body.threadId;
+    expect((await retain({ text: "deploys need the VPN: connect before running deploy.sh.", thread: other })).body).toMatchObject({ id: kept.body.id, duplicate: true });
+    expect((await call(base, "GET", `/threads/${other}/memory`)).body.memories.map((m: any) => m.id)).toEqual([kept.body.id]);
+    // The log names the memory, never its text: forgetting it leaves nothing of it behind.
+    expect(JSON.stringify(logged.body)).not.toContain("VPN");
     expect((await retain({ text: "x", thread: id, seq: 999 })).body.code).toBe("event-not-found");
     expect((await retain({ text: "x", seq: 1 })).status).toBe(400);
   });

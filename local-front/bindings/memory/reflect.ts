@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { ReflectionAnswer, ReflectionRequest } from "../../../src/api/engine.js";
 import type { NetworkDeps } from "../engines/access.js";
 import { askCurator } from "../engines/pi/compact.js";
+import { memoryList } from "../../../src/rules/memory-rank.js";
 
 const REFLECT_PROMPT =
   "You keep the long-term memory of a team of coding agents who work in one repository over weeks. " +
@@ -10,34 +11,40 @@ const REFLECT_PROMPT =
   "a pattern in what fails). Each reflection cites the ids of the memories it rests on, and only those. " +
   'Answer with JSON only, an array: [{"text": "...", "cites": ["mem_..."]}]. An empty array when nothing holds across memories.';
 
-/** The model's reflections: a JSON array, perhaps in a code fence or with words around it. */
-const Reflections = z.array(z.object({ text: z.string().trim().min(1).max(2000), cites: z.array(z.string().max(100)).max(50) })).max(10);
+const Reflection = z.object({ text: z.string().trim().min(1).max(2000), cites: z.array(z.string().max(100)).max(50) });
+/** More than the five asked for are not read. */
+const MOST = 10;
 
 /**
- * Each memory on its own lines, its continuation lines indented, so a memory's text stays
- * one item of the list whatever it holds.
+ * The model's reflections: the first JSON array in its answer (perhaps in a code fence,
+ * or after words that hold brackets of their own), each item taken on its own, so one bad
+ * item costs only itself. A string says why there are none.
  */
-function listed(memories: ReflectionRequest["memories"]): string {
-  return memories.map((m) => `- [${m.id}] (${m.kind}) ${m.text.replace(/\n/g, "\n  ")}`).join("\n");
-}
-
-/** What the model wrote as reflections, or why it is not any. */
 export function parseReflections(text: string): { text: string; cites: string[] }[] | string {
-  const start = text.indexOf("[");
   const end = text.lastIndexOf("]");
-  if (start === -1 || end < start) return "the answer holds no JSON array";
-  try {
-    const parsed = Reflections.safeParse(JSON.parse(text.slice(start, end + 1)));
-    return parsed.success ? parsed.data : `the answer is not a list of {text, cites}: ${parsed.error.issues[0]?.message ?? "invalid"}`;
-  } catch (err) {
-    return `the answer's JSON does not parse: ${(err as Error).message}`;
+  for (let start = text.indexOf("["); start !== -1 && start < end; start = text.indexOf("[", start + 1)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text.slice(start, end + 1));
+    } catch {
+      continue;
+    }
+    if (!Array.isArray(parsed)) continue;
+    return parsed.slice(0, MOST).flatMap((item) => {
+      const r = Reflection.safeParse(item);
+      return r.success ? [r.data] : [];
+    });
   }
+  return "the answer holds no JSON array of reflections";
 }
 
 /** `POST /reflections` on the engine host: the curator model (then its fallback) reflects on the memories given. */
 export async function writeReflections(req: ReflectionRequest, network: NetworkDeps): Promise<ReflectionAnswer> {
-  const answer = await askCurator(req, network, REFLECT_PROMPT, "", `The memories, oldest first:\n\n${listed(req.memories)}\n\nWrite the reflections now.`);
+  const useless = (text: string) => {
+    const r = parseReflections(text);
+    return typeof r === "string" ? r : null;
+  };
+  const answer = await askCurator(req, network, REFLECT_PROMPT, "", `The memories, oldest first:\n\n${memoryList(req.memories)}\n\nWrite the reflections now.`, useless);
   if ("error" in answer) return answer;
-  const reflections = parseReflections(answer.text);
-  return typeof reflections === "string" ? { error: `${answer.model}: ${reflections}` } : { reflections, model: answer.model };
+  return { reflections: parseReflections(answer.text) as { text: string; cites: string[] }[], model: answer.model };
 }

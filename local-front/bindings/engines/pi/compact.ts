@@ -58,7 +58,15 @@ export type CuratorScope = Pick<SummaryRequest, "threadId" | "models" | "account
  * accounts a `pi` turn of the thread would use. `document` rides in the system prompt, as
  * what the request is about. A failure of every model is an answer too.
  */
-export async function askCurator(req: CuratorScope, network: NetworkDeps, prompt: string, document: string, ask: string): Promise<{ text: string; model: string } | { error: string }> {
+export async function askCurator(
+  req: CuratorScope,
+  network: NetworkDeps,
+  prompt: string,
+  document: string,
+  ask: string,
+  /** Why an answer is no use (it does not parse), so the next model is asked; null when it is. */
+  useless: (text: string) => string | null = () => null,
+): Promise<{ text: string; model: string } | { error: string }> {
   const errors: string[] = [];
   for (const id of req.models) {
     // The thread's own account serves only the models of its provider; another model takes the workspace's.
@@ -83,7 +91,13 @@ export async function askCurator(req: CuratorScope, network: NetworkDeps, prompt
       errors.push(`${id}: ${why}`);
       continue;
     }
-    return { text: message.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim(), model: id };
+    const text = message.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim();
+    const no = useless(text);
+    if (no) {
+      errors.push(`${id}: ${no}`);
+      continue;
+    }
+    return { text, model: id };
   }
   return { error: errors.join("; ") || "no curator model is configured" };
 }
