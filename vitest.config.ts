@@ -23,7 +23,7 @@ export default defineConfig({
                 SERVICE_ALLOWED_HOSTS: "runtime",
               },
               // The account pool lives in the front; the per-object tests run without one.
-              serviceBindings: { ENGINES: scriptedEngine, ACCOUNTS: () => Response.json({ error: "no account pool in the workers tests" }, { status: 404 }) },
+              serviceBindings: { ENGINES: scriptedEngine, ACCOUNTS: () => Response.json({ error: "no account pool in the workers tests" }, { status: 404 }), CODE: () => Response.json({ error: "no code service in the workers tests" }, { status: 404 }) },
             },
           }),
         ],

@@ -15,6 +15,7 @@ import { startAccountService } from "./bindings/accounts/service.js";
 import { startEngineHost } from "./bindings/engines/engine-host.js";
 import type { RuntimeLink } from "./bindings/engines/tools/runtime-tools.js";
 import { startHostReports } from "./bindings/host-report.js";
+import { startCodeService } from "./bindings/code/service.js";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./process/workerd.js";
 import { readShardLayout } from "./process/shard-layout.js";
@@ -76,6 +77,9 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
     enginesToken,
   );
   undo.push(() => engines.close());
+  const codeToken = randomBytes(24).toString("hex");
+  const code = await startCodeService(config.codeRoots, codeToken);
+  undo.push(() => code.close());
   const accountsToken = randomBytes(24).toString("hex");
   const accounts = await startAccountService(network.pool, network.completions, accountsToken);
   undo.push(() => accounts.close());
@@ -86,6 +90,8 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
     internalToken,
     enginesToken,
     accountsToken,
+    code: code.address,
+    codeToken,
   }, layout);
   undo.push(() => runtime.dispose());
   const home = runtime.shards[0]!.direct;
@@ -121,6 +127,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       await engines.close();
       sandbox.close();
       await accounts.close();
+      await code.close();
       await runtime.dispose();
       await network.close();
       lock.release();

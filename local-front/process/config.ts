@@ -7,9 +7,40 @@ import { AccountsFile, type AccountConfig, type PublicAccount } from "../../src/
 import { WorkspacesFile } from "../../src/api/workspaces.js";
 import { SETTINGS } from "../../src/platform/config.js";
 import { homedir } from "node:os";
+import { realpathSync, statSync } from "node:fs";
+import { basename } from "node:path";
+import type { RootEntry } from "../bindings/code/fence.js";
 import { isAbsolute, join, resolve } from "node:path";
 
+/**
+ * The code roots: `SERVICE_CODE_ROOTS` (directories separated by `:`, each named by its
+ * base name) and each workspace's `repos` (named as given), each an existing directory,
+ * by its real path, names unique.
+ */
+function codeRootsOf(list: string | undefined, workspaces: z.infer<typeof WorkspacesFile> | null): RootEntry[] {
+  const wanted = [
+    ...(list ?? "").split(":").filter(Boolean).map((path) => ({ name: basename(path), path, workspace: null as string | null, from: "SERVICE_CODE_ROOTS" })),
+    ...(workspaces?.workspaces ?? []).flatMap((w) => w.repos.map((r) => ({ name: r.name, path: r.path, workspace: w.name as string | null, from: `workspace ${w.name}'s repos` }))),
+  ];
+  const roots: RootEntry[] = [];
+  for (const r of wanted) {
+    if (!isAbsolute(r.path)) throw new ConfigError(`${r.from}: ${r.path} is not an absolute path`);
+    let real: string;
+    try {
+      real = realpathSync(r.path);
+      if (!statSync(real).isDirectory()) throw new Error("not a directory");
+    } catch {
+      throw new ConfigError(`${r.from}: ${r.path} is not a directory`);
+    }
+    if (roots.some((x) => x.name === r.name)) throw new ConfigError(`${r.from}: a code root named ${r.name} is registered twice`);
+    roots.push({ name: r.name, path: real, workspace: r.workspace });
+  }
+  return roots;
+}
+
 export interface FrontConfig {
+  /** The registered code roots (docs/code.md): `SERVICE_CODE_ROOTS` and the workspaces' `repos`, by real path. */
+  codeRoots: RootEntry[];
   host: string;
   port: number;
   dataDir: string;
@@ -187,7 +218,11 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
   if (!/^\d+$/.test(rawSimPort) || Number(rawSimPort) > 65535)
     throw new ConfigError(`SERVICE_SIMULATOR_PORT must be a port number, not ${JSON.stringify(rawSimPort)}`);
+  const codeRoots = codeRootsOf(env.SERVICE_CODE_ROOTS, workspaces);
+  // The worker fences build threads out of these checkouts (src/rules/spawn.ts).
+  if (codeRoots.length) workerVars.SERVICE_CODE_FENCE = JSON.stringify(codeRoots.map((r) => r.path));
   return {
+    codeRoots,
     host,
     port,
     dataDir,

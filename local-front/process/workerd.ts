@@ -37,6 +37,9 @@ export interface Boot {
   internalToken: string;
   /** Shared secret the worker sends to the engine host. */
   enginesToken: string;
+  /** host:port of the code service, for the CODE binding, and what it wants from its callers. */
+  code: string;
+  codeToken: string;
   /** Shared secret the worker sends to the account pool. */
   accountsToken: string;
 }
@@ -64,6 +67,7 @@ export async function startRuntime(config: FrontConfig, boot: Boot, layout: Shar
         SERVICE_BOOT_ID: boot.bootId,
         SERVICE_INTERNAL_TOKEN: boot.internalToken,
         SERVICE_ENGINES_TOKEN: boot.enginesToken,
+        SERVICE_CODE_TOKEN: boot.codeToken,
         SERVICE_ACCOUNTS_TOKEN: boot.accountsToken,
         SERVICE_SHARD: String(n),
         SERVICE_SHARD_COUNT: String(layout.count),
@@ -74,6 +78,7 @@ export async function startRuntime(config: FrontConfig, boot: Boot, layout: Shar
         ...workerOptions.serviceBindings,
         ENGINES: { external: { address: boot.engines, http: {} } },
         ACCOUNTS: { external: { address: boot.accounts, http: {} } },
+        CODE: { external: { address: boot.code, http: {} } },
         ...(other === null ? {} : { SHARD_PEER: { external: { address: `127.0.0.1:${other}`, http: {} } } }),
       },
       durableObjectsPersist: join(config.dataDir, dirs.objects),

@@ -22,6 +22,7 @@ import { ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe } from "./subscriptions.js";
 import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
 import { RuntimeToolCall } from "./tools.js";
+import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
 import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -65,6 +66,7 @@ const SinceQuery = z.object({ since: z.string().regex(/^\d{1,16}$/).optional() }
 
 const SPAWN_ERRORS: readonly RouteError[] = [
   [400, CODES.spawnCwdRequired],
+  [400, CODES.spawnCwdFenced],
   [422, CODES.engineModelMismatch],
   [400, CODES.accountNotInRoster],
   [400, CODES.modelNotAllowed],
@@ -397,6 +399,28 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   },
   "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
   "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery },
+
+  "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", errors: [[503, CODES.codeServiceUnavailable]] },
+  "GET /code/files": {
+    summary: "A page of the tracked files under a path of a root, sorted, with a glob.",
+    query: FilesQuery,
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [409, CODES.codeRootNotGit], [503, CODES.codeServiceUnavailable]],
+  },
+  "GET /code/read": {
+    summary: "A line range of one file, with its line count and git blob hash; cut at a size cap with `truncated`.",
+    query: ReadQuery,
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [413, CODES.codeFileTooLarge], [415, CODES.codeFileBinary], [400, CODES.codeRangeOutside], [503, CODES.codeServiceUnavailable]],
+  },
+  "GET /code/outline": {
+    summary: "The symbols of a file (name, kind, range, parent, signature), parsed with tree-sitter.",
+    query: OutlineQuery,
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [415, CODES.codeLanguageUnknown], [413, CODES.codeFileTooLarge], [503, CODES.codeServiceUnavailable]],
+  },
+  "POST /code/search": {
+    summary: "A literal or regular-expression search over one root or all, with ripgrep.",
+    body: SearchBody,
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codeSearchInvalid], [503, CODES.codeServiceUnavailable]],
+  },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },
   "POST /internal/tools": {

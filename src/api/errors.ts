@@ -106,6 +106,28 @@ export const CODES = {
   /** A handoff while another offer is pending (one at a time). */
   handoffPending: "handoff-pending",
   handoffNotFound: "handoff-not-found",
+  /** No registered code root of that name (`GET /code/roots` lists them). */
+  codeRootNotFound: "code-root-not-found",
+  /** A code path that is absolute, holds `..`, or leads out of its root through a link. */
+  codePathFenced: "code-path-fenced",
+  codePathNotFound: "code-path-not-found",
+  codePathNotFile: "code-path-not-file",
+  /** A file over the size a read or an outline takes (413). */
+  codeFileTooLarge: "code-file-too-large",
+  /** A read of a file that holds NUL bytes (415). */
+  codeFileBinary: "code-file-binary",
+  /** An outline of a language no grammar reads (415). */
+  codeLanguageUnknown: "code-language-unknown",
+  /** A read range outside the file. */
+  codeRangeOutside: "code-range-outside",
+  /** A root that is no git checkout: no tracked files to list. */
+  codeRootNotGit: "code-root-not-git",
+  /** A search pattern ripgrep refuses (a bad regular expression, a bad glob). */
+  codeSearchInvalid: "code-search-invalid",
+  /** No code service behind the CODE binding (plain `wrangler dev`), or it could not be reached. */
+  codeServiceUnavailable: "code-service-unavailable",
+  /** A build thread's `cwd` inside a registered checkout: build threads work in worktrees of their own. */
+  spawnCwdFenced: "spawn-cwd-fenced",
   /** A retain naming a thread of another workspace. */
   workspaceMismatch: "workspace-mismatch",
   /** A memory the workspace does not have (a retain's `supersedes`, an edit, a forget). */

@@ -36,6 +36,8 @@ export const WorkspaceConfig = z
     /** Empty: every model is allowed. */
     allowedModels: z.array(z.string().min(1).max(200)).default([]),
     policy: Policy.default({ defaults: {} }),
+    /** Repositories this workspace reads (docs/code.md): each a code root of that name, its checkout fenced from build threads. */
+    repos: z.array(z.object({ name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/), path: z.string().startsWith("/").max(4096) }).strict()).default([]),
   })
   .strict();
 export type WorkspaceConfig = z.infer<typeof WorkspaceConfig>;

@@ -10,6 +10,9 @@ export const ENGINE_HOST_NOT_CONNECTED =
 export const ACCOUNT_POOL_NOT_CONNECTED =
   "the account pool is not connected: this worker runs without the runtime's front (plain `wrangler dev` has no accounts, models or completions); start the runtime with `npm start`";
 
+export const CODE_SERVICE_NOT_CONNECTED =
+  "the code service is not connected: this worker runs without the runtime's front (plain `wrangler dev` reads no repository); start the runtime with `npm start`";
+
 /** `res` as the service wrote it, or, when no service wrote it, `missing` as a JSON 503. */
 export async function bindingAnswer(res: Response, missing: Record<string, unknown>): Promise<Response> {
   if (res.ok) return res;

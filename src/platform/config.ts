@@ -87,11 +87,13 @@ export const SETTINGS = {
   workspaces: front("SERVICE_WORKSPACES", "workspaces.json as the front read and checked it.", (raw) =>
     raw ? new Map(WorkspacesFile.parse(JSON.parse(raw)).workspaces.map((w): [string, WorkspaceConfig] => [w.name, w])) : null,
   ),
+  codeFence: front("SERVICE_CODE_FENCE", "The registered code roots' real paths, as the front read `SERVICE_CODE_ROOTS` and the workspaces' `repos`: build threads are fenced out of them.", (raw) => (raw ? (JSON.parse(raw) as string[]) : [])),
   accounts: front("SERVICE_ACCOUNTS", "The account pool's ids and providers, as the front read them (`PublicAccount[]`).", (raw) =>
     new Map(((raw ? JSON.parse(raw) : []) as PublicAccount[]).map((a): [string, PublicAccount] => [a.id, a])),
   ),
   bootId: raw("SERVICE_BOOT_ID", "This boot of the front: a drain armed by an earlier boot does not count."),
   enginesToken: raw("SERVICE_ENGINES_TOKEN", "What the engine host wants from its callers, new at each boot."),
+  codeToken: raw("SERVICE_CODE_TOKEN", "What the code service wants from its callers, new at each boot."),
   accountsToken: raw("SERVICE_ACCOUNTS_TOKEN", "What the account pool wants from its callers, new at each boot."),
   shard: raw("SERVICE_SHARD", "This workerd process's shard (`0` is home); absent on Cloudflare, where one namespace spans every machine."),
   shardCount: raw("SERVICE_SHARD_COUNT", "The workerd processes of the host (docs/decisions.md, \"Two workerd processes\")."),

@@ -15,6 +15,8 @@ export interface Env extends ConfigVars {
   ENGINES: Fetcher;
   /** The account pool (fetch-shaped; the local front serves it). See src/api/accounts.ts. */
   ACCOUNTS: Fetcher;
+  /** The code service: the registered repositories, read on the machine that has them (fetch-shaped; the local front serves it). See src/api/code.ts. */
+  CODE: Fetcher;
   /**
    * Set only by the local front, which runs the host as two workerd processes
    * (docs/decisions.md, "Two workerd processes"): the other process's ShardPeer

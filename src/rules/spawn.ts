@@ -38,6 +38,18 @@ export function chainEntry(entry: string | EngineModel, engine: Engine): EngineM
   return { engine: mismatch(engine, entry) ? engineForModel(entry) : engine, model: entry };
 }
 
+/** The registered checkout a path lies in (the path as given, against the roots' real paths), or null. */
+export function fencedBy(cwd: string, roots: readonly string[]): string | null {
+  const parts: string[] = [];
+  for (const p of cwd.split("/")) {
+    if (p === "" || p === ".") continue;
+    if (p === "..") parts.pop();
+    else parts.push(p);
+  }
+  const path = `/${parts.join("/")}`;
+  return roots.find((root) => path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`)) ?? null;
+}
+
 /** Fills a spawn's omitted fields and refuses combinations no engine can run. */
 export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<ThreadSpec> {
   const model = input.model ?? (input.engine === "engine_a" ? "sonnet" : config.defaultModel);
@@ -52,6 +64,9 @@ export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<T
   const type = input.type ?? "chat";
   if (type === "build" && !input.cwd)
     return refuse(400, "a build thread needs a cwd", CODES.spawnCwdRequired);
+  const fence = type === "build" && input.cwd ? fencedBy(input.cwd, config.codeFence) : null;
+  if (fence)
+    return refuse(400, `a build thread does not work in the registered checkout ${fence}: it works in a worktree of its own`, CODES.spawnCwdFenced, { root: fence });
   return ok({
     workspace: input.workspace ?? null,
     title: input.title ?? null,

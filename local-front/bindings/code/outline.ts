@@ -1,0 +1,134 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, extname, join } from "node:path";
+import { Language, Parser, type Node } from "web-tree-sitter";
+import type { CodeSymbol, OutlineAnswer, OutlineQuery } from "../../../src/api/code.js";
+import { CODES } from "../../../src/api/errors.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { fencedFile, type RootEntry } from "./fence.js";
+import { READ_FILE_MAX } from "./read.js";
+
+/** The grammars, by file extension: prebuilt WebAssembly from the `tree-sitter-wasms` package. */
+const LANGUAGES: Record<string, string> = {
+  ".ts": "typescript",
+  ".mts": "typescript",
+  ".cts": "typescript",
+  ".tsx": "tsx",
+  ".js": "javascript",
+  ".mjs": "javascript",
+  ".cjs": "javascript",
+  ".jsx": "javascript",
+  ".py": "python",
+  ".go": "go",
+  ".rs": "rust",
+};
+
+/** Node types that declare a symbol, and what kind of symbol (a function inside a class or an impl is a method). */
+const DECLARATIONS: Record<string, CodeSymbol["kind"]> = {
+  function_declaration: "function",
+  generator_function_declaration: "function",
+  function_definition: "function",
+  function_item: "function",
+  method_definition: "method",
+  method_declaration: "method",
+  class_declaration: "class",
+  abstract_class_declaration: "class",
+  class_definition: "class",
+  interface_declaration: "interface",
+  type_alias_declaration: "type",
+  type_item: "type",
+  enum_declaration: "enum",
+  enum_item: "enum",
+  struct_item: "struct",
+  trait_item: "trait",
+  impl_item: "impl",
+  internal_module: "module",
+  mod_item: "module",
+  type_spec: "type",
+};
+
+const CONTAINERS = new Set<CodeSymbol["kind"]>(["class", "interface", "struct", "trait", "impl", "module", "enum"]);
+
+const require = createRequire(import.meta.url);
+const wasmDir = join(dirname(require.resolve("tree-sitter-wasms/package.json")), "out");
+let ready: Promise<void> | null = null;
+const loaded = new Map<string, Promise<Language>>();
+
+function languageOf(name: string): Promise<Language> {
+  ready ??= Parser.init();
+  let l = loaded.get(name);
+  if (!l) {
+    l = ready.then(() => Language.load(join(wasmDir, `tree-sitter-${name}.wasm`)));
+    loaded.set(name, l);
+  }
+  return l;
+}
+
+function nameOf(node: Node): string | null {
+  const named = node.childForFieldName("name") ?? (node.type === "impl_item" ? node.childForFieldName("type") : null);
+  return named?.text ?? null;
+}
+
+/** What a declaration is: a Go type by what it names, a function inside a container a method. */
+function kindOf(node: Node, inContainer: boolean): CodeSymbol["kind"] | null {
+  const kind = DECLARATIONS[node.type];
+  if (!kind) return null;
+  if (node.type === "type_spec") {
+    const t = node.childForFieldName("type")?.type;
+    return t === "struct_type" ? "struct" : t === "interface_type" ? "interface" : "type";
+  }
+  return kind === "function" && inContainer ? "method" : kind;
+}
+
+/** A `const f = () => ...` or `= function` is a function too. */
+function arrowName(node: Node): string | null {
+  if (node.type !== "variable_declarator") return null;
+  const value = node.childForFieldName("value")?.type;
+  return value === "arrow_function" || value === "function_expression" || value === "function" ? (node.childForFieldName("name")?.text ?? null) : null;
+}
+
+function symbolsOf(root: Node): CodeSymbol[] {
+  const out: CodeSymbol[] = [];
+  const walk = (node: Node, parent: { name: string; kind: CodeSymbol["kind"] } | null) => {
+    const kind = kindOf(node, parent !== null && CONTAINERS.has(parent.kind));
+    const name = kind ? nameOf(node) : arrowName(node);
+    let here = parent;
+    if (name && (kind || arrowName(node))) {
+      const k = kind ?? "function";
+      const receiver = node.type === "method_declaration" ? node.childForFieldName("receiver")?.text.replace(/^\(|\)$/g, "").split(/\s+/).at(-1)?.replace(/^\*/, "") : undefined;
+      out.push({
+        name,
+        kind: k,
+        range: { start: { line: node.startPosition.row + 1, column: node.startPosition.column + 1 }, end: { line: node.endPosition.row + 1, column: node.endPosition.column + 1 } },
+        parent: receiver ?? parent?.name ?? null,
+        signature: node.text.split("\n")[0]!.trim().slice(0, 200),
+      });
+      here = { name, kind: k };
+    }
+    for (const child of node.namedChildren) if (child) walk(child, here);
+  };
+  walk(root, null);
+  return out;
+}
+
+/** `GET /code/outline`: the symbols of a file, by a real parser (tree-sitter). */
+export async function outline(root: RootEntry, q: OutlineQuery): Promise<Outcome<OutlineAnswer>> {
+  const language = LANGUAGES[extname(q.path).toLowerCase()];
+  if (!language) return refuse(415, `no outline for ${extname(q.path) || "files without an extension"}: it reads ${Object.keys(LANGUAGES).join(" ")}`, CODES.codeLanguageUnknown);
+  const f = await fencedFile(root, q.path);
+  if (!f.ok) return f;
+  if (f.value.size > READ_FILE_MAX) return refuse(413, `${q.path} is ${f.value.size} bytes; outlines stop at ${READ_FILE_MAX}`, CODES.codeFileTooLarge, { bytes: f.value.size });
+  // The grammar first: loading it initializes the runtime a Parser needs.
+  const grammar = await languageOf(language);
+  const parser = new Parser();
+  try {
+    parser.setLanguage(grammar);
+    const tree = parser.parse(await readFile(f.value.real, "utf8"));
+    if (!tree) return refuse(422, `${q.path} could not be parsed`, CODES.codeFileBinary);
+    const symbols = symbolsOf(tree.rootNode);
+    tree.delete();
+    return ok({ root: root.name, path: f.value.rel, language, symbols });
+  } finally {
+    parser.delete();
+  }
+}
