@@ -568,7 +568,8 @@ export class TurnDriver {
       restage(this.thread);
     });
     this.live = null;
-    void this.reportToParent();
+    // A failover or a nudge runs the same messages again: the outcome waits for that turn.
+    if (!failover && !nudge) void this.reportToParent();
     // The nudge's turn answers the stalled turn's senders: moved before any await, so the
     // nudge's turn cannot end before its waiters are in place.
     if (nudged !== null)
@@ -775,6 +776,9 @@ export class TurnDriver {
   async reportToParent(): Promise<void> {
     const d = this.state?.delegation;
     if (!d?.outcome || d.reported) return;
+    // An outcome the model gave mid-turn waits for the turn's end (the child may still be
+    // working), unless the thread was retired and no turn will end.
+    if ((this.state!.turn || this.starting) && !this.state!.archivedAt) return;
     let took = false;
     try {
       const r = (await threadOf(this.thread.env, d.parent).reportOperation(d.operation, JSON.stringify({ outcome: d.outcome }), "child")) as Outcome<unknown>;

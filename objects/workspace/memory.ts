@@ -122,7 +122,8 @@ export class Memories {
    * Inside a commit. The same text active already: that memory, and only what the retain
    * retires besides (a duplicate with a key the kept memory lacks gives it the key). The
    * text of a memory that was retired (corrected, or by a person) is refused: retaining
-   * stale knowledge must not bring it back beside its correction.
+   * stale knowledge must not bring it back beside its correction. A retain that names a
+   * key or what it supersedes is a correction itself, and may bring the old text back.
    */
   retain(body: Retain, now: string, kind: MemoryKind = body.kind ?? "fact", cites: string[] = []): Outcome<Retained> {
     if (body.supersedes !== undefined && !this.row(body.supersedes)) return refuse(404, `no memory ${body.supersedes} to supersede`, CODES.memoryNotFound);
@@ -130,6 +131,16 @@ export class Memories {
     const same = this.sql.exec<Row>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NULL", norm).toArray()[0] as Row | undefined;
     if (!same) {
       const old = this.sql.exec<Row>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NOT NULL ORDER BY n DESC LIMIT 1", norm).toArray()[0] as Row | undefined;
+      // A correction naming what it corrects (a key, or supersedes) may say the old value holds again: the old memory comes back, and what held the key retires.
+      if (old && (body.key !== undefined || body.supersedes !== undefined)) {
+        this.sql.exec("UPDATE memories SET retired_at = NULL, retired_by = NULL, retired_reason = NULL, key = ?, updated_at = ? WHERE id = ?", body.key ?? old.key, now, old.id);
+        if (body.thread !== undefined) this.sql.exec("INSERT OR IGNORE INTO memory_sources (memory, thread, seq) VALUES (?, ?, ?)", old.id, body.thread, body.seq ?? null);
+        const retired = [
+          ...(body.supersedes !== undefined ? this.retireAll("id = ?", [body.supersedes], old.id, "superseded", now) : []),
+          ...(body.key !== undefined ? this.retireAll("key = ?", [body.key], old.id, "key", now) : []),
+        ];
+        return ok({ id: old.id, memory: this.get(old.id)!, duplicate: true, retired });
+      }
       if (old)
         return refuse(
           409,
@@ -159,7 +170,9 @@ export class Memories {
     if (body.thread !== undefined) this.sql.exec("INSERT OR IGNORE INTO memory_sources (memory, thread, seq) VALUES (?, ?, ?)", id, body.thread, body.seq ?? null);
     const retired: string[] = [];
     if (body.supersedes !== undefined) retired.push(...this.retireAll("id = ?", [body.supersedes], id, "superseded", now));
-    if (body.key !== undefined) retired.push(...this.retireAll("key = ?", [body.key], id, "key", now));
+    // A duplicate kept under another key is about that key: it retires nothing by this one.
+    const keyHolder = same && same.key !== null && body.key !== undefined && same.key !== body.key ? null : body.key;
+    if (keyHolder !== undefined && keyHolder !== null) retired.push(...this.retireAll("key = ?", [keyHolder], id, "key", now));
     return ok({ id, memory: this.get(id)!, duplicate: same !== undefined, retired });
   }
 
@@ -188,18 +201,21 @@ export class Memories {
       const keyed = key === null ? undefined : this.sql.exec<{ id: string }>("SELECT id FROM memories WHERE key = ? AND retired_at IS NULL AND id != ?", key, id).toArray()[0];
       if (keyed) return refuse(409, `memory ${keyed.id} holds key ${key}: retire it first, or give this one another key`, CODES.memoryDuplicate, { id: keyed.id });
     }
+    // One statement: the unique index on an active memory's text is checked on the row as it ends, not half-way.
+    const retired = active ? { at: null, by: null, reason: null } : r.retired_at !== null ? { at: r.retired_at, by: r.retired_by, reason: r.retired_reason } : { at: now, by: null, reason: "person" };
     this.sql.exec(
-      "UPDATE memories SET text = ?, norm = ?, key = ?, tags = ?, importance = ?, updated_at = ? WHERE id = ?",
+      "UPDATE memories SET text = ?, norm = ?, key = ?, tags = ?, importance = ?, updated_at = ?, retired_at = ?, retired_by = ?, retired_reason = ? WHERE id = ?",
       e.text ?? r.text,
       norm,
       key,
       e.tags === undefined ? r.tags : tagsOf(e.tags),
       e.importance ?? r.importance,
       now,
+      retired.at,
+      retired.by,
+      retired.reason,
       id,
     );
-    if (active && r.retired_at !== null) this.sql.exec("UPDATE memories SET retired_at = NULL, retired_by = NULL, retired_reason = NULL WHERE id = ?", id);
-    if (!active && r.retired_at === null) this.sql.exec("UPDATE memories SET retired_at = ?, retired_by = NULL, retired_reason = 'person' WHERE id = ?", now, id);
     return ok(this.get(id)!);
   }
 

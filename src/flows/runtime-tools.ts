@@ -14,6 +14,7 @@ import { retainMemory, workspaceOfThread } from "./memory.js";
 import { memoryList } from "../rules/memory-rank.js";
 import { startOperation } from "./delegate.js";
 import { subscribe } from "./subscribe.js";
+import { isThreadId } from "../shared/ids.js";
 
 type Input<T extends keyof typeof RUNTIME_TOOLS> = ReturnType<(typeof RUNTIME_TOOLS)[T]["input"]["parse"]>;
 
@@ -63,6 +64,7 @@ export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeTool
       const body = parsed.data as Input<"subscribe">;
       if (!("thread" in body.watch)) refused(403, "a model watches threads of its own family, not a workspace: a caller of POST /threads/:id/subscriptions can", CODES.watchOutOfScope);
       const target = body.watch.thread;
+      if (!isThreadId(target)) refused(404, `no thread ${target} to watch`, CODES.watchTargetNotFound);
       const [mine, theirs] = await Promise.all([rowOf(env, call.thread), rowOf(env, target)]);
       if (theirs?.parent !== call.thread && mine?.parent !== target)
         refused(403, `thread ${target} is neither one this thread delegated to or forked nor the one that delegated to it`, CODES.watchOutOfScope);

@@ -43,9 +43,13 @@ export function recallTokens(text: string): number {
 /** Line breaks of every kind: a memory's text must not be able to start a line of the list it is shown in. */
 const BREAKS = /\r\n|[\r\n\u2028\u2029]/g;
 
-/** Memories as a list for a model, one item each, continuation lines indented: `- [mem_id] (kind) text`. */
+/**
+ * Memories as a list for a model, one item each, continuation lines indented, angle
+ * brackets escaped (so no memory closes the block it is shown in): `- [mem_id] (kind) text`.
+ */
 export function memoryList(memories: readonly { id: string; kind: string; text: string }[]): string {
-  return memories.map((m) => `- [${m.id}] (${m.kind}) ${m.text.replace(BREAKS, "\n  ")}`).join("\n");
+  const shown = (t: string) => t.replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(BREAKS, "\n  ");
+  return memories.map((m) => `- [${m.id}] (${m.kind}) ${shown(m.text)}`).join("\n");
 }
 
 export interface Candidate {

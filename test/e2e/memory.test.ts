@@ -53,10 +53,14 @@ describe("workspace memory", () => {
     expect(ids.indexOf(fix.body.id)).toBeLessThan(ids.indexOf(wrong.body.id));
     expect(all.find((m) => m.id === wrong.body.id).retired).toMatchObject({ by: fix.body.id, reason: "superseded" });
     expect((await retain({ text: "x", supersedes: "mem_nope" })).body.code).toBe("memory-not-found");
-    // Stale knowledge retained again does not come back beside its correction, nor retire it.
-    const stale = await retain({ text: "The release branch for the billing service is release/2024.", key: "billing-release-branch" });
+    // Stale knowledge retained again, as a bare fact, does not come back beside its correction.
+    const stale = await retain({ text: "The release branch for the billing service is release/2024." });
     expect([stale.status, stale.body.code, stale.body.id]).toEqual([409, "memory-retired", old.body.id]);
     expect((await call(front().url, "GET", `${M}/${byKey.body.id}`)).body.retired).toBeNull();
+    // Named by its key, it is a correction itself: the old value holds again, and what held the key retires.
+    const back = await retain({ text: "The release branch for the billing service is release/2024.", key: "billing-release-branch" });
+    expect([back.status, back.body.id, back.body.duplicate, back.body.retired]).toEqual([200, old.body.id, true, [byKey.body.id]]);
+    expect((await call(front().url, "GET", `${M}/${old.body.id}`)).body.retired).toBeNull();
   });
 
   it("refuses an edit that would break one memory per text or per key, and changes nothing then", async () => {
@@ -68,6 +72,9 @@ describe("workspace memory", () => {
     const keyClash = await call(base, "PATCH", `${M}/${b.body.id}`, { key: "docs-builder", importance: 1 });
     expect([keyClash.status, keyClash.body.code]).toEqual([409, "memory-duplicate"]);
     expect((await call(base, "GET", `${M}/${b.body.id}`)).body).toMatchObject({ text: "The api is documented with redoc.", importance: 0.5, tags: [], key: null });
+    // Retired in the same edit, it may hold a text an active memory holds.
+    const retiredToo = await call(base, "PATCH", `${M}/${b.body.id}`, { text: "The docs site builds with MkDocs.", retired: true });
+    expect([retiredToo.status, retiredToo.body.retired?.reason]).toEqual([200, "person"]);
   });
 
   it("fills a token budget, not a count, filters by tags, and answers the same for the same data", async () => {

@@ -21,19 +21,23 @@ const MOST = 10;
  * item costs only itself. A string says why there are none.
  */
 export function parseReflections(text: string): { text: string; cites: string[] }[] | string {
-  const end = text.lastIndexOf("]");
-  for (let start = text.indexOf("["); start !== -1 && start < end; start = text.indexOf("[", start + 1)) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text.slice(start, end + 1));
-    } catch {
-      continue;
+  const ends: number[] = [];
+  for (let i = text.lastIndexOf("]"); i !== -1 && ends.length < 50; i = text.lastIndexOf("]", i - 1)) ends.push(i);
+  for (let start = text.indexOf("["); start !== -1; start = text.indexOf("[", start + 1)) {
+    for (const end of ends) {
+      if (end <= start) break;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text.slice(start, end + 1));
+      } catch {
+        continue;
+      }
+      if (!Array.isArray(parsed) || !parsed.some((item) => typeof item === "object" && item !== null)) continue;
+      return parsed.slice(0, MOST).flatMap((item) => {
+        const r = Reflection.safeParse(item);
+        return r.success ? [r.data] : [];
+      });
     }
-    if (!Array.isArray(parsed)) continue;
-    return parsed.slice(0, MOST).flatMap((item) => {
-      const r = Reflection.safeParse(item);
-      return r.success ? [r.data] : [];
-    });
   }
   return "the answer holds no JSON array of reflections";
 }
