@@ -12,6 +12,7 @@ import {
 } from "../src/api/answers.js";
 import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
+import type { CodeRoot, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../src/api/code.js";
 import type { EditMemory, Memory, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained } from "../src/api/memory.js";
 import type { CycleEvent, GateRequest, GateResult, MergeResult } from "../src/api/cycles.js";
 import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
@@ -438,6 +439,29 @@ export class RuntimeClient {
   /** The memories retained from a thread. */
   threadMemory(id: string, query: Omit<MemoryQuery, "thread"> = {}): Promise<MemoryPage> {
     return this.call("GET", `/threads/${id}/memory?${searchOf(query)}`);
+  }
+
+  // ---- code reads (docs/code.md) ----
+
+  codeRoots(): Promise<{ roots: CodeRoot[] }> {
+    return this.call("GET", "/code/roots");
+  }
+
+  /** A page of a root's tracked files; pass `nextCursor` as `cursor` for the next. */
+  codeFiles(query: FilesQuery): Promise<FilesPage> {
+    return this.call("GET", `/code/files?${searchOf(query)}`);
+  }
+
+  codeRead(query: ReadQuery): Promise<ReadAnswer> {
+    return this.call("GET", `/code/read?${searchOf(query)}`);
+  }
+
+  codeOutline(query: OutlineQuery): Promise<OutlineAnswer> {
+    return this.call("GET", `/code/outline?${searchOf(query)}`);
+  }
+
+  codeSearch(body: SearchBody): Promise<SearchAnswer> {
+    return this.call("POST", "/code/search", body);
   }
 
   accounts(): Promise<{ accounts: AccountView[]; simulator: boolean; engines: EngineEntry[] }> {

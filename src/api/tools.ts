@@ -3,6 +3,7 @@ import { ENGINES, type PERMISSIONS } from "./threads.js";
 import { Subscribe } from "./subscriptions.js";
 import { OfferHandoff } from "./seats.js";
 import { Recall, Retain } from "./memory.js";
+import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
 
 /**
  * The runtime's own tools, offered to every engine's model the same way (docs/tools.md):
@@ -66,6 +67,22 @@ export const RUNTIME_TOOLS = {
     description:
       "Recall what this workspace's agents learned before: the memories that best answer a query, as many as fit a token budget (1000 by default). Retired (corrected) memories only when asked.",
   },
+  code_search: {
+    input: SearchBody,
+    description: "Search the registered repositories (one root, or all): a literal string, or a regular expression with regex true; glob narrows the files. Answers path:line:column and the line.",
+  },
+  code_read: {
+    input: ReadQuery,
+    description: "Read lines start to end of a file of a registered repository (root and path as code_search and code_files name them).",
+  },
+  code_outline: {
+    input: OutlineQuery,
+    description: "The symbols of a file (functions, classes, methods, types...) with their line ranges and first lines.",
+  },
+  code_files: {
+    input: FilesQuery,
+    description: "The tracked files under a path of a registered repository, with an optional glob; page with cursor.",
+  },
   retain: {
     input: RetainInput,
     description:
@@ -110,10 +127,15 @@ export interface RuntimeToolResult {
 /** A model in a thread this many parents deep (delegations and forks) delegates no further: a chain of delegations cannot grow without end. */
 export const MAX_TOOL_DELEGATION_DEPTH = 3;
 
-/** Which of the tools a turn is offered: the report tools to a delegation's child, the handoff to the seat that holds the thread while others sit. */
-export function offeredTools(turn: { delegated: boolean; handoffTo: unknown[] }): RuntimeToolName[] {
+/**
+ * Which of the tools a turn is offered: the report tools to a delegation's child, the
+ * handoff to the seat that holds the thread while others sit, the code reads when the
+ * host registered a repository.
+ */
+export function offeredTools(turn: { delegated: boolean; handoffTo: unknown[] }, codeRoots = true): RuntimeToolName[] {
   // `delegated`: the thread answers a delegation whose outcome it has not given yet.
   return RUNTIME_TOOL_NAMES.filter((name) => {
+    if (name.startsWith("code_")) return codeRoots;
     if (name === "report_milestone" || name === "report_outcome") return turn.delegated;
     if (name === "offer_handoff") return turn.handoffTo.length > 0;
     return true;

@@ -15,6 +15,8 @@ import { memoryList } from "../rules/memory-rank.js";
 import { startOperation } from "./delegate.js";
 import { subscribe } from "./subscribe.js";
 import { isThreadId } from "../shared/ids.js";
+import { callCode } from "../platform/code-call.js";
+import type { CodeRoot, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../api/code.js";
 
 type Input<T extends keyof typeof RUNTIME_TOOLS> = ReturnType<(typeof RUNTIME_TOOLS)[T]["input"]["parse"]>;
 
@@ -22,6 +24,47 @@ type Input<T extends keyof typeof RUNTIME_TOOLS> = ReturnType<(typeof RUNTIME_TO
 async function rowOf(env: Env, id: string): Promise<ThreadRow | null> {
   const r = (await threadOf(env, id).get()) as Outcome<ThreadRow>;
   return r.ok ? r.value : null;
+}
+
+/**
+ * A model's code read: the route's, over the roots its thread may read (the host-wide
+ * ones, and its workspace's `repos`), answered as text for the model.
+ */
+async function readCode(env: Env, call: RuntimeToolCall, input: unknown): Promise<string> {
+  const workspace = valueOf(await workspaceOfThread(env, call.thread));
+  const { roots } = valueOf(await callCode<{ roots: CodeRoot[] }>(env, "GET", "/roots"));
+  const readable = roots.filter((r) => r.workspace === null || r.workspace === workspace).map((r) => r.name);
+  const asked = (input as { root?: string }).root;
+  if (asked !== undefined && !readable.includes(asked)) refused(404, `no code root ${asked} for this thread; it reads ${readable.join(", ") || "none"}`, CODES.codeRootNotFound);
+  const query = (q: Record<string, unknown>) => new URLSearchParams(Object.entries(q).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
+  switch (call.tool) {
+    case "code_search": {
+      const q = input as SearchBody;
+      const limit = q.limit ?? 200;
+      const lines: string[] = [];
+      let hit = false;
+      for (const root of asked !== undefined ? [asked] : readable) {
+        const found = valueOf(await callCode<SearchAnswer>(env, "POST", "/search", { ...q, root, limit: limit - lines.length }));
+        lines.push(...found.matches.map((m) => `${m.root}/${m.path}:${m.line}:${m.column}: ${m.text}`));
+        hit ||= found.limitHit;
+        if (lines.length >= limit) break;
+      }
+      return lines.length === 0 ? "No match." : `${lines.join("\n")}${hit ? `\n(more matches: the first ${limit} shown)` : ""}`;
+    }
+    case "code_read": {
+      const r = valueOf(await callCode<ReadAnswer>(env, "GET", `/read?${query(input as ReadQuery)}`));
+      const numbered = r.text.split("\n").map((l, i) => `${r.start + i}: ${l}`);
+      return `${r.root}/${r.path}, lines ${r.start}-${r.end} of ${r.totalLines}${r.truncated ? " (cut at the size cap)" : ""}:\n${numbered.join("\n")}`;
+    }
+    case "code_outline": {
+      const o = valueOf(await callCode<OutlineAnswer>(env, "GET", `/outline?${query(input as OutlineQuery)}`));
+      return o.symbols.map((s) => `${s.kind} ${s.parent ? `${s.parent}.` : ""}${s.name} (lines ${s.range.start.line}-${s.range.end.line}): ${s.signature}`).join("\n") || "No symbols.";
+    }
+    default: {
+      const f = valueOf(await callCode<FilesPage>(env, "GET", `/files?${query(input as FilesQuery)}`));
+      return `${f.files.join("\n") || "No files."}${f.nextCursor ? `\n(more: cursor ${f.nextCursor})` : ""}`;
+    }
+  }
 }
 
 /** How many parents (delegations and forks) the thread has, counted up to the limit. */
@@ -96,6 +139,11 @@ export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeTool
       const retired = kept.retired.length ? `; it retired ${kept.retired.join(", ")}` : "";
       return ok({ text: `${kept.duplicate ? `Kept already as ${kept.id}` : `Retained as ${kept.id}`}${retired}.` });
     }
+    case "code_search":
+    case "code_read":
+    case "code_outline":
+    case "code_files":
+      return ok({ text: await readCode(env, call, parsed.data) });
     case "offer_handoff": {
       const { to, note, context } = parsed.data as Input<"offer_handoff">;
       const offer = valueOf((await thread.offerHandoffFromTurn(call.turn, to, note ?? null, context ?? "full")) as Outcome<HandoffOffered>);

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, startFront, type Front } from "../support/front.js";
-import { call } from "../support/http.js";
+import { call, events, sim } from "../support/http.js";
+import { EVERY_ENGINE } from "../support/engines.js";
 
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-code-"));
 const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-code-data-"));
@@ -139,5 +140,25 @@ describe("code reads of registered repositories", () => {
     // A chat thread may read there, and a build thread may work beside it.
     expect((await call(front.url, "POST", "/spawn", { cwd: app })).status).toBe(201);
     expect((await call(front.url, "POST", "/spawn", { type: "build", cwd: work })).status).toBe(201);
+  });
+});
+
+describe.each(EVERY_ENGINE)("code reads through the runtime's tools on %s", (_engine, spec) => {
+  it("searches and reads the roots its thread may read, and no other workspace's", async () => {
+    const base = front.url;
+    const result = async (id: string, name: string, input: Record<string, unknown>) => {
+      const sent = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name, input }, reply: "read" }) });
+      expect(sent.body.outcome, JSON.stringify(sent.body.failure)).toBe("completed");
+      return (await events(base, id)).filter((e) => e.kind === "tool-result" && String(e.body.name).endsWith(name)).at(-1)!.body;
+    };
+    const inAlpha = (await call(base, "POST", "/spawn", { ...spec, workspace: "alpha", cwd: work, permissions: "ask" })).body.threadId;
+    const found = await result(inAlpha, "code_search", { pattern: "needle" });
+    expect(found.output).toContain("app/README.md:3:1: needle again, needle twice");
+    expect(found.output).toContain("library/index.js:3:4");
+    expect((await result(inAlpha, "code_read", { root: "app", path: "src/shapes.ts", start: 12, end: 12 })).output).toContain("12: export function total(shapes: Shape[]): number {");
+    expect((await result(inAlpha, "code_outline", { root: "library", path: "index.js" })).output).toContain("function helper");
+    const inDefault = (await call(base, "POST", "/spawn", { ...spec, cwd: work, permissions: "ask" })).body.threadId;
+    expect((await result(inDefault, "code_search", { pattern: "needle" })).output).not.toContain("library/");
+    expect(await result(inDefault, "code_read", { root: "library", path: "index.js" })).toMatchObject({ isError: true, output: expect.stringContaining("code-root-not-found") });
   });
 });

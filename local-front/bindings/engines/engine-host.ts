@@ -46,6 +46,8 @@ export interface EngineDeps extends PiDeps {
   engineB: EngineBinary;
   /** The worker's `POST /internal/tools`, where a turn's runtime tool calls run. */
   runtime: RuntimeLink;
+  /** The host registered a code root: turns are offered the code reads. */
+  codeRoots: boolean;
   /** Why the credential proxy last failed a thread's provider call since a time, if it did. */
   proxyFailureSince(threadId: string, sinceMs: number): string | null;
 }
@@ -94,7 +96,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       res.write(`${JSON.stringify(r)}\n`);
       if (ended) res.end();
     };
-    const scope = scopeOf(request);
+    const scope = scopeOf(request, deps.codeRoots);
     const toolToken = toolServer.grant(scope);
     const tools = { scope, link: deps.runtime, url: toolServer.url, token: toolToken };
     const turn =

@@ -25,8 +25,9 @@ export function isRuntimeTool(name: string): name is RuntimeToolName {
   return (RUNTIME_TOOL_NAMES as string[]).includes(name);
 }
 
-export function scopeOf(req: TurnRequest): ToolScope {
-  return { thread: req.threadId, turn: req.turnId, tools: offeredTools(req), handoffTo: req.handoffTo };
+/** `codeRoots`: the host registered a repository, so the code reads are worth offering. */
+export function scopeOf(req: TurnRequest, codeRoots: boolean): ToolScope {
+  return { thread: req.threadId, turn: req.turnId, tools: offeredTools(req, codeRoots), handoffTo: req.handoffTo };
 }
 
 /** What the model reads of a tool: `offer_handoff` names the seats it may offer to. */
