@@ -52,16 +52,21 @@ const CONTAINERS = new Set<CodeSymbol["kind"]>(["class", "interface", "struct", 
 const require = createRequire(import.meta.url);
 const wasmDir = join(dirname(require.resolve("tree-sitter-wasms/package.json")), "out");
 let ready: Promise<void> | null = null;
-const loaded = new Map<string, Promise<Language>>();
+const loaded = new Map<string, Promise<Parser>>();
 
-function languageOf(name: string): Promise<Language> {
+/** One parser a language, made once: parsing is synchronous, so no two parses share one at a time. */
+function parserFor(name: string): Promise<Parser> {
   ready ??= Parser.init();
-  let l = loaded.get(name);
-  if (!l) {
-    l = ready.then(() => Language.load(join(wasmDir, `tree-sitter-${name}.wasm`)));
-    loaded.set(name, l);
+  let p = loaded.get(name);
+  if (!p) {
+    p = ready.then(async () => {
+      const parser = new Parser();
+      parser.setLanguage(await Language.load(join(wasmDir, `tree-sitter-${name}.wasm`)));
+      return parser;
+    });
+    loaded.set(name, p);
   }
-  return l;
+  return p;
 }
 
 function nameOf(node: Node): string | null {
@@ -87,7 +92,10 @@ function arrowName(node: Node): string | null {
   return value === "arrow_function" || value === "function_expression" || value === "function" ? (node.childForFieldName("name")?.text ?? null) : null;
 }
 
-function symbolsOf(root: Node): CodeSymbol[] {
+/** A function's body holds statements, not the file's outline: the walk does not go in. */
+const BODIES_OF = new Set(["function", "method"]);
+
+function symbolsOf(root: Node, source: string[]): CodeSymbol[] {
   const out: CodeSymbol[] = [];
   const walk = (node: Node, parent: { name: string; kind: CodeSymbol["kind"] } | null) => {
     const kind = kindOf(node, parent !== null && CONTAINERS.has(parent.kind));
@@ -101,9 +109,11 @@ function symbolsOf(root: Node): CodeSymbol[] {
         kind: k,
         range: { start: { line: node.startPosition.row + 1, column: node.startPosition.column + 1 }, end: { line: node.endPosition.row + 1, column: node.endPosition.column + 1 } },
         parent: receiver ?? parent?.name ?? null,
-        signature: node.text.split("\n")[0]!.trim().slice(0, 200),
+        // From the source's line, not node.text: that would copy a whole class to keep its first line.
+        signature: (source[node.startPosition.row] ?? "").trim().slice(0, 200),
       });
       here = { name, kind: k };
+      if (BODIES_OF.has(k)) return;
     }
     for (const child of node.namedChildren) if (child) walk(child, here);
   };
@@ -118,17 +128,12 @@ export async function outline(root: RootEntry, q: OutlineQuery): Promise<Outcome
   const f = await fencedFile(root, q.path);
   if (!f.ok) return f;
   if (f.value.size > READ_FILE_MAX) return refuse(413, `${q.path} is ${f.value.size} bytes; outlines stop at ${READ_FILE_MAX}`, CODES.codeFileTooLarge, { bytes: f.value.size });
-  // The grammar first: loading it initializes the runtime a Parser needs.
-  const grammar = await languageOf(language);
-  const parser = new Parser();
+  const source = await readFile(f.value.real, "utf8");
+  const tree = (await parserFor(language)).parse(source);
+  if (!tree) return refuse(422, `${q.path} could not be parsed`, CODES.codeFileBinary);
   try {
-    parser.setLanguage(grammar);
-    const tree = parser.parse(await readFile(f.value.real, "utf8"));
-    if (!tree) return refuse(422, `${q.path} could not be parsed`, CODES.codeFileBinary);
-    const symbols = symbolsOf(tree.rootNode);
-    tree.delete();
-    return ok({ root: root.name, path: f.value.rel, language, symbols });
+    return ok({ root: root.name, path: f.value.rel, language, symbols: symbolsOf(tree.rootNode, source.split("\n")) });
   } finally {
-    parser.delete();
+    tree.delete();
   }
 }

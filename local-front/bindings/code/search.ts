@@ -78,11 +78,14 @@ export async function search(roots: RootEntry[], q: SearchBody): Promise<SearchA
   let limitHit = false;
   const signal = AbortSignal.timeout(60_000);
   for (const root of roots) {
-    commits[root.name] = (await headOf(root.path)).head;
-    if (limitHit) continue;
-    const found = await searchRoot(root, q, limit - matches.length, signal);
-    matches.push(...found.matches);
-    limitHit = found.hit;
+    // The head is read while ripgrep runs, not before it.
+    const head = headOf(root.path);
+    if (!limitHit) {
+      const found = await searchRoot(root, q, limit - matches.length, signal);
+      matches.push(...found.matches);
+      limitHit = found.hit;
+    }
+    commits[root.name] = (await head).head;
   }
   return { matches, commits, limitHit };
 }
