@@ -16,6 +16,7 @@ import { startEngineHost } from "./bindings/engines/engine-host.js";
 import type { RuntimeLink } from "./bindings/engines/tools/runtime-tools.js";
 import { startHostReports } from "./bindings/host-report.js";
 import { startCodeService } from "./bindings/code/service.js";
+import { spawn } from "node:child_process";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./process/workerd.js";
 import { readShardLayout } from "./process/shard-layout.js";
@@ -79,7 +80,12 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   );
   undo.push(() => engines.close());
   const codeToken = randomBytes(24).toString("hex");
-  const code = await startCodeService(config.codeRoots, codeToken);
+  // ripgrep walks the checkouts inside the session sandbox when there is one (docs/code.md, "The fence").
+  const code = await startCodeService(config.codeRoots, codeToken, (argv, cwd) =>
+    sandbox.state === "bwrap"
+      ? sandbox.spawn(argv, { cwd, own: [] }, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn(argv[0]!, argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] }),
+  );
   undo.push(() => code.close());
   const accountsToken = randomBytes(24).toString("hex");
   const accounts = await startAccountService(network.pool, network.completions, accountsToken);

@@ -8,7 +8,7 @@ import { WorkspacesFile } from "../../src/api/workspaces.js";
 import { SETTINGS } from "../../src/platform/config.js";
 import { homedir } from "node:os";
 import { realpathSync, statSync } from "node:fs";
-import { basename } from "node:path";
+import { basename, relative } from "node:path";
 import type { RootEntry } from "../bindings/code/fence.js";
 import { isAbsolute, join, resolve } from "node:path";
 
@@ -17,7 +17,7 @@ import { isAbsolute, join, resolve } from "node:path";
  * base name) and each workspace's `repos` (named as given), each an existing directory,
  * by its real path, names unique.
  */
-function codeRootsOf(list: string | undefined, workspaces: z.infer<typeof WorkspacesFile> | null): RootEntry[] {
+function codeRootsOf(list: string | undefined, workspaces: z.infer<typeof WorkspacesFile> | null, secrets: string[]): RootEntry[] {
   const wanted = [
     ...(list ?? "").split(":").filter(Boolean).map((path) => ({ name: basename(path), path, workspace: null as string | null, from: "SERVICE_CODE_ROOTS" })),
     ...(workspaces?.workspaces ?? []).flatMap((w) => w.repos.map((r) => ({ name: r.name, path: r.path, workspace: w.name as string | null, from: `workspace ${w.name}'s repos` }))),
@@ -33,9 +33,21 @@ function codeRootsOf(list: string | undefined, workspaces: z.infer<typeof Worksp
       throw new ConfigError(`${r.from}: ${r.path} is not a directory`);
     }
     if (roots.some((x) => x.name === r.name)) throw new ConfigError(`${r.from}: a code root named ${r.name} is registered twice`);
+    // What sessions may not see (the data directory, the engine state, the secret files) no root may hold.
+    const hidden = secrets.find((s) => within(real, s) || within(s, real));
+    if (hidden) throw new ConfigError(`${r.from}: ${r.path} overlaps ${hidden}, which holds the runtime's state and secrets`);
+    // One root inside another of another owner would let the outer one's readers read it.
+    const nested = roots.find((x) => x.workspace !== r.workspace && (within(x.path, real) || within(real, x.path)));
+    if (nested) throw new ConfigError(`${r.from}: ${r.path} overlaps code root ${nested.name}, which another workspace (or the host) registered`);
     roots.push({ name: r.name, path: real, workspace: r.workspace });
   }
   return roots;
+}
+
+/** Whether `path` is `dir` or lies inside it. */
+function within(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 export interface FrontConfig {
@@ -218,9 +230,17 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
   if (!/^\d+$/.test(rawSimPort) || Number(rawSimPort) > 65535)
     throw new ConfigError(`SERVICE_SIMULATOR_PORT must be a port number, not ${JSON.stringify(rawSimPort)}`);
-  const codeRoots = codeRootsOf(env.SERVICE_CODE_ROOTS, workspaces);
-  // The worker fences build threads out of these checkouts (src/rules/spawn.ts).
-  if (codeRoots.length) workerVars.SERVICE_CODE_FENCE = JSON.stringify(codeRoots.map((r) => r.path));
+  const existing = (p: string) => {
+    try {
+      return [realpathSync(p)];
+    } catch {
+      return [resolve(p)];
+    }
+  };
+  const codeRoots = codeRootsOf(env.SERVICE_CODE_ROOTS, workspaces, [dataDir, engineStateDirOf(env), accountsPath, resolve(env.SERVICE_PROXY_CA || join(dataDir, "proxy", "ca.pem"))].flatMap(existing));
+  // The worker fences build threads out of these checkouts (src/rules/spawn.ts), by their real paths and the paths as registered.
+  const fence = [...new Set([...codeRoots.map((r) => r.path), ...(env.SERVICE_CODE_ROOTS ?? "").split(":").filter(Boolean).map((p) => resolve(p)), ...(workspaces?.workspaces ?? []).flatMap((w) => w.repos.map((r) => resolve(r.path)))])];
+  if (codeRoots.length) workerVars.SERVICE_CODE_FENCE = JSON.stringify(fence);
   return {
     codeRoots,
     host,

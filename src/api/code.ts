@@ -97,6 +97,8 @@ export interface OutlineAnswer {
   path: string;
   language: string;
   symbols: CodeSymbol[];
+  /** More than 5,000 symbols: the first 5,000 are given. */
+  truncated: boolean;
 }
 
 export interface SearchMatch {

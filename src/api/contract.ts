@@ -409,17 +409,17 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "GET /code/read": {
     summary: "A line range of one file, with its line count and git blob hash; cut at a size cap with `truncated`.",
     query: ReadQuery,
-    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [413, CODES.codeFileTooLarge], [415, CODES.codeFileBinary], [400, CODES.codeRangeOutside], [503, CODES.codeServiceUnavailable]],
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [413, CODES.codeFileTooLarge], [415, CODES.codeFileBinary], [400, CODES.codeRangeOutside], [403, CODES.codePathDenied], [500, CODES.codeReadFailed], [503, CODES.codeServiceUnavailable]],
   },
   "GET /code/outline": {
     summary: "The symbols of a file (name, kind, range, parent, signature), parsed with tree-sitter.",
     query: OutlineQuery,
-    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [415, CODES.codeLanguageUnknown], [413, CODES.codeFileTooLarge], [503, CODES.codeServiceUnavailable]],
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [415, CODES.codeLanguageUnknown], [413, CODES.codeFileTooLarge], [422, CODES.codeParseFailed], [503, CODES.codeServiceUnavailable]],
   },
   "POST /code/search": {
     summary: "A literal or regular-expression search over one root or all, with ripgrep.",
     body: SearchBody,
-    errors: [[404, CODES.codeRootNotFound], [400, CODES.codeSearchInvalid], [503, CODES.codeServiceUnavailable]],
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codeSearchInvalid], [504, CODES.codeSearchTimeout], [503, CODES.codeSearchUnavailable], [503, CODES.codeServiceUnavailable]],
   },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },

@@ -111,6 +111,16 @@ export const CODES = {
   /** A code path that is absolute, holds `..`, or leads out of its root through a link. */
   codePathFenced: "code-path-fenced",
   codePathNotFound: "code-path-not-found",
+  /** A file of a root the front may not read (403). */
+  codePathDenied: "code-path-denied",
+  /** A file system failure that is nobody's mistake (500, with its errno). */
+  codeReadFailed: "code-read-failed",
+  /** A search that ran past its minute (504). */
+  codeSearchTimeout: "code-search-timeout",
+  /** ripgrep is missing (its platform package did not install): 503. */
+  codeSearchUnavailable: "code-search-unavailable",
+  /** A file tree-sitter could not parse at all. */
+  codeParseFailed: "code-parse-failed",
   codePathNotFile: "code-path-not-file",
   /** A file over the size a read or an outline takes (413). */
   codeFileTooLarge: "code-file-too-large",

@@ -43,11 +43,16 @@ async function readCode(env: Env, call: RuntimeToolCall, input: unknown): Promis
       const limit = q.limit ?? 200;
       const lines: string[] = [];
       let hit = false;
-      for (const root of asked !== undefined ? [asked] : readable) {
+      const searched = asked !== undefined ? [asked] : readable;
+      for (const [i, root] of searched.entries()) {
         const found = valueOf(await callCode<SearchAnswer>(env, "POST", "/search", { ...q, root, limit: limit - lines.length }));
         lines.push(...found.matches.map((m) => `${m.root}/${m.path}:${m.line}:${m.column}: ${m.text}`));
         hit ||= found.limitHit;
-        if (lines.length >= limit) break;
+        if (lines.length >= limit) {
+          // Roots left unsearched may hold more.
+          hit ||= i < searched.length - 1;
+          break;
+        }
       }
       return lines.length === 0 ? "No match." : `${lines.join("\n")}${hit ? `\n(more matches: the first ${limit} shown)` : ""}`;
     }

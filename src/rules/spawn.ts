@@ -38,7 +38,11 @@ export function chainEntry(entry: string | EngineModel, engine: Engine): EngineM
   return { engine: mismatch(engine, entry) ? engineForModel(entry) : engine, model: entry };
 }
 
-/** The registered checkout a path lies in (the path as given, against the roots' real paths), or null. */
+/**
+ * The registered checkout a path lies in, or holds (a build thread's working directory is
+ * writable, all of it), or null; the path as given, `..` resolved, against the roots'
+ * real paths and their paths as registered.
+ */
 export function fencedBy(cwd: string, roots: readonly string[]): string | null {
   const parts: string[] = [];
   for (const p of cwd.split("/")) {
@@ -47,7 +51,8 @@ export function fencedBy(cwd: string, roots: readonly string[]): string | null {
     else parts.push(p);
   }
   const path = `/${parts.join("/")}`;
-  return roots.find((root) => path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`)) ?? null;
+  const under = (dir: string, p: string) => p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+  return roots.find((root) => under(root, path) || under(path, root)) ?? null;
 }
 
 /** Fills a spawn's omitted fields and refuses combinations no engine can run. */

@@ -43,6 +43,8 @@ beforeAll(async () => {
     "big.txt": `${"line of text\n".repeat(30_000)}`,
   });
   symlinkSync(secret, join(app, "leak.txt"));
+  writeFileSync(join(app, ".env"), "TOKEN=hunter2\n");
+  writeFileSync(join(app, "notes.txt"), "hunter2 untracked\n");
   symlinkSync(work, join(app, "up"));
   repo(lib, { "index.js": "function helper() {}\nmodule.exports = { helper };\n// needle in lib\n" });
   writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify({ workspaces: [{ name: "alpha", slug: "acme/alpha", repos: [{ name: "library", path: lib }] }] }));
@@ -131,15 +133,21 @@ describe("code reads of registered repositories", () => {
     expect((await call(front.url, "GET", "/code/files?root=app&path=up")).body.code).toBe("code-path-fenced");
     expect((await call(front.url, "GET", "/code/read?root=nope&path=x")).body.code).toBe("code-root-not-found");
     expect((await call(front.url, "GET", "/code/read?root=app&path=missing.ts")).body.code).toBe("code-path-not-found");
+    // Only what the checkout tracks is read: not git's own files, not a hidden or untracked one.
+    for (const path of [".git/config", ".env", "notes.txt"]) expect([path, (await call(front.url, "GET", `/code/read?root=app&path=${path}`)).body.code]).toEqual([path, "code-path-not-found"]);
+    for (const glob of ["*", ".env", "**/.env"]) expect((await call(front.url, "POST", "/code/search", { pattern: "TOKEN=", root: "app", glob })).body.matches).toEqual([]);
+    expect((await call(front.url, "GET", `/code/files?root=app&path=${encodeURIComponent(":(top)")}`)).body.code).toBe("code-path-not-found");
   });
 
   it("refuses a build thread whose cwd is inside a registered checkout", async () => {
     const r = await call(front.url, "POST", "/spawn", { type: "build", cwd: join(app, "src") });
     expect([r.status, r.body.code]).toEqual([400, "spawn-cwd-fenced"]);
     expect((await call(front.url, "POST", "/spawn", { type: "build", cwd: `${lib}/../lib` })).body.code).toBe("spawn-cwd-fenced");
+    // Nor in a directory that holds one: its working directory is writable, all of it.
+    expect((await call(front.url, "POST", "/spawn", { type: "build", cwd: work })).body.code).toBe("spawn-cwd-fenced");
     // A chat thread may read there, and a build thread may work beside it.
     expect((await call(front.url, "POST", "/spawn", { cwd: app })).status).toBe(201);
-    expect((await call(front.url, "POST", "/spawn", { type: "build", cwd: work })).status).toBe(201);
+    expect((await call(front.url, "POST", "/spawn", { type: "build", cwd: mkdtempSync(join(tmpdir(), "agent-runtime-build-")) })).status).toBe(201);
   });
 });
 

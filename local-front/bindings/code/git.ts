@@ -44,8 +44,18 @@ export async function headOf(cwd: string): Promise<{ branch: string | null; head
   return { branch: branch?.trim() || null, head: head?.trim() || null };
 }
 
-/** The tracked files under `path`, relative to the checkout's top, sorted; null when it is no git checkout. */
+/**
+ * The tracked files under `path` (taken literally: no pathspec magic), relative to the
+ * root, sorted; null when it is no git checkout.
+ */
 export async function trackedFiles(cwd: string, path: string): Promise<string[] | null> {
-  const out = await git(cwd, ["ls-files", "-z", "--full-name", "--", path || "."]);
+  const out = await git(cwd, ["--literal-pathspecs", "ls-files", "-z", "--", path || "."]);
   return out === null ? null : out.split("\0").filter(Boolean).sort();
+}
+
+/** Whether the checkout tracks this file; null when it is no git checkout. */
+export async function isTracked(cwd: string, path: string): Promise<boolean | null> {
+  if (path === "") return false;
+  const out = await git(cwd, ["--literal-pathspecs", "ls-files", "-z", "--", path]);
+  return out === null ? null : out.split("\0").includes(path);
 }

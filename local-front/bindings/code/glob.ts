@@ -1,30 +1,67 @@
-/**
- * A path glob as a regular expression: `**` any run of segments, `*` any run within a
- * segment, `?` one character, `{a,b}` either; a glob without `/` matches the base name
- * (as ripgrep's `--glob` does).
- */
-export function globMatcher(glob: string): (path: string) => boolean {
-  let re = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === "*" && glob[i + 1] === "*") {
-      re += glob[i + 2] === "/" ? "(?:.*/)?" : ".*";
-      i += glob[i + 2] === "/" ? 2 : 1;
-    } else if (c === "*") re += "[^/]*";
-    else if (c === "?") re += "[^/]";
-    else if (c === "{") {
-      const close = glob.indexOf("}", i);
-      if (close === -1) re += "\\{";
-      else {
-        re += `(?:${glob.slice(i + 1, close).split(",").map(escape).join("|")})`;
-        i = close;
-      }
-    } else re += escape(c);
-  }
-  const whole = new RegExp(`^${re}$`);
-  return glob.includes("/") ? (p) => whole.test(p) : (p) => whole.test(p.slice(p.lastIndexOf("/") + 1));
+/** Alternatives a glob's braces may expand to, at most: `{a,b}{c,d}` is four. */
+const MAX_ALTERNATIVES = 64;
+
+/** `{a,b}` expanded (not nested), left to right; a brace without its close is literal. */
+function expand(glob: string): string[] {
+  const open = glob.indexOf("{");
+  const close = open === -1 ? -1 : glob.indexOf("}", open);
+  if (close === -1) return [glob];
+  const rest = expand(glob.slice(close + 1));
+  const out: string[] = [];
+  for (const alt of glob.slice(open + 1, close).split(","))
+    for (const r of rest) {
+      if (out.length === MAX_ALTERNATIVES) return out;
+      out.push(glob.slice(0, open) + alt + r);
+    }
+  return out;
 }
 
-function escape(s: string): string {
-  return s.replace(/[.+^$()|[\]\\]/g, "\\$&");
+/**
+ * One path segment against one pattern segment of `*` and `?`: the greedy two-pointer
+ * match, which goes back only to the last star, so its time is linear in practice and
+ * never exponential, whatever the pattern.
+ */
+function segmentMatches(p: string, s: string): boolean {
+  let pi = 0;
+  let si = 0;
+  let star = -1;
+  let mark = 0;
+  while (si < s.length) {
+    if (pi < p.length && (p[pi] === "?" || p[pi] === s[si])) (pi++, si++);
+    else if (pi < p.length && p[pi] === "*") (star = pi++, (mark = si));
+    else if (star !== -1) (pi = star + 1, (si = ++mark));
+    else return false;
+  }
+  while (pi < p.length && p[pi] === "*") pi++;
+  return pi === p.length;
+}
+
+/** Path segments against pattern segments, `**` standing for any run of segments: a table over both, so no backtracking. */
+function pathMatches(pattern: string[], path: string[]): boolean {
+  let can = new Array<boolean>(path.length + 1).fill(false);
+  can[0] = true;
+  for (const seg of pattern) {
+    const next = new Array<boolean>(path.length + 1).fill(false);
+    for (let j = 0; j <= path.length; j++) {
+      if (!can[j]) continue;
+      if (seg === "**") for (let k = j; k <= path.length; k++) next[k] = true;
+      else if (j < path.length && segmentMatches(seg, path[j]!)) next[j + 1] = true;
+    }
+    can = next;
+  }
+  return can[path.length]!;
+}
+
+/**
+ * A path glob: `**` any run of segments, `*` any run within a segment, `?` one character,
+ * `{a,b}` either; a glob without `/` matches the base name (as ripgrep's `--glob` does).
+ * Matched without regular expressions, so no glob can make it slow.
+ */
+export function globMatcher(glob: string): (path: string) => boolean {
+  const patterns = expand(glob).map((g) => g.replace(/\*{3,}/g, "**").split("/").filter(Boolean));
+  const whole = glob.includes("/");
+  return (path) => {
+    const segs = whole ? path.split("/") : [path.slice(path.lastIndexOf("/") + 1)];
+    return patterns.some((p) => pathMatches(p, segs));
+  };
 }

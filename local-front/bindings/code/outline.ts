@@ -1,12 +1,16 @@
-import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, extname, join } from "node:path";
 import { Language, Parser, type Node } from "web-tree-sitter";
 import type { CodeSymbol, OutlineAnswer, OutlineQuery } from "../../../src/api/code.js";
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
-import { fencedFile, type RootEntry } from "./fence.js";
-import { READ_FILE_MAX } from "./read.js";
+import type { RootEntry } from "./fence.js";
+import { fileText } from "./read.js";
+
+/** Larger files are not parsed: the parse runs on the front's own thread. */
+export const OUTLINE_FILE_MAX = 2 * 1024 * 1024;
+/** An outline lists at most this many symbols, and says `truncated` past it. */
+export const OUTLINE_MAX_SYMBOLS = 5000;
 
 /** The grammars, by file extension: prebuilt WebAssembly from the `tree-sitter-wasms` package. */
 const LANGUAGES: Record<string, string> = {
@@ -64,6 +68,8 @@ function parserFor(name: string): Promise<Parser> {
       parser.setLanguage(await Language.load(join(wasmDir, `tree-sitter-${name}.wasm`)));
       return parser;
     });
+    // A grammar that failed to load is tried again next time, not remembered as failed.
+    p.catch(() => loaded.delete(name));
     loaded.set(name, p);
   }
   return p;
@@ -110,7 +116,7 @@ function symbolsOf(root: Node, source: string[]): CodeSymbol[] {
         range: { start: { line: node.startPosition.row + 1, column: node.startPosition.column + 1 }, end: { line: node.endPosition.row + 1, column: node.endPosition.column + 1 } },
         parent: receiver ?? parent?.name ?? null,
         // From the source's line, not node.text: that would copy a whole class to keep its first line.
-        signature: (source[node.startPosition.row] ?? "").trim().slice(0, 200),
+        signature: (source[node.startPosition.row] ?? "").slice(node.startPosition.column).trim().slice(0, 200),
       });
       here = { name, kind: k };
       if (BODIES_OF.has(k)) return;
@@ -125,14 +131,14 @@ function symbolsOf(root: Node, source: string[]): CodeSymbol[] {
 export async function outline(root: RootEntry, q: OutlineQuery): Promise<Outcome<OutlineAnswer>> {
   const language = LANGUAGES[extname(q.path).toLowerCase()];
   if (!language) return refuse(415, `no outline for ${extname(q.path) || "files without an extension"}: it reads ${Object.keys(LANGUAGES).join(" ")}`, CODES.codeLanguageUnknown);
-  const f = await fencedFile(root, q.path);
-  if (!f.ok) return f;
-  if (f.value.size > READ_FILE_MAX) return refuse(413, `${q.path} is ${f.value.size} bytes; outlines stop at ${READ_FILE_MAX}`, CODES.codeFileTooLarge, { bytes: f.value.size });
-  const source = await readFile(f.value.real, "utf8");
+  const file = await fileText(root, q.path, OUTLINE_FILE_MAX);
+  if (!file.ok) return file;
+  const source = file.value.text;
   const tree = (await parserFor(language)).parse(source);
-  if (!tree) return refuse(422, `${q.path} could not be parsed`, CODES.codeFileBinary);
+  if (!tree) return refuse(422, `${q.path} could not be parsed`, CODES.codeParseFailed);
   try {
-    return ok({ root: root.name, path: f.value.rel, language, symbols: symbolsOf(tree.rootNode, source.split("\n")) });
+    const symbols = symbolsOf(tree.rootNode, source.split("\n"));
+    return ok({ root: root.name, path: file.value.rel, language, symbols: symbols.slice(0, OUTLINE_MAX_SYMBOLS), truncated: symbols.length > OUTLINE_MAX_SYMBOLS });
   } finally {
     tree.delete();
   }

@@ -9,7 +9,7 @@ import { headOf, trackedFiles } from "./git.js";
 import { globMatcher } from "./glob.js";
 import { outline } from "./outline.js";
 import { readLines } from "./read.js";
-import { search } from "./search.js";
+import { search, type RgSpawner } from "./search.js";
 
 const FILES_PAGE = 1000;
 
@@ -45,7 +45,7 @@ async function files(root: RootEntry, q: FilesQuery): Promise<Outcome<FilesPage>
  * with git, ripgrep and tree-sitter on this machine. Only the worker, which holds this
  * boot's token, may ask: it decides who reads what.
  */
-export async function startCodeService(roots: RootEntry[], token: string): Promise<CodeService> {
+export async function startCodeService(roots: RootEntry[], token: string, spawnRg: RgSpawner): Promise<CodeService> {
   const byName = new Map(roots.map((r) => [r.name, r]));
   const rootOf = (name: string): Outcome<RootEntry> =>
     byName.get(name) ? ok(byName.get(name)!) : refuse(404, `no code root ${name}`, CODES.codeRootNotFound, { roots: roots.map((r) => r.name) });
@@ -74,11 +74,7 @@ export async function startCodeService(roots: RootEntry[], token: string): Promi
       const q = parsed.data as SearchBody;
       const picked = q.root === undefined ? ok(roots) : ((r) => (r.ok ? ok([r.value]) : r))(rootOf(q.root));
       if (!picked.ok) return replyOutcome(res, picked);
-      try {
-        return reply(res, 200, await search(picked.value, q));
-      } catch (err) {
-        return replyOutcome(res, refuse(400, (err as Error).message, CODES.codeSearchInvalid));
-      }
+      return replyOutcome(res, await search(picked.value, q, spawnRg));
     }
     const q = parsed.data as FilesQuery & ReadQuery & OutlineQuery;
     const root = rootOf(q.root);
