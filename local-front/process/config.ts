@@ -8,7 +8,7 @@ import { WorkspacesFile } from "../../src/api/workspaces.js";
 import { SETTINGS } from "../../src/platform/config.js";
 import { homedir } from "node:os";
 import { realpathSync, statSync } from "node:fs";
-import { basename, relative } from "node:path";
+import { basename, relative, sep } from "node:path";
 import type { RootEntry } from "../bindings/code/fence.js";
 import { isAbsolute, join, resolve } from "node:path";
 
@@ -47,7 +47,7 @@ function codeRootsOf(list: string | undefined, workspaces: z.infer<typeof Worksp
 /** Whether `path` is `dir` or lies inside it. */
 function within(dir: string, path: string): boolean {
   const rel = relative(dir, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 export interface FrontConfig {

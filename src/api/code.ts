@@ -38,7 +38,7 @@ export type OutlineQuery = z.infer<typeof OutlineQuery>;
 
 export const SearchBody = z
   .object({
-    pattern: z.string().min(1).max(1000),
+    pattern: z.string().min(1).max(1000).regex(/^[^\0]*$/, "no NUL"),
     root: RootName.optional(),
     regex: z.boolean().optional(),
     glob: z.string().min(1).max(500).optional(),

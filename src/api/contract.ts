@@ -404,7 +404,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "GET /code/files": {
     summary: "A page of the tracked files under a path of a root, sorted, with a glob.",
     query: FilesQuery,
-    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [409, CODES.codeRootNotGit], [503, CODES.codeServiceUnavailable]],
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [409, CODES.codeRootNotGit], [400, CODES.codeGlobInvalid], [503, CODES.codeGitFailed], [503, CODES.codeServiceUnavailable]],
   },
   "GET /code/read": {
     summary: "A line range of one file, with its line count and git blob hash; cut at a size cap with `truncated`.",
@@ -419,7 +419,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /code/search": {
     summary: "A literal or regular-expression search over one root or all, with ripgrep.",
     body: SearchBody,
-    errors: [[404, CODES.codeRootNotFound], [400, CODES.codeSearchInvalid], [504, CODES.codeSearchTimeout], [503, CODES.codeSearchUnavailable], [503, CODES.codeServiceUnavailable]],
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codeSearchInvalid], [400, CODES.codeGlobInvalid], [503, CODES.codeGitFailed], [504, CODES.codeSearchTimeout], [503, CODES.codeSearchUnavailable], [503, CODES.codeServiceUnavailable]],
   },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },

@@ -119,6 +119,10 @@ export const CODES = {
   codeSearchTimeout: "code-search-timeout",
   /** ripgrep is missing (its platform package did not install): 503. */
   codeSearchUnavailable: "code-search-unavailable",
+  /** git could not answer for a root's checkout (a foreign owner, a timeout): nothing is read past it (503). */
+  codeGitFailed: "code-git-failed",
+  /** A glob the code service does not take (nested braces, more than 64 alternatives). */
+  codeGlobInvalid: "code-glob-invalid",
   /** A file tree-sitter could not parse at all. */
   codeParseFailed: "code-parse-failed",
   codePathNotFile: "code-path-not-file",

@@ -41,10 +41,13 @@ beforeAll(async () => {
     "README.md": "# App\nThe Needle is here.\nneedle again, needle twice\n",
     "data.bin": Buffer.from([0, 1, 2, 3, 0, 255]),
     "big.txt": `${"line of text\n".repeat(30_000)}`,
+    "deep.ts": `export const deep = ${"[".repeat(20_000)}${"]".repeat(20_000)};\n`,
   });
   symlinkSync(secret, join(app, "leak.txt"));
   writeFileSync(join(app, ".env"), "TOKEN=hunter2\n");
   writeFileSync(join(app, "notes.txt"), "hunter2 untracked\n");
+  // An ignore file that would bring hidden and ignored files back into ripgrep's walk.
+  writeFileSync(join(app, ".ignore"), "!.env\n!.git/\n");
   symlinkSync(work, join(app, "up"));
   repo(lib, { "index.js": "function helper() {}\nmodule.exports = { helper };\n// needle in lib\n" });
   writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify({ workspaces: [{ name: "alpha", slug: "acme/alpha", repos: [{ name: "library", path: lib }] }] }));
@@ -68,10 +71,11 @@ describe("code reads of registered repositories", () => {
   it("pages the tracked files under a path, with a glob", async () => {
     const all = (await call(front.url, "GET", "/code/files?root=app")).body;
     expect(all).toMatchObject({ root: "app", commit: appHead, nextCursor: null });
-    expect(all.files).toEqual(["README.md", "big.txt", "cmd/main.go", "data.bin", "src/lib.rs", "src/shapes.ts", "src/util.py"]);
+    expect(all.files).toEqual(["README.md", "big.txt", "cmd/main.go", "data.bin", "deep.ts", "src/lib.rs", "src/shapes.ts", "src/util.py"]);
     const first = (await call(front.url, "GET", "/code/files?root=app&limit=3")).body;
     const second = (await call(front.url, "GET", `/code/files?root=app&limit=3&cursor=${encodeURIComponent(first.nextCursor)}`)).body;
     expect([...first.files, ...second.files]).toEqual(all.files.slice(0, 6));
+    expect((await call(front.url, "GET", "/code/files?root=app&glob=src/")).body.files).toEqual(["src/lib.rs", "src/shapes.ts", "src/util.py"]);
     expect((await call(front.url, "GET", "/code/files?root=app&path=src&glob=*.ts")).body.files).toEqual(["src/shapes.ts"]);
     expect((await call(front.url, "GET", "/code/files?root=app&glob=**/*.{go,rs}")).body.files).toEqual(["cmd/main.go", "src/lib.rs"]);
   });
@@ -106,6 +110,9 @@ describe("code reads of registered repositories", () => {
     expect(await kinds("cmd/main.go")).toEqual(["struct:Server", "method:Start@Server", "function:main"]);
     expect(await kinds("src/lib.rs")).toEqual(["struct:Pool", "impl:Pool", "method:take@Pool", "trait:Job", "function:run"]);
     expect((await call(front.url, "GET", "/code/outline?root=app&path=README.md")).body.code).toBe("code-language-unknown");
+    // A deeply nested file outlines without overflowing the front's stack.
+    const deep = await call(front.url, "GET", "/code/outline?root=app&path=deep.ts");
+    expect([deep.status, deep.body.symbols]).toEqual([200, []]);
   });
 
   it("searches one root or all, literal or regex, with globs, case and a limit", async () => {
@@ -136,6 +143,9 @@ describe("code reads of registered repositories", () => {
     // Only what the checkout tracks is read: not git's own files, not a hidden or untracked one.
     for (const path of [".git/config", ".env", "notes.txt"]) expect([path, (await call(front.url, "GET", `/code/read?root=app&path=${path}`)).body.code]).toEqual([path, "code-path-not-found"]);
     for (const glob of ["*", ".env", "**/.env"]) expect((await call(front.url, "POST", "/code/search", { pattern: "TOKEN=", root: "app", glob })).body.matches).toEqual([]);
+    expect((await call(front.url, "POST", "/code/search", { pattern: "hunter2", root: "app" })).body.matches).toEqual([]);
+    expect((await call(front.url, "POST", "/code/search", { pattern: "repositoryformatversion", root: "app" })).body.matches).toEqual([]);
+    expect((await call(front.url, "POST", "/code/search", { pattern: "x", glob: "{a,{b,c}}" })).body.code).toBe("code-glob-invalid");
     expect((await call(front.url, "GET", `/code/files?root=app&path=${encodeURIComponent(":(top)")}`)).body.code).toBe("code-path-not-found");
   });
 

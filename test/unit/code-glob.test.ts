@@ -14,6 +14,13 @@ describe("code globs (local-front/bindings/code/glob.ts)", () => {
     expect(m("{?,b}", "a")).toBe(true);
     expect(m("fil?.md", "file.md")).toBe(true);
     expect(m("{unclosed", "{unclosed")).toBe(true);
+    expect(m("src/", "src/a/b.ts")).toBe(true);
+    expect(m("src/", "lib/a.ts")).toBe(false);
+  });
+
+  it("refuses a glob it would only match in part", () => {
+    expect(() => globMatcher("{a,{b,c}}.ts")).toThrow(/inside braces/);
+    expect(() => globMatcher("{a,b,c,d}{a,b,c,d}{a,b,c,d}{a,b}")).toThrow(/more than 64/);
   });
 
   // A backtracking regex takes minutes on these; this matcher answers at once (the test's timeout is the bound).

@@ -1,3 +1,4 @@
+import { constants } from "node:fs";
 import { open, realpath, type FileHandle } from "node:fs/promises";
 import { isAbsolute, join, relative, sep } from "node:path";
 import type { Outcome } from "../../../src/api/outcome.js";
@@ -59,7 +60,8 @@ export async function openFenced(root: RootEntry, path: string): Promise<Outcome
     return refuse(404, `${path} is not a file the checkout of root ${root.name} tracks`, CODES.codePathNotFound);
   let handle: FileHandle;
   try {
-    handle = await open(f.value.real, "r");
+    // Non-blocking: a FIFO planted in the checkout opens at once (and is refused as no file) rather than hanging the read.
+    handle = await open(f.value.real, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     return fsRefusal(err, path);
   }

@@ -1,34 +1,53 @@
 import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-import { readFile } from "node:fs/promises";
+import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
-const run = promisify(execFile);
+/** A git call that failed for a reason other than "no checkout here" (a foreign owner, a missing binary, a timeout): the caller refuses, it never reads past it. */
+export class GitFailed extends Error {}
 
-/** git in a checkout, reading only: no hooks run, no lock taken, no pager. */
-async function git(cwd: string, args: string[]): Promise<string | null> {
-  try {
-    const { stdout } = await run("git", ["-c", "core.fsmonitor=false", "--no-optional-locks", ...args], { cwd, maxBuffer: 256 * 1024 * 1024, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_OPTIONAL_LOCKS: "0", HOME: "/nonexistent" } });
-    return stdout;
-  } catch {
-    return null;
-  }
+const NOT_A_REPO = /not a git repository/i;
+
+/**
+ * git in a checkout, reading only: no hooks run, no lock taken, no pager, at most ten
+ * seconds. Null when the directory is no git checkout; any other failure throws GitFailed.
+ */
+function git(cwd: string, args: string[]): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      "git",
+      ["-c", "core.fsmonitor=false", "--no-optional-locks", ...args],
+      { cwd, maxBuffer: 256 * 1024 * 1024, timeout: 10_000, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_OPTIONAL_LOCKS: "0", HOME: "/nonexistent" } },
+      (err, stdout, stderr) => {
+        if (!err) return resolve(stdout);
+        if (NOT_A_REPO.test(stderr)) return resolve(null);
+        reject(new GitFailed(`git ${args.find((a) => !a.startsWith("-")) ?? ""} failed: ${stderr.trim().split("\n").at(-1) || err.message}`));
+      },
+    );
+  });
+}
+
+/** A file of `.git`, only when it is a regular file (a FIFO planted there would block a read). */
+async function regular(path: string): Promise<string | null> {
+  const s = await lstat(path).catch(() => null);
+  return s?.isFile() ? readFile(path, "utf8") : null;
 }
 
 /**
  * The head as `.git` holds it, read without starting a process (a search asks each time):
  * a plain checkout's `HEAD` and its ref, loose or packed. Null when it is anything else (a
- * worktree's `.git` file, a ref that names another ref): git answers then.
+ * worktree's `.git` file, a ref that names another ref, the reftable format): git answers then.
  */
 async function headFromFiles(cwd: string): Promise<{ branch: string | null; head: string | null } | null> {
   try {
     const dir = join(cwd, ".git");
-    const head = (await readFile(join(dir, "HEAD"), "utf8")).trim();
+    if (await lstat(join(dir, "reftable")).catch(() => null)) return null;
+    const head = (await regular(join(dir, "HEAD")))?.trim();
+    if (head === undefined) return null;
     if (/^[0-9a-f]{40}$/.test(head)) return { branch: null, head };
     const ref = /^ref: (refs\/heads\/(.+))$/.exec(head);
     if (!ref || ref[1]!.split("/").includes("..")) return null;
-    const loose = await readFile(join(dir, ref[1]!), "utf8").catch(() => null);
-    const packed = loose ?? (await readFile(join(dir, "packed-refs"), "utf8").catch(() => "")).split("\n").find((l) => l.endsWith(` ${ref[1]}`))?.split(" ")[0] ?? null;
+    const loose = await regular(join(dir, ref[1]!));
+    const packed = loose ?? ((await regular(join(dir, "packed-refs"))) ?? "").split("\n").find((l) => l.endsWith(` ${ref[1]}`))?.split(" ")[0] ?? null;
     const sha = packed?.trim() ?? null;
     return sha && /^[0-9a-f]{40}$/.test(sha) ? { branch: ref[2]!, head: sha } : sha === null ? { branch: ref[2]!, head: null } : null;
   } catch {
@@ -36,24 +55,31 @@ async function headFromFiles(cwd: string): Promise<{ branch: string | null; head
   }
 }
 
-/** The checkout's branch (null when detached) and head commit, or nulls when it is no git checkout. */
+/** The checkout's branch (null when detached) and head commit, or nulls when it is no git checkout or git cannot say. */
 export async function headOf(cwd: string): Promise<{ branch: string | null; head: string | null }> {
   const fast = await headFromFiles(cwd);
   if (fast) return fast;
-  const [branch, head] = await Promise.all([git(cwd, ["symbolic-ref", "--short", "-q", "HEAD"]), git(cwd, ["rev-parse", "-q", "--verify", "HEAD"])]);
+  const ask = (args: string[]) => git(cwd, args).catch(() => null);
+  const [branch, head] = await Promise.all([ask(["symbolic-ref", "--short", "-q", "HEAD"]), ask(["rev-parse", "-q", "--verify", "HEAD"])]);
   return { branch: branch?.trim() || null, head: head?.trim() || null };
 }
 
 /**
  * The tracked files under `path` (taken literally: no pathspec magic), relative to the
- * root, sorted; null when it is no git checkout.
+ * root, sorted; null when it is no git checkout. Throws GitFailed when git fails otherwise.
  */
 export async function trackedFiles(cwd: string, path: string): Promise<string[] | null> {
-  const out = await git(cwd, ["--literal-pathspecs", "ls-files", "-z", "--", path || "."]);
-  return out === null ? null : out.split("\0").filter(Boolean).sort();
+  const out = await git(cwd, ["--literal-pathspecs", "ls-files", "-z", "--stage", "--", path || "."]);
+  if (out === null) return null;
+  // `<mode> <object> <stage>\t<path>`; a submodule (mode 160000) is another repository's, not a file of this one.
+  const files = out.split("\0").flatMap((entry) => {
+    const tab = entry.indexOf("\t");
+    return tab === -1 || entry.startsWith("160000 ") ? [] : [entry.slice(tab + 1)];
+  });
+  return [...new Set(files)].sort();
 }
 
-/** Whether the checkout tracks this file; null when it is no git checkout. */
+/** Whether the checkout tracks this file; null when it is no git checkout. Throws GitFailed when git fails otherwise. */
 export async function isTracked(cwd: string, path: string): Promise<boolean | null> {
   if (path === "") return false;
   const out = await git(cwd, ["--literal-pathspecs", "ls-files", "-z", "--", path]);

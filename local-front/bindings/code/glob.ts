@@ -1,16 +1,20 @@
 /** Alternatives a glob's braces may expand to, at most: `{a,b}{c,d}` is four. */
 const MAX_ALTERNATIVES = 64;
 
-/** `{a,b}` expanded (not nested), left to right; a brace without its close is literal. */
+/** A glob this matcher does not take (nested braces, too many alternatives): refused, never matched in part. */
+export class GlobInvalid extends Error {}
+
+/** `{a,b}` expanded, left to right; a brace without its close is literal. */
 function expand(glob: string): string[] {
   const open = glob.indexOf("{");
   const close = open === -1 ? -1 : glob.indexOf("}", open);
   if (close === -1) return [glob];
+  if (glob.slice(open + 1, close).includes("{")) throw new GlobInvalid(`glob ${glob}: braces inside braces are not read`);
   const rest = expand(glob.slice(close + 1));
   const out: string[] = [];
   for (const alt of glob.slice(open + 1, close).split(","))
     for (const r of rest) {
-      if (out.length === MAX_ALTERNATIVES) return out;
+      if (out.length === MAX_ALTERNATIVES) throw new GlobInvalid(`glob ${glob}: its braces make more than ${MAX_ALTERNATIVES} alternatives`);
       out.push(glob.slice(0, open) + alt + r);
     }
   return out;
@@ -54,11 +58,13 @@ function pathMatches(pattern: string[], path: string[]): boolean {
 
 /**
  * A path glob: `**` any run of segments, `*` any run within a segment, `?` one character,
- * `{a,b}` either; a glob without `/` matches the base name (as ripgrep's `--glob` does).
- * Matched without regular expressions, so no glob can make it slow.
+ * `{a,b}` either (not nested, 64 alternatives at most), `dir/` all under `dir`; other
+ * characters (`[`, `]`) are themselves. A glob without `/` matches the base name (as
+ * ripgrep's `--glob` does). Matched without regular expressions, so no glob can make it
+ * slow. Throws GlobInvalid for a glob it does not take.
  */
 export function globMatcher(glob: string): (path: string) => boolean {
-  const patterns = expand(glob).map((g) => g.replace(/\*{3,}/g, "**").split("/").filter(Boolean));
+  const patterns = expand(glob.endsWith("/") ? `${glob}**` : glob).map((g) => g.replace(/\*{3,}/g, "**").split("/").filter(Boolean));
   const whole = glob.includes("/");
   return (path) => {
     const segs = whole ? path.split("/") : [path.slice(path.lastIndexOf("/") + 1)];

@@ -101,13 +101,17 @@ function arrowName(node: Node): string | null {
 /** A function's body holds statements, not the file's outline: the walk does not go in. */
 const BODIES_OF = new Set(["function", "method"]);
 
+/** Walked with a stack of its own, in source order: a deeply nested file cannot overflow the front's. */
 function symbolsOf(root: Node, source: string[]): CodeSymbol[] {
   const out: CodeSymbol[] = [];
-  const walk = (node: Node, parent: { name: string; kind: CodeSymbol["kind"] } | null) => {
+  const stack: { node: Node; parent: { name: string; kind: CodeSymbol["kind"] } | null }[] = [{ node: root, parent: null }];
+  while (stack.length) {
+    const { node, parent } = stack.pop()!;
     const kind = kindOf(node, parent !== null && CONTAINERS.has(parent.kind));
-    const name = kind ? nameOf(node) : arrowName(node);
+    const arrow = kind ? null : arrowName(node);
+    const name = kind ? nameOf(node) : arrow;
     let here = parent;
-    if (name && (kind || arrowName(node))) {
+    if (name) {
       const k = kind ?? "function";
       const receiver = node.type === "method_declaration" ? node.childForFieldName("receiver")?.text.replace(/^\(|\)$/g, "").split(/\s+/).at(-1)?.replace(/^\*/, "") : undefined;
       out.push({
@@ -119,11 +123,11 @@ function symbolsOf(root: Node, source: string[]): CodeSymbol[] {
         signature: (source[node.startPosition.row] ?? "").slice(node.startPosition.column).trim().slice(0, 200),
       });
       here = { name, kind: k };
-      if (BODIES_OF.has(k)) return;
+      if (BODIES_OF.has(k)) continue;
     }
-    for (const child of node.namedChildren) if (child) walk(child, here);
-  };
-  walk(root, null);
+    const children = node.namedChildren;
+    for (let i = children.length - 1; i >= 0; i--) if (children[i]) stack.push({ node: children[i]!, parent: here });
+  }
   return out;
 }
 

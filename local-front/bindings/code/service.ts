@@ -5,8 +5,8 @@ import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { readJson, reply, replyOutcome } from "../http.js";
 import { fenced, type RootEntry } from "./fence.js";
-import { headOf, trackedFiles } from "./git.js";
-import { globMatcher } from "./glob.js";
+import { GitFailed, headOf, trackedFiles } from "./git.js";
+import { globMatcher, GlobInvalid } from "./glob.js";
 import { outline } from "./outline.js";
 import { readLines } from "./read.js";
 import { search, type RgSpawner } from "./search.js";
@@ -86,8 +86,11 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
 
   const server: Server = createServer((req, res) => {
     route(req, res).catch((err: unknown) => {
-      if (!res.headersSent) reply(res, 500, { error: `the code service failed: ${(err as Error).message}` });
-      else res.destroy();
+      if (res.headersSent) return res.destroy();
+      // git that cannot answer for a checkout (a foreign owner, a timeout) is refused, never read past.
+      if (err instanceof GitFailed) return replyOutcome(res, refuse(503, err.message, CODES.codeGitFailed));
+      if (err instanceof GlobInvalid) return replyOutcome(res, refuse(400, err.message, CODES.codeGlobInvalid));
+      reply(res, 500, { error: `the code service failed: ${(err as Error).message}` });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
