@@ -1,4 +1,6 @@
 import type { ChildProcess } from "node:child_process";
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
 import type { SearchAnswer, SearchBody, SearchMatch } from "../../../src/api/code.js";
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
@@ -27,10 +29,24 @@ async function ripgrep(): Promise<string | null> {
   }
 }
 
+/** Each root's tracked files, kept while its index is the same file (same size and time): a search need not ask git each time. */
+const trackedCache = new Map<string, { stamp: string; files: string[] }>();
+
+async function trackedOf(root: string): Promise<string[] | null> {
+  const index = await stat(join(root, ".git", "index")).catch(() => null);
+  const stamp = index?.isFile() ? `${index.size}:${index.mtimeMs}:${index.ino}` : null;
+  const kept = stamp ? trackedCache.get(root) : undefined;
+  if (kept && kept.stamp === stamp) return kept.files;
+  const files = await trackedFiles(root, "");
+  if (files && stamp) trackedCache.set(root, { stamp, files });
+  return files;
+}
+
 /** ripgrep's JSON lines longer than this (one huge minified line) are skipped, not parsed. */
 const LINE_JSON_MAX = 1024 * 1024;
-/** Paths given to one ripgrep, at most, in bytes of arguments. */
+/** Paths given to one ripgrep, at most, in bytes of arguments and in number (bubblewrap takes 9,000 arguments in all). */
 const ARG_BYTES = 1024 * 1024;
+const ARG_PATHS = 7500;
 
 /** The tracked files, glob-filtered, in runs whose arguments stay under the limit. */
 function chunks(files: string[]): string[][] {
@@ -38,7 +54,7 @@ function chunks(files: string[]): string[][] {
   let run: string[] = [];
   let size = 0;
   for (const f of files) {
-    if (size + f.length + 1 > ARG_BYTES && run.length) (out.push(run), (run = []), (size = 0));
+    if ((size + f.length + 1 > ARG_BYTES || run.length === ARG_PATHS) && run.length) (out.push(run), (run = []), (size = 0));
     run.push(f);
     size += f.length + 1;
   }
@@ -119,7 +135,7 @@ function runRg(rg: string, spawn: RgSpawner, root: RootEntry, q: SearchBody, pat
  */
 async function searchRoot(rg: string, spawn: RgSpawner, root: RootEntry, q: SearchBody, limit: number, deadline: number): Promise<Found> {
   const glob = q.glob ? globMatcher(q.glob) : () => true;
-  const tracked = await trackedFiles(root.path, "");
+  const tracked = await trackedOf(root.path);
   if (tracked === null) return runRg(rg, spawn, root, q, ["."], (p) => glob(p) && !p.split("/").some((s) => s.startsWith(".")), limit, deadline);
   const matches: SearchMatch[] = [];
   for (const paths of chunks(tracked.filter(glob))) {
