@@ -49,7 +49,10 @@ beforeAll(async () => {
   // An ignore file that would bring hidden and ignored files back into ripgrep's walk.
   writeFileSync(join(app, ".ignore"), "!.env\n!.git/\n");
   symlinkSync(work, join(app, "up"));
-  repo(lib, { "index.js": "function helper() {}\nmodule.exports = { helper };\n// needle in lib\n" });
+  // More files than one sandboxed ripgrep may be given (bubblewrap takes 9,000 arguments).
+  const many: Record<string, string> = { "index.js": "function helper() {}\nmodule.exports = { helper };\n// needle in lib\n" };
+  for (let i = 0; i < 9000; i++) many[`gen/f${i}.txt`] = i === 8999 ? "last-of-many\n" : `${i}\n`;
+  repo(lib, many);
   writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify({ workspaces: [{ name: "alpha", slug: "acme/alpha", repos: [{ name: "library", path: lib }] }] }));
   front = await startFront({ dataDir, env: { SERVICE_CODE_ROOTS: app } });
 });
@@ -127,6 +130,7 @@ describe("code reads of registered repositories", () => {
     const limited = (await call(front.url, "POST", "/code/search", { pattern: "line of text", root: "app", limit: 5 })).body;
     expect([limited.matches.length, limited.limitHit]).toEqual([5, true]);
     expect((await call(front.url, "POST", "/code/search", { pattern: "(", regex: true })).body.code).toBe("code-search-invalid");
+    expect((await call(front.url, "POST", "/code/search", { pattern: "last-of-many", root: "library" })).body.matches.map((m: any) => m.path)).toEqual(["gen/f8999.txt"]);
     // The link to the host's file is not followed.
     expect((await call(front.url, "POST", "/code/search", { pattern: "secret" })).body.matches).toEqual([]);
   });
