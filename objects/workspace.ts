@@ -4,7 +4,7 @@ import type { ThreadSummary } from "../src/api/threads.js";
 import type { PendingApproval, PendingQuestion } from "../src/api/turns.js";
 import { CHANGE_KINDS, type FeedBodies, type FeedKind } from "../src/api/workspace-feed.js";
 import type { Policy } from "../src/api/workspaces.js";
-import { readConfig } from "../src/platform/config.js";
+import { curatorModels, readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { FollowHub } from "./lib/follow-hub.js";
@@ -17,7 +17,6 @@ import type { EditMemory, Memory, MemoryAlert, MemoryPage, MemoryQuery, Recall, 
 import type { ReflectionAnswer, ReflectionRequest } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
 import { DEFAULT_WORKSPACE } from "../src/api/turns.js";
-import type { RuntimeConfig } from "../src/platform/config.js";
 import { callEngine } from "../src/platform/engine-call.js";
 import { hostOf } from "../src/platform/stubs.js";
 import { accountScope } from "../src/rules/accounts.js";
@@ -339,7 +338,7 @@ export class Workspace extends DurableObject<Env> {
 
   private async reflectNow(workspace: string, limit: number): Promise<Outcome<Reflected>> {
     const c = this.config;
-    const models = [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
+    const models = curatorModels(c);
     if (models.length === 0) return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so nothing reflects on memory", CODES.reflectUnavailable);
     const read = this.memories.recent(limit);
     if (read.length < 2) return ok({ reflections: [], droppedCitations: [], model: null });
@@ -379,7 +378,7 @@ export class Workspace extends DurableObject<Env> {
   /** The automatic reflection: once enough memory was stored since the last (`SERVICE_MEMORY_REFLECT_EVERY`), with a curator model. */
   private reflectWhenDue(workspace: string): void {
     const every = this.config.memoryReflectEvery;
-    if (every === 0 || this.reflecting || (this.config.curatorModel ?? this.config.curatorFallbackModel) === null) return;
+    if (every === 0 || this.reflecting || curatorModels(this.config).length === 0) return;
     if (this.memories.since(Number(this.setting("memory-reflected-upto") ?? 0)) < every) return;
     this.reflecting = true;
     void this.reflect(workspace)

@@ -8,8 +8,8 @@ import { WorkspacesFile } from "../../src/api/workspaces.js";
 import { SETTINGS } from "../../src/platform/config.js";
 import { homedir } from "node:os";
 import { realpathSync, statSync } from "node:fs";
-import { basename, relative, sep } from "node:path";
-import type { RootEntry } from "../bindings/code/fence.js";
+import { basename } from "node:path";
+import { within, type RootEntry } from "../bindings/code/fence.js";
 import { isAbsolute, join, resolve } from "node:path";
 
 /**
@@ -44,11 +44,7 @@ function codeRootsOf(list: string | undefined, workspaces: z.infer<typeof Worksp
   return roots;
 }
 
-/** Whether `path` is `dir` or lies inside it. */
-function within(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
+
 
 export interface FrontConfig {
   /** The registered code roots (docs/code.md): `SERVICE_CODE_ROOTS` and the workspaces' `repos`, by real path. */

@@ -1,6 +1,7 @@
 import type { SummaryAnswer, SummaryRequest, TranscriptEntry } from "../../src/api/engine.js";
 import { accountScope } from "../../src/rules/accounts.js";
 import { callEngine } from "../../src/platform/engine-call.js";
+import { curatorModels } from "../../src/platform/config.js";
 import type { ThreadAccess } from "./thread-access.js";
 
 /**
@@ -10,7 +11,7 @@ import type { ThreadAccess } from "./thread-access.js";
  */
 export async function curatorSummary(thread: ThreadAccess, entries: TranscriptEntry[]): Promise<SummaryAnswer> {
   const c = thread.config;
-  const models = [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
+  const models = curatorModels(c);
   if (models.length === 0) return { error: "no curator model is configured (SERVICE_CURATOR_MODEL)" };
   const s = thread.state()!;
   const request: SummaryRequest = {

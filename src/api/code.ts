@@ -48,6 +48,10 @@ export const SearchBody = z
   .strict();
 export type SearchBody = z.infer<typeof SearchBody>;
 
+/** What the worker asks the code service (`POST /search` on the binding): a search, over the `roots` named (in order) when a caller may read only some. */
+export const CodeSearchRequest = SearchBody.extend({ roots: z.array(RootName).max(100).optional() });
+export type CodeSearchRequest = z.infer<typeof CodeSearchRequest>;
+
 export interface CodeRoot {
   name: string;
   path: string;

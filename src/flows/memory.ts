@@ -5,13 +5,18 @@ import type { ThreadRow } from "../api/threads.js";
 import { DEFAULT_WORKSPACE } from "../api/turns.js";
 import type { Env } from "../platform/env.js";
 import { threadOf, workspaceOf } from "../platform/stubs.js";
-import { isThreadId } from "../shared/ids.js";
+import { threadRow } from "./thread-row.js";
 
-/** The workspace a thread belongs to (threads spawned without one are `default`'s), or the refusal for a thread there is none of. */
+/** A thread's row and the workspace it belongs to (threads spawned without one are `default`'s), or the refusal for a thread there is none of. */
+async function threadHome(env: Env, thread: string): Promise<Outcome<{ row: ThreadRow; workspace: string }>> {
+  const row = await threadRow(env, thread);
+  if (!row) return refuse(404, `no thread ${thread}`, CODES.threadNotFound);
+  return ok({ row, workspace: row.spec.workspace ?? DEFAULT_WORKSPACE });
+}
+
 export async function workspaceOfThread(env: Env, thread: string): Promise<Outcome<string>> {
-  const row = (await threadOf(env, thread).get()) as Outcome<ThreadRow>;
-  if (!row.ok) return refuse(404, `no thread ${thread}`, CODES.threadNotFound);
-  return ok(row.value.spec.workspace ?? DEFAULT_WORKSPACE);
+  const home = await threadHome(env, thread);
+  return home.ok ? ok(home.value.workspace) : home;
 }
 
 /**
@@ -23,12 +28,11 @@ export async function workspaceOfThread(env: Env, thread: string): Promise<Outco
 export async function retainMemory(env: Env, workspace: string, body: Retain): Promise<Outcome<Retained>> {
   if (body.seq !== undefined && body.thread === undefined) return refuse(400, "seq names an event of the thread the memory came from: give thread too");
   if (body.thread !== undefined) {
-    if (!isThreadId(body.thread)) return refuse(404, `no thread ${body.thread}`, CODES.threadNotFound);
-    const row = (await threadOf(env, body.thread).get()) as Outcome<ThreadRow>;
-    if (!row.ok) return refuse(404, `no thread ${body.thread}`, CODES.threadNotFound);
-    const home = row.value.spec.workspace ?? DEFAULT_WORKSPACE;
-    if (home !== workspace) return refuse(400, `thread ${body.thread} is in workspace ${home}, not ${workspace}`, CODES.workspaceMismatch);
-    if (body.seq !== undefined && body.seq > row.value.lastSeq) return refuse(400, `thread ${body.thread} has no event ${body.seq} (its last is ${row.value.lastSeq})`, CODES.eventNotFound);
+    const home = await threadHome(env, body.thread);
+    if (!home.ok) return home;
+    const { row, workspace: its } = home.value;
+    if (its !== workspace) return refuse(400, `thread ${body.thread} is in workspace ${its}, not ${workspace}`, CODES.workspaceMismatch);
+    if (body.seq !== undefined && body.seq > row.lastSeq) return refuse(400, `thread ${body.thread} has no event ${body.seq} (its last is ${row.lastSeq})`, CODES.eventNotFound);
   }
   const stored = (await workspaceOf(env, workspace).retain(workspace, body)) as Outcome<Retained>;
   if (stored.ok && body.thread !== undefined) {

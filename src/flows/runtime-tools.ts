@@ -2,7 +2,6 @@ import { CODES } from "../api/errors.js";
 import { ok, type Outcome } from "../api/outcome.js";
 import type { HandoffOffered } from "../api/seats.js";
 import type { Subscribe, Subscription } from "../api/subscriptions.js";
-import type { ThreadRow } from "../api/threads.js";
 import { MAX_TOOL_DELEGATION_DEPTH, RUNTIME_TOOLS, type RuntimeToolCall, type RuntimeToolResult, type ToolTurn } from "../api/tools.js";
 import { refused, valueOf } from "../http/answer.js";
 import { refuseWhileDraining } from "../http/drain-gate.js";
@@ -14,17 +13,12 @@ import { retainMemory, workspaceOfThread } from "./memory.js";
 import { memoryList } from "../rules/memory-rank.js";
 import { startOperation } from "./delegate.js";
 import { subscribe } from "./subscribe.js";
+import { threadRow } from "./thread-row.js";
 import { isThreadId } from "../shared/ids.js";
 import { callCode } from "../platform/code-call.js";
-import type { CodeRoot, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../api/code.js";
+import type { CodeRoot, CodeSearchRequest, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../api/code.js";
 
 type Input<T extends keyof typeof RUNTIME_TOOLS> = ReturnType<(typeof RUNTIME_TOOLS)[T]["input"]["parse"]>;
-
-/** The thread's row, or null when there is none. */
-async function rowOf(env: Env, id: string): Promise<ThreadRow | null> {
-  const r = (await threadOf(env, id).get()) as Outcome<ThreadRow>;
-  return r.ok ? r.value : null;
-}
 
 /**
  * A model's code read: the route's, over the roots its thread may read (the host-wide
@@ -36,37 +30,25 @@ async function readCode(env: Env, call: RuntimeToolCall, input: unknown): Promis
   const readable = roots.filter((r) => r.workspace === null || r.workspace === workspace).map((r) => r.name);
   const asked = (input as { root?: string }).root;
   if (asked !== undefined && !readable.includes(asked)) refused(404, `no code root ${asked} for this thread; it reads ${readable.join(", ") || "none"}`, CODES.codeRootNotFound);
-  const query = (q: Record<string, unknown>) => new URLSearchParams(Object.entries(q).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
   switch (call.tool) {
     case "code_search": {
       const q = input as SearchBody;
-      const limit = q.limit ?? 200;
-      const lines: string[] = [];
-      let hit = false;
-      const searched = asked !== undefined ? [asked] : readable;
-      for (const [i, root] of searched.entries()) {
-        const found = valueOf(await callCode<SearchAnswer>(env, "POST", "/search", { ...q, root, limit: limit - lines.length }));
-        lines.push(...found.matches.map((m) => `${m.root}/${m.path}:${m.line}:${m.column}: ${m.text}`));
-        hit ||= found.limitHit;
-        if (lines.length >= limit) {
-          // Roots left unsearched may hold more.
-          hit ||= i < searched.length - 1;
-          break;
-        }
-      }
-      return lines.length === 0 ? "No match." : `${lines.join("\n")}${hit ? `\n(more matches: the first ${limit} shown)` : ""}`;
+      // The service searches the roots this thread may read, in order, and says when there was more.
+      const found = valueOf(await callCode<SearchAnswer>(env, "POST", "/search", { ...q, roots: asked !== undefined ? [asked] : readable } satisfies CodeSearchRequest));
+      const lines = found.matches.map((m) => `${m.root}/${m.path}:${m.line}:${m.column}: ${m.text}`);
+      return lines.length === 0 ? "No match." : `${lines.join("\n")}${found.limitHit ? `\n(more matches: the first ${lines.length} shown)` : ""}`;
     }
     case "code_read": {
-      const r = valueOf(await callCode<ReadAnswer>(env, "GET", `/read?${query(input as ReadQuery)}`));
+      const r = valueOf(await callCode<ReadAnswer>(env, "GET", "/read", input as ReadQuery));
       const numbered = r.text.split("\n").map((l, i) => `${r.start + i}: ${l}`);
       return `${r.root}/${r.path}, lines ${r.start}-${r.end} of ${r.totalLines}${r.truncated ? " (cut at the size cap)" : ""}:\n${numbered.join("\n")}`;
     }
     case "code_outline": {
-      const o = valueOf(await callCode<OutlineAnswer>(env, "GET", `/outline?${query(input as OutlineQuery)}`));
+      const o = valueOf(await callCode<OutlineAnswer>(env, "GET", "/outline", input as OutlineQuery));
       return o.symbols.map((s) => `${s.kind} ${s.parent ? `${s.parent}.` : ""}${s.name} (lines ${s.range.start.line}-${s.range.end.line}): ${s.signature}`).join("\n") || "No symbols.";
     }
     default: {
-      const f = valueOf(await callCode<FilesPage>(env, "GET", `/files?${query(input as FilesQuery)}`));
+      const f = valueOf(await callCode<FilesPage>(env, "GET", "/files", input as FilesQuery));
       return `${f.files.join("\n") || "No files."}${f.nextCursor ? `\n(more: cursor ${f.nextCursor})` : ""}`;
     }
   }
@@ -75,7 +57,7 @@ async function readCode(env: Env, call: RuntimeToolCall, input: unknown): Promis
 /** How many parents (delegations and forks) the thread has, counted up to the limit. */
 async function ancestors(env: Env, id: string): Promise<number> {
   let depth = 0;
-  for (let at = await rowOf(env, id); at?.parent && depth < MAX_TOOL_DELEGATION_DEPTH; at = await rowOf(env, at.parent)) depth++;
+  for (let at = await threadRow(env, id); at?.parent && depth < MAX_TOOL_DELEGATION_DEPTH; at = await threadRow(env, at.parent)) depth++;
   return depth;
 }
 
@@ -113,7 +95,7 @@ export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeTool
       if (!("thread" in body.watch)) refused(403, "a model watches threads of its own family, not a workspace: a caller of POST /threads/:id/subscriptions can", CODES.watchOutOfScope);
       const target = body.watch.thread;
       if (!isThreadId(target)) refused(404, `no thread ${target} to watch`, CODES.watchTargetNotFound);
-      const [mine, theirs] = await Promise.all([rowOf(env, call.thread), rowOf(env, target)]);
+      const [mine, theirs] = await Promise.all([threadRow(env, call.thread), threadRow(env, target)]);
       if (theirs?.parent !== call.thread && mine?.parent !== target)
         refused(403, `thread ${target} is neither one this thread delegated to or forked nor the one that delegated to it`, CODES.watchOutOfScope);
       const added = valueOf(await subscribe(env, config, call.thread, { ...body, deliver: { seat: turn.seat } } satisfies Subscribe)) as Subscription;

@@ -9,11 +9,14 @@ import type { Env } from "./env.js";
  * answer as an Outcome, the service's refusals kept (status, code), and a missing service
  * (plain `wrangler dev`) a 503 that says how to run with one.
  */
-export async function callCode<T>(env: Env, method: "GET" | "POST", path: string, body?: unknown): Promise<Outcome<T>> {
+export async function callCode<T>(env: Env, method: "GET" | "POST", path: string, payload?: object): Promise<Outcome<T>> {
+  // A GET's payload is its query (values left out when undefined), a POST's its JSON body.
+  const query = method === "GET" && payload ? `?${new URLSearchParams(Object.entries(payload).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])))}` : "";
+  const body = method === "POST" ? payload : undefined;
   let res: Response;
   try {
     res = await bindingAnswer(
-      await env.CODE.fetch(`https://code${path}`, {
+      await env.CODE.fetch(`https://code${path}${query}`, {
         method,
         headers: { [CODE_TOKEN_HEADER]: env.SERVICE_CODE_TOKEN ?? "", ...(body === undefined ? {} : { "content-type": "application/json" }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -112,6 +112,11 @@ export type RuntimeConfig = Parsed & {
   callers: CallerPolicy;
 };
 
+/** The curator model, then its fallback: what a summary or a reflection asks, in order; empty when none is configured. */
+export function curatorModels(c: RuntimeConfig): string[] {
+  return [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
+}
+
 export function readConfig(vars: ConfigVars): RuntimeConfig {
   const values = vars as Record<string, string | undefined>;
   const config: Record<string, unknown> = {};

@@ -8,14 +8,12 @@ import { callCode } from "../platform/code-call.js";
 /** SPEC capability 5: reads of the registered repositories (docs/code.md), answered by the code service. */
 export const code = new Hono<AppEnv>();
 
-const query = (q: Record<string, string | number | undefined>) => new URLSearchParams(Object.entries(q).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
-
 code.get("/code/roots", async (c) => answer(c, await callCode<{ roots: CodeRoot[] }>(c.env, "GET", "/roots")));
 
-code.get("/code/files", valid("query", FilesQuery), async (c) => answer(c, await callCode<FilesPage>(c.env, "GET", `/files?${query(c.req.valid("query"))}`)));
+code.get("/code/files", valid("query", FilesQuery), async (c) => answer(c, await callCode<FilesPage>(c.env, "GET", "/files", c.req.valid("query"))));
 
-code.get("/code/read", valid("query", ReadQuery), async (c) => answer(c, await callCode<ReadAnswer>(c.env, "GET", `/read?${query(c.req.valid("query"))}`)));
+code.get("/code/read", valid("query", ReadQuery), async (c) => answer(c, await callCode<ReadAnswer>(c.env, "GET", "/read", c.req.valid("query"))));
 
-code.get("/code/outline", valid("query", OutlineQuery), async (c) => answer(c, await callCode<OutlineAnswer>(c.env, "GET", `/outline?${query(c.req.valid("query"))}`)));
+code.get("/code/outline", valid("query", OutlineQuery), async (c) => answer(c, await callCode<OutlineAnswer>(c.env, "GET", "/outline", c.req.valid("query"))));
 
 code.post("/code/search", jsonBody(SearchBody), async (c) => answer(c, await callCode<SearchAnswer>(c.env, "POST", "/search", c.req.valid("json"))));

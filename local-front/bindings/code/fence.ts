@@ -13,10 +13,15 @@ export interface RootEntry {
   workspace: string | null;
 }
 
-/** Whether a real path lies in a root's real path. */
+/** A path's place in a directory (`/`-separated, `""` for the directory itself), or null when it lies outside. */
 function inside(root: string, real: string): string | null {
   const rel = relative(root, real);
   return rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel) ? null : rel.split(sep).join("/");
+}
+
+/** Whether `path` is `dir` or lies inside it. */
+export function within(dir: string, path: string): boolean {
+  return inside(dir, path) !== null;
 }
 
 /** A file system failure as the caller's refusal, never as the host's path in an error. */

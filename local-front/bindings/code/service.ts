@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { CODE_TOKEN_HEADER, FilesQuery, OutlineQuery, ReadQuery, SearchBody, type CodeRoot, type FilesPage } from "../../../src/api/code.js";
+import { CODE_TOKEN_HEADER, CodeSearchRequest, FilesQuery, OutlineQuery, ReadQuery, type CodeRoot, type FilesPage } from "../../../src/api/code.js";
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { readJson, reply, replyOutcome } from "../http.js";
@@ -60,7 +60,7 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
     }
     const parsed =
       req.method === "POST" && url.pathname === "/search"
-        ? SearchBody.safeParse(await readJson(req))
+        ? CodeSearchRequest.safeParse(await readJson(req))
         : req.method === "GET" && url.pathname === "/files"
           ? FilesQuery.safeParse(query)
           : req.method === "GET" && url.pathname === "/read"
@@ -71,10 +71,14 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
     if (!parsed) return reply(res, 404, { error: `no code route ${req.method} ${url.pathname}` });
     if (!parsed.success) return reply(res, 400, { error: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") });
     if (url.pathname === "/search") {
-      const q = parsed.data as SearchBody;
-      const picked = q.root === undefined ? ok(roots) : ((r) => (r.ok ? ok([r.value]) : r))(rootOf(q.root));
-      if (!picked.ok) return replyOutcome(res, picked);
-      return replyOutcome(res, await search(picked.value, q, spawnRg));
+      const q = parsed.data as CodeSearchRequest;
+      const picked: RootEntry[] = [];
+      for (const name of q.roots ?? (q.root === undefined ? roots.map((r) => r.name) : [q.root])) {
+        const root = rootOf(name);
+        if (!root.ok) return replyOutcome(res, root);
+        picked.push(root.value);
+      }
+      return replyOutcome(res, await search(picked, q, spawnRg));
     }
     const q = parsed.data as FilesQuery & ReadQuery & OutlineQuery;
     const root = rootOf(q.root);
