@@ -172,6 +172,10 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
           CLAUDE_CODE_MAX_RETRIES: "0",
           // Otherwise the CLI hides MCP tools behind its tool search, and the model sees no runtime tool until it searches.
           ENABLE_TOOL_SEARCH: "false",
+          // A command the CLI moves to the background would die with the turn's process, its
+          // notice never delivered; and with background tasks on, the CLI refuses a leading
+          // `sleep` of 25 s or more outright. Commands run in the foreground, as on the other engines.
+          CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: "1",
         },
         canUseTool,
         // The runtime's server, and no other the CLI might find in a config file.
