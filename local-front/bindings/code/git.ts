@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { lstat, readFile } from "node:fs/promises";
+import { lstat, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 
 /** A git call that failed for a reason other than "no checkout here" (a foreign owner, a missing binary, a timeout): the caller refuses, it never reads past it. */
@@ -79,9 +79,36 @@ export async function trackedFiles(cwd: string, path: string): Promise<string[] 
   return [...new Set(files)].sort();
 }
 
+/** Each root's tracked files, kept while its index is the same file (same size, time and inode): a read or a search need not ask git each time. */
+const trackedCache = new Map<string, { stamp: string; files: string[]; set: Set<string> }>();
+
+async function indexStamp(root: string): Promise<string | null> {
+  const index = await stat(join(root, ".git", "index")).catch(() => null);
+  return index?.isFile() ? `${index.size}:${index.mtimeMs}:${index.ino}` : null;
+}
+
+/** Every tracked file of the root (as `trackedFiles` lists them), from the cache while the index is unchanged. */
+export async function trackedOf(root: string): Promise<string[] | null> {
+  return (await kept(root))?.files ?? (await trackedFiles(root, ""));
+}
+
+async function kept(root: string): Promise<{ files: string[]; set: Set<string> } | null> {
+  const stamp = await indexStamp(root);
+  if (!stamp) return null;
+  const held = trackedCache.get(root);
+  if (held && held.stamp === stamp) return held;
+  const files = await trackedFiles(root, "");
+  if (!files) return null;
+  const entry = { stamp, files, set: new Set(files) };
+  trackedCache.set(root, entry);
+  return entry;
+}
+
 /** Whether the checkout tracks this file; null when it is no git checkout. Throws GitFailed when git fails otherwise. */
 export async function isTracked(cwd: string, path: string): Promise<boolean | null> {
   if (path === "") return false;
+  const held = await kept(cwd);
+  if (held) return held.set.has(path);
   const out = await git(cwd, ["--literal-pathspecs", "ls-files", "-z", "--", path]);
   return out === null ? null : out.split("\0").includes(path);
 }

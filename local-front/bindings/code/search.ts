@@ -1,10 +1,8 @@
 import type { ChildProcess } from "node:child_process";
-import { stat } from "node:fs/promises";
-import { join } from "node:path";
 import type { SearchAnswer, SearchBody, SearchMatch } from "../../../src/api/code.js";
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
-import { headOf, trackedFiles } from "./git.js";
+import { headOf, trackedOf } from "./git.js";
 import { globMatcher } from "./glob.js";
 import type { RootEntry } from "./fence.js";
 
@@ -27,19 +25,6 @@ async function ripgrep(): Promise<string | null> {
   } catch {
     return null;
   }
-}
-
-/** Each root's tracked files, kept while its index is the same file (same size and time): a search need not ask git each time. */
-const trackedCache = new Map<string, { stamp: string; files: string[] }>();
-
-async function trackedOf(root: string): Promise<string[] | null> {
-  const index = await stat(join(root, ".git", "index")).catch(() => null);
-  const stamp = index?.isFile() ? `${index.size}:${index.mtimeMs}:${index.ino}` : null;
-  const kept = stamp ? trackedCache.get(root) : undefined;
-  if (kept && kept.stamp === stamp) return kept.files;
-  const files = await trackedFiles(root, "");
-  if (files && stamp) trackedCache.set(root, { stamp, files });
-  return files;
 }
 
 /** ripgrep's JSON lines longer than this (one huge minified line) are skipped, not parsed. */
