@@ -20,6 +20,7 @@ import { operationRows } from "./operations.js";
 import { toolRows } from "./tools.js";
 import { memoryRows } from "./memory.js";
 import { codeRows } from "./code.js";
+import { codeHostRows } from "./code-host.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
@@ -387,8 +388,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,callers,follow,tail,turns,seats,operations,tools,memory,code,completions,sandbox,spawn,startup,compaction runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,seats,operations,tools,memory,code,completions,sandbox,spawn,startup,compaction").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,seats,operations,tools,memory,code,codehost,completions,sandbox,spawn,startup,compaction runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,seats,operations,tools,memory,code,codehost,completions,sandbox,spawn,startup,compaction").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -444,6 +445,10 @@ async function main(): Promise<void> {
   if (ONLY.has("code")) {
     log("code reads");
     await codeRows(row, fmt);
+  }
+  if (ONLY.has("codehost")) {
+    log("the code host");
+    await codeHostRows(row, fmt);
   }
   if (ONLY.has("follow")) {
     // The same fan-out without the front's relay: every follower served by the thread's

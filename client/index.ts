@@ -13,6 +13,7 @@ import {
 import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
 import type { CodeRoot, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../src/api/code.js";
+import type { ChecksPage, CommentsPage, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "../src/api/code-host.js";
 import type { EditMemory, Memory, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained } from "../src/api/memory.js";
 import type { CycleEvent, GateRequest, GateResult, MergeResult } from "../src/api/cycles.js";
 import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
@@ -50,6 +51,12 @@ export type TurnOutcome = Omit<SendResult, "seq" | "ts">;
 export type ApprovalAnswer = ApprovalResolved | { code: "approval-closed"; error: string; approvalId: string; decision: string };
 
 /** A query string of the values given. */
+/** `owner/name` as two path segments, each escaped. */
+function repoPath(repo: string): string {
+  const [owner = "", name = ""] = repo.split("/");
+  return `${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
+}
+
 function searchOf(query: Record<string, string | number | undefined>): URLSearchParams {
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
@@ -462,6 +469,33 @@ export class RuntimeClient {
 
   codeSearch(body: SearchBody): Promise<SearchAnswer> {
     return this.call("POST", "/code/search", body);
+  }
+
+  // ---- the code host (docs/code-host.md); `repo` is `owner/name` ----
+
+  /** A page of pull requests, open ones unless `state` says; pass `nextCursor` as `cursor` for the next. */
+  pulls(repo: string, query: PullsQuery = {}): Promise<PullsPage> {
+    return this.call("GET", `/github/${repoPath(repo)}/prs?${searchOf(query)}`);
+  }
+
+  /** A page of the files a pull request changes, with patches and hunk ranges. */
+  pullDiff(repo: string, number: number, query: PageQuery = {}): Promise<DiffPage> {
+    return this.call("GET", `/github/${repoPath(repo)}/prs/${number}/diff?${searchOf(query)}`);
+  }
+
+  /** A page of a pull request's comments: the conversation, then the review comments, then the reviews. */
+  pullComments(repo: string, number: number, query: PageQuery = {}): Promise<CommentsPage> {
+    return this.call("GET", `/github/${repoPath(repo)}/prs/${number}/comments?${searchOf(query)}`);
+  }
+
+  /** A page of the check runs on a pull request's head commit. */
+  pullChecks(repo: string, number: number, query: PageQuery = {}): Promise<ChecksPage> {
+    return this.call("GET", `/github/${repoPath(repo)}/prs/${number}/checks?${searchOf(query)}`);
+  }
+
+  /** One duplicate-work pass; it acts only when the runtime runs with SERVICE_PR_OVERLAP=on. */
+  overlap(body: OverlapBody): Promise<OverlapAnswer> {
+    return this.call("POST", "/github/overlap", body);
   }
 
   accounts(): Promise<{ accounts: AccountView[]; simulator: boolean; engines: EngineEntry[] }> {

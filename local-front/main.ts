@@ -16,6 +16,7 @@ import { startEngineHost } from "./bindings/engines/engine-host.js";
 import type { RuntimeLink } from "./bindings/engines/tools/runtime-tools.js";
 import { startHostReports } from "./bindings/host-report.js";
 import { startCodeService } from "./bindings/code/service.js";
+import { startCodeHost } from "./code-host.js";
 import { spawn } from "node:child_process";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./process/workerd.js";
@@ -81,10 +82,16 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   undo.push(() => engines.close());
   const codeToken = randomBytes(24).toString("hex");
   // ripgrep walks the checkouts inside the session sandbox when there is one (docs/code.md, "The fence").
-  const code = await startCodeService(config.codeRoots, codeToken, (argv, cwd) =>
-    sandbox.state === "bwrap"
-      ? sandbox.spawn(argv, { cwd, own: [] }, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] })
-      : spawn(argv[0]!, argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] }),
+  const codeHost = await startCodeHost(config);
+  undo.push(() => codeHost.close());
+  const code = await startCodeService(
+    config.codeRoots,
+    codeToken,
+    (argv, cwd) =>
+      sandbox.state === "bwrap"
+        ? sandbox.spawn(argv, { cwd, own: [] }, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] })
+        : spawn(argv[0]!, argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] }),
+    codeHost.clients,
   );
   undo.push(() => code.close());
   const accountsToken = randomBytes(24).toString("hex");
@@ -172,7 +179,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   }, 1000);
   watch.unref();
   if (sandbox.state === "unavailable") log.warn(sandbox.refusal());
-  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${sandbox.describe()}`);
+  console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${codeHost.describe} ${sandbox.describe()}`);
   // After the signal handlers: a slow sweep (many lost turns) must not hold off a stop.
   await sweepLostTurns(home, internalToken);
 }

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { z } from "zod";
 import { CallerPolicyError, readCallerPolicy, type CallerPolicy } from "../../src/rules/caller-policy.js";
 import { isLoopback } from "../../src/shared/loopback.js";
-import { AccountsFile, type AccountConfig, type PublicAccount } from "../../src/api/accounts.js";
+import { AccountsFile, type AccountConfig, type CodeHostAccount, type PublicAccount } from "../../src/api/accounts.js";
 import { WorkspacesFile } from "../../src/api/workspaces.js";
 import { SETTINGS } from "../../src/platform/config.js";
 import { homedir } from "node:os";
@@ -69,6 +69,10 @@ export interface FrontConfig {
   simulatorPort: number;
   /** accounts.json (or SERVICE_ACCOUNTS_FILE), plus OPENAI_API_KEY / ANTHROPIC_API_KEY as accounts of their own. */
   accounts: AccountConfig[];
+  /** accounts.json's code-host accounts (`provider: "github"`), for the code-host client only. */
+  codeHostAccounts: CodeHostAccount[];
+  /** The code-host simulator stands in for GitHub (SERVICE_CODE_HOST_SIMULATOR), seeded from this file when one is named (SERVICE_CODE_HOST_SEED). */
+  codeHostSimulator: { on: boolean; seedPath: string | null; slugs: string[] };
   /** The credential proxy: SERVICE_PROXY (on unless `off`), SERVICE_PROXY_URL, SERVICE_PROXY_CA. */
   proxy: { on: boolean; externalUrl: string | null; caPath: string; caGiven: boolean };
   /** SERVICE_PROVIDER_UPSTREAM: `simulator` sends every provider host's traffic to the built-in simulator over TLS. */
@@ -226,6 +230,10 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
   if (!/^\d+$/.test(rawSimPort) || Number(rawSimPort) > 65535)
     throw new ConfigError(`SERVICE_SIMULATOR_PORT must be a port number, not ${JSON.stringify(rawSimPort)}`);
+  const hostSim = env.SERVICE_CODE_HOST_SIMULATOR || "auto";
+  if (!["auto", "on", "off"].includes(hostSim)) throw new ConfigError(`SERVICE_CODE_HOST_SIMULATOR must be auto, on or off, not ${JSON.stringify(hostSim)}`);
+  const seedPath = env.SERVICE_CODE_HOST_SEED ? resolve(env.SERVICE_CODE_HOST_SEED) : null;
+  if (seedPath && !existsSync(seedPath)) throw new ConfigError(`SERVICE_CODE_HOST_SEED names ${seedPath}, which does not exist`);
   const existing = (p: string) => {
     try {
       return [realpathSync(p)];
@@ -253,6 +261,8 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     engineBBin: env.SERVICE_ENGINE_B_BIN || undefined,
     simulatorPort: Number(rawSimPort),
     accounts,
+    codeHostAccounts: accountsFile?.codeHosts ?? [],
+    codeHostSimulator: { on: hostSim === "on" || (hostSim === "auto" && (accountsFile?.codeHosts ?? []).length === 0), seedPath, slugs: (workspaces?.workspaces ?? []).map((w) => w.slug) },
     proxy: {
       on: proxyMode === "on",
       externalUrl: env.SERVICE_PROXY_URL ? url("SERVICE_PROXY_URL", env.SERVICE_PROXY_URL) : null,

@@ -17,6 +17,7 @@ import { SIMULATED_MODELS, simulatedImages } from "./models.js";
 import { decide, deltaCount, type Outcome, type Reply } from "./reply.js";
 import { RequestLog } from "./request-log.js";
 import { writeSse, type Frame, type Pacing } from "./sse.js";
+import { readBody } from "./body.js";
 
 export interface SimulatorOptions {
   host?: string;
@@ -44,21 +45,6 @@ const LOG_CAPACITY = 100;
 // Agent clients send whole transcripts with images; the cap only stops runaway uploads.
 const BODY_LIMIT = 64 * 1024 * 1024;
 
-type Body = { text: string } | { tooLarge: true };
-
-function readBody(req: IncomingMessage): Promise<Body> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      // Keep draining past the cap so the client still gets to read the 413.
-      if (size <= BODY_LIMIT) chunks.push(chunk);
-    });
-    req.on("end", () => resolve(size > BODY_LIMIT ? { tooLarge: true } : { text: Buffer.concat(chunks).toString("utf8") }));
-    req.on("error", reject);
-  });
-}
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.destroyed || res.headersSent) return;
@@ -129,7 +115,7 @@ interface Context {
  * Anthropic's OpenAI-compatible endpoint) Anthropic's own errors.
  */
 async function handleModelRequest(protocol: Protocol, provider: Provider | null, req: IncomingMessage, res: ServerResponse, { log, credentials, issued }: Context): Promise<void> {
-  const body = await readBody(req);
+  const body = await readBody(req, BODY_LIMIT);
   const parsed = "text" in body ? parseJson(body.text) : { ok: false as const };
   log.add(protocol.name, req.url ?? "", req.headers, parsed.ok ? parsed.value : "text" in body ? body.text : null);
   const errorOf = provider === "anthropic" ? anthropicError : protocol.error;
@@ -164,7 +150,7 @@ async function handleModelRequest(protocol: Protocol, provider: Provider | null,
 }
 
 async function handleTokenRequest(req: IncomingMessage, res: ServerResponse, credentials: SimCredentials): Promise<void> {
-  const body = await readBody(req);
+  const body = await readBody(req, BODY_LIMIT);
   if (!("text" in body)) return sendJson(res, 413, { error: "invalid_request", error_description: "body too large" });
   const answer = credentials.refresh(body.text, req.headers["content-type"], credentials.providerAt(req.headers.host));
   sendJson(res, answer.status, answer.body);

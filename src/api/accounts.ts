@@ -55,10 +55,46 @@ export const AccountConfig = z
   .refine((a) => (a.apiKey === undefined) !== (a.oauth === undefined), "an account has exactly one of apiKey or oauth");
 export type AccountConfig = z.infer<typeof AccountConfig>;
 
+/** Where the code host's API is when a code-host account names no `baseUrl`. */
+export const GITHUB_API_URL = "https://api.github.com";
+
+/**
+ * A code-host account (`provider: "github"`): a token the front's code-host client sends,
+ * which no route, worker or session ever sees. `owners` names the owners (users or
+ * organisations) it is for; an account without `owners` serves every owner.
+ */
+export const CodeHostAccount = z
+  .object({
+    id: Name,
+    provider: z.literal("github"),
+    label: z.string().min(1).max(200).optional(),
+    token: z.string().min(1).max(4096),
+    baseUrl: httpsOrLoopback.optional(),
+    owners: z.array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,38}$/, "an owner is letters, digits and -")).default([]),
+  })
+  .strict();
+export type CodeHostAccount = z.infer<typeof CodeHostAccount>;
+
+/**
+ * `accounts.json`: one list, each entry read by its `provider`, so a bad entry is named by
+ * its own fields rather than by every kind it failed to be.
+ */
 export const AccountsFile = z
-  .object({ accounts: z.array(AccountConfig) })
+  .object({ accounts: z.array(z.looseObject({ provider: z.unknown() })) })
   .strict()
-  .refine((f) => new Set(f.accounts.map((a) => a.id)).size === f.accounts.length, "account ids must be unique");
+  .transform((f, ctx) => {
+    const accounts: AccountConfig[] = [];
+    const codeHosts: CodeHostAccount[] = [];
+    f.accounts.forEach((entry, i) => {
+      const parsed = entry.provider === "github" ? CodeHostAccount.safeParse(entry) : AccountConfig.safeParse(entry);
+      if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: ["accounts", i, ...issue.path] });
+      else if (parsed.data.provider === "github") codeHosts.push(parsed.data);
+      else accounts.push(parsed.data);
+    });
+    const ids = [...accounts, ...codeHosts].map((a) => a.id);
+    if (new Set(ids).size !== ids.length) ctx.addIssue({ code: "custom", message: "account ids must be unique", path: ["accounts"] });
+    return { accounts, codeHosts };
+  });
 export type AccountsFile = z.infer<typeof AccountsFile>;
 
 /** What the worker knows of an account: enough to check spawns and pick one, no secret. */

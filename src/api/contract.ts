@@ -23,6 +23,7 @@ import { Subscribe } from "./subscriptions.js";
 import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
 import { RuntimeToolCall } from "./tools.js";
 import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
+import { OverlapBody, PageQuery, PullsQuery } from "./code-host.js";
 import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -112,6 +113,15 @@ const BUSY: readonly RouteError[] = [[409, CODES.threadBusy]];
 const QUESTION: readonly RouteError[] = [
   [404, CODES.questionNotFound],
   [409, CODES.questionClosed],
+];
+/** What a code-host read may answer when the host refuses or is missing (docs/code-host.md). */
+const CODE_HOST: readonly RouteError[] = [
+  [404, CODES.codeHostNotFound],
+  [503, CODES.codeHostCredentials],
+  [429, CODES.codeHostRateLimited],
+  [503, CODES.codeHostUnavailable],
+  [502, CODES.codeHostFailed],
+  [503, CODES.codeServiceUnavailable],
 ];
 const WORKSPACE: readonly RouteError[] = [[404, CODES.workspaceNotFound]];
 const COMPLETIONS = [
@@ -420,6 +430,28 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     summary: "A literal or regular-expression search over one root or all, with ripgrep.",
     body: SearchBody,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codeSearchInvalid], [400, CODES.codeGlobInvalid], [503, CODES.codeGitFailed], [504, CODES.codeSearchTimeout], [503, CODES.codeSearchUnavailable], [503, CODES.codeServiceUnavailable]],
+  },
+
+  "GET /github/:owner/:repo/prs": {
+    summary: "A page of the repository's pull requests on the code host (open by default), newest first.",
+    query: PullsQuery,
+    errors: CODE_HOST,
+  },
+  "GET /github/:owner/:repo/prs/:number/diff": {
+    summary: "A page of the files a pull request changes, each with its patch and hunk ranges, and the head and base it compares.",
+    query: PageQuery,
+    errors: CODE_HOST,
+  },
+  "GET /github/:owner/:repo/prs/:number/comments": {
+    summary: "A page of a pull request's conversation comments, then its review comments, then its reviews.",
+    query: PageQuery,
+    errors: CODE_HOST,
+  },
+  "GET /github/:owner/:repo/prs/:number/checks": { summary: "A page of the check runs on a pull request's head commit.", query: PageQuery, errors: CODE_HOST },
+  "POST /github/overlap": {
+    summary: "One duplicate-work pass over a repository's open pull requests: the pairs found, their score and evidence, and what it does about them (a dry run unless SERVICE_PR_OVERLAP=on).",
+    body: OverlapBody,
+    errors: CODE_HOST,
   },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },

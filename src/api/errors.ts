@@ -138,6 +138,16 @@ export const CODES = {
   codeRootNotGit: "code-root-not-git",
   /** A search pattern ripgrep refuses (a bad regular expression, a bad glob). */
   codeSearchInvalid: "code-search-invalid",
+  /** The code host has no such repository or pull request, or hides it from the runtime's token. */
+  codeHostNotFound: "code-host-not-found",
+  /** The code host refused the runtime's token (401): the code-host account in accounts.json needs a new one. */
+  codeHostCredentials: "code-host-credentials",
+  /** The code host's rate limit; `Retry-After` says when to try again. */
+  codeHostRateLimited: "code-host-rate-limited",
+  /** No code-host account serves the repository's owner, and no simulator stands in. */
+  codeHostUnavailable: "code-host-unavailable",
+  /** The code host failed or could not be reached. */
+  codeHostFailed: "code-host-failed",
   /** No code service behind the CODE binding (plain `wrangler dev`), or it could not be reached. */
   codeServiceUnavailable: "code-service-unavailable",
   /** A build thread's `cwd` inside a registered checkout: build threads work in worktrees of their own. */

@@ -29,5 +29,6 @@ export async function callCode<T>(env: Env, method: "GET" | "POST", path: string
   const answer = (await res.json()) as Record<string, unknown>;
   if (res.ok) return ok(answer as T);
   const { error, code, ...rest } = answer as { error?: string; code?: string };
-  return refuse(res.status, error ?? `the code service answered ${res.status}`, code, rest);
+  const retryAfter = res.headers.get("retry-after");
+  return refuse(res.status, error ?? `the code service answered ${res.status}`, code, rest, retryAfter ? { "retry-after": retryAfter } : undefined);
 }

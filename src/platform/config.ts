@@ -18,6 +18,7 @@ const whole: Parser<number> = (raw, fallback) => {
 const onBusy: Parser<OnBusy> = (raw, fallback) => ((ON_BUSY as readonly string[]).includes(raw ?? "") ? (raw as OnBusy) : (fallback as OnBusy));
 const text: Parser<string> = (raw, fallback) => raw || fallback || "";
 const optional: Parser<string | null> = (raw) => raw || null;
+const on: Parser<boolean> = (raw) => raw === "on";
 const names: Parser<Set<string>> = (raw) => new Set((raw ?? "").split(",").map((f) => f.trim()).filter(Boolean));
 
 /**
@@ -80,6 +81,7 @@ export const SETTINGS = {
   curatorFallbackModel: operator("SERVICE_CURATOR_FALLBACK_MODEL", optional, null, "The model asked when the curator model fails"),
   curatorTimeoutMs: operator("SERVICE_CURATOR_TIMEOUT_MS", positive, "60000", "How long one curator model may take to write a summary before it counts as failed (an engine's own compaction gets twice as long)"),
   memoryReflectEvery: operator("SERVICE_MEMORY_REFLECT_EVERY", whole, "50", "A workspace reflects on its memory by itself once this many memories (reflections aside) were retained since its last reflection, when a curator model is configured; 0: only on request (docs/memory.md)"),
+  prOverlap: operator("SERVICE_PR_OVERLAP", on, "off", "`on`: `POST /github/overlap` acts on the duplicates it finds (a comment on the newer pull request naming the older, and the `possible-duplicate` label, once a pair); otherwise it is a dry run (docs/code-host.md)"),
   onBusy: operator("SERVICE_ON_BUSY", onBusy, "queue", "What a message does when it arrives while a turn runs, for threads whose spawn and workspace policy name nothing: `queue`, `steer`, `interrupt`, `reject`"),
   faults: operator("SERVICE_FAULTS", names, null, "Fault drills: `blob-put` makes every large-body save fail (how the degraded-thread test breaks storage); `wake-deliver` keeps every wake in its watched thread's outbox (how the subscription test stops a host between a match and its delivery); `memory-retain` makes every retain's write fail (how the memory alert test breaks the memory store)"),
   build: front("BUILD", "The build id `/health` and every 404 report (the front sets it from SERVICE_BUILD or git).", text, "dev"),

@@ -14,6 +14,7 @@ const MAY_IMPORT: [folder: string, allowed: string[]][] = [
   ["src/", ["src/", "objects/"]],
   ["objects/", ["src/api/", "src/shared/", "src/rules/", "src/platform/", "objects/"]],
   ["local-front/simulator/", ["src/api/", "local-front/simulator/"]],
+  ["local-front/code-host-simulator/", ["src/api/", "local-front/code-host-simulator/", "local-front/simulator/body.ts"]],
   ["local-front/", ["src/api/", "src/shared/", "src/rules/", "src/platform/config.ts", "local-front/"]],
   ["client/", ["src/api/", "client/"]],
 ];

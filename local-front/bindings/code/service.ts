@@ -3,6 +3,8 @@ import type { AddressInfo } from "node:net";
 import { CODE_TOKEN_HEADER, CodeSearchRequest, FilesQuery, OutlineQuery, ReadQuery, type CodeRoot, type FilesPage } from "../../../src/api/code.js";
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { codeHostRoute } from "../code-host/routes.js";
+import type { HostClients } from "../code-host/clients.js";
 import { readJson, reply, replyOutcome } from "../http.js";
 import { fenced, type RootEntry } from "./fence.js";
 import { GitFailed, headOf, trackedFiles } from "./git.js";
@@ -42,10 +44,11 @@ async function files(root: RootEntry, q: FilesQuery): Promise<Outcome<FilesPage>
 
 /**
  * The CODE binding, served by the front (docs/code.md): the registered repositories, read
- * with git, ripgrep and tree-sitter on this machine. Only the worker, which holds this
- * boot's token, may ask: it decides who reads what.
+ * with git, ripgrep and tree-sitter on this machine, and the code host's pull requests
+ * (docs/code-host.md). Only the worker, which holds this boot's token, may ask: it
+ * decides who reads what.
  */
-export async function startCodeService(roots: RootEntry[], token: string, spawnRg: RgSpawner): Promise<CodeService> {
+export async function startCodeService(roots: RootEntry[], token: string, spawnRg: RgSpawner, codeHost: HostClients): Promise<CodeService> {
   const byName = new Map(roots.map((r) => [r.name, r]));
   const rootOf = (name: string): Outcome<RootEntry> =>
     byName.get(name) ? ok(byName.get(name)!) : refuse(404, `no code root ${name}`, CODES.codeRootNotFound, { roots: roots.map((r) => r.name) });
@@ -53,6 +56,10 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://code");
     if (req.headers[CODE_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the code service answers the runtime's worker only" });
+    if (url.pathname.startsWith("/github/")) {
+      const answered = await codeHostRoute(codeHost, req.method ?? "GET", url, () => readJson(req));
+      return answered ? replyOutcome(res, answered) : reply(res, 404, { error: `no code-host route ${req.method} ${url.pathname}` });
+    }
     const query = Object.fromEntries(url.searchParams);
     if (req.method === "GET" && url.pathname === "/roots") {
       const listed: CodeRoot[] = await Promise.all(roots.map(async (r) => ({ ...r, ...(await headOf(r.path)) })));

@@ -1,0 +1,115 @@
+import { OVERLAP_LABEL, overlapMarker, type OverlapAnswer, type OverlapPair, type OverlapRequest } from "../../../src/api/code-host.js";
+import { ok, type Outcome, type Refusal } from "../../../src/api/outcome.js";
+import { overlapPairs, type OverlapPull, type PairVerdict } from "../../../src/rules/pr-overlap.js";
+import { deadline, onHost, type HostClient } from "./clients.js";
+import { summaryOf } from "./reads.js";
+
+/** Files read of one pull request: GitHub lists at most 3,000; the pass compares the first 300. */
+const FILES_READ = 300;
+/** Pull requests whose files are fetched at once. */
+const FETCHES_AT_ONCE = 6;
+
+/** Passes over one repository run one at a time, so two never both act on a pair. */
+const running = new Map<string, Promise<unknown>>();
+
+function inTurn<T>(repo: string, run: () => Promise<T>): Promise<T> {
+  const before = running.get(repo) ?? Promise.resolve();
+  const mine = before.then(run, run);
+  const settled = mine.catch(() => {});
+  running.set(repo, settled);
+  void settled.then(() => running.get(repo) === settled && running.delete(repo));
+  return mine;
+}
+
+function commentFor(v: PairVerdict, olderTitle: string): string {
+  const where = v.evidence.overlappingHunks.slice(0, 3).map((h) => `\`${h.path}\` (base lines ${h.newer})`);
+  const files = v.evidence.sharedFiles.slice(0, 5).map((f) => `\`${f}\``);
+  return [
+    `This pull request may duplicate #${v.older} (${olderTitle.replace(/[\r\n]+/g, " ")}).`,
+    "",
+    where.length ? `Both change the same lines: ${where.join(", ")}.` : files.length ? `Both change ${files.join(", ")}.` : "Their descriptions say much the same.",
+    `Overlap score ${v.score} (lines ${v.evidence.lineOverlap}, added code ${v.evidence.addedSimilarity}, text ${v.evidence.textSimilarity}).`,
+    "If they do the same work, one of them can be closed; if not, this note can be ignored.",
+    "",
+    overlapMarker(v.older, v.newer),
+  ].join("\n");
+}
+
+/**
+ * Acts on one duplicate at most once: the marker in an earlier comment on the newer pull
+ * request says a pass already did, whatever happened to the runtime since. The label is
+ * added again either way, which GitHub takes as a no-op, so a pass cut between the
+ * comment and the label finishes the job.
+ */
+async function act(client: HostClient, owner: string, repo: string, v: PairVerdict, olderTitle: string): Promise<Outcome<OverlapPair["action"]>> {
+  const what = `pull request ${owner}/${repo}#${v.newer}`;
+  const marker = overlapMarker(v.older, v.newer);
+  const earlier = await onHost(client, what, (o) => o.paginate(o.rest.issues.listComments, { owner, repo, issue_number: v.newer, per_page: 100, ...deadline() }));
+  if (!earlier.ok) return earlier;
+  const done = earlier.value.some((c) => (c.body ?? "").includes(marker));
+  if (!done) {
+    const posted = await onHost(client, what, (o) => o.rest.issues.createComment({ owner, repo, issue_number: v.newer, body: commentFor(v, olderTitle), ...deadline() }));
+    if (!posted.ok) return posted;
+  }
+  const labelled = await onHost(client, what, (o) => o.rest.issues.addLabels({ owner, repo, issue_number: v.newer, labels: [OVERLAP_LABEL], ...deadline() }));
+  if (!labelled.ok) return labelled;
+  return ok(done ? "done-before" : "acted");
+}
+
+/** `POST /github/overlap` (docs/code-host.md, "The overlap pass"). */
+export function overlapPass(client: HostClient, req: OverlapRequest): Promise<Outcome<OverlapAnswer>> {
+  const [owner, repo] = req.repo.split("/") as [string, string];
+  return inTurn(req.repo.toLowerCase(), async (): Promise<Outcome<OverlapAnswer>> => {
+    const limit = req.limit ?? 100;
+    const listed = await onHost(client, `repository ${req.repo}`, async (o) => {
+      const pulls = [];
+      for await (const page of o.paginate.iterator(o.rest.pulls.list, { owner, repo, state: "open", sort: "created", direction: "desc", per_page: Math.min(100, limit), ...deadline() })) {
+        pulls.push(...page.data);
+        if (pulls.length >= limit) break;
+      }
+      return pulls.slice(0, limit);
+    });
+    if (!listed.ok) return listed;
+    const pulls: OverlapPull[] = [];
+    const titles = new Map<number, string>();
+    const queue = [...listed.value];
+    const stop: { refusal: Refusal | null } = { refusal: null };
+    await Promise.all(
+      Array.from({ length: FETCHES_AT_ONCE }, async () => {
+        for (let p = queue.shift(); p && !stop.refusal; p = queue.shift()) {
+          const s = summaryOf(p);
+          const files = await onHost(client, `pull request ${req.repo}#${s.number}`, async (o) => {
+            const out = [];
+            for await (const page of o.paginate.iterator(o.rest.pulls.listFiles, { owner, repo, pull_number: s.number, per_page: 100, ...deadline() })) {
+              out.push(...page.data);
+              if (out.length >= FILES_READ) break;
+            }
+            return out.slice(0, FILES_READ);
+          });
+          if (!files.ok) {
+            stop.refusal = files;
+            return;
+          }
+          titles.set(s.number, s.title);
+          pulls.push({ number: s.number, title: s.title, body: s.body, createdAt: s.createdAt, files: files.value.map((f) => ({ path: f.filename, previousPath: f.previous_filename ?? null, patch: f.patch ?? null })) });
+        }
+      }),
+    );
+    if (stop.refusal) return stop.refusal;
+    const pairs: OverlapPair[] = [];
+    for (const v of overlapPairs(pulls)) {
+      if (v.relation !== "duplicate") {
+        pairs.push({ ...v, action: "none" });
+        continue;
+      }
+      if (!req.act) {
+        pairs.push({ ...v, action: "would-act" });
+        continue;
+      }
+      const done = await act(client, owner, repo, v, titles.get(v.older) ?? "");
+      if (!done.ok) return done;
+      pairs.push({ ...v, action: done.value });
+    }
+    return ok({ repo: req.repo, acting: req.act, considered: pulls.length, pairs });
+  });
+}

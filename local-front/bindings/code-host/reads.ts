@@ -1,0 +1,127 @@
+import type { ChecksPage, CommentsPage, DiffFile, DiffPage, PageQuery, PullCheck, PullComment, PullParams, PullsPage, PullsQuery, PullSummary } from "../../../src/api/code-host.js";
+import { ok, type Outcome } from "../../../src/api/outcome.js";
+import { hunksOf, rangeOf } from "../../../src/rules/diff-hunks.js";
+import { deadline, onHost, type HostClient } from "./clients.js";
+
+/**
+ * The `/github/...` reads (docs/code-host.md): GitHub's answers turned into the runtime's
+ * shapes, a page at a time. A cursor is the host's page number (prefixed, for comments,
+ * by which of the three lists it is in), so paging costs one host call a page.
+ */
+const PER_PAGE = 30;
+
+/** GitHub JSON as the client hands it: the list and single shapes differ in types, not in the fields read here. */
+type Gh = Record<string, any>;
+
+const hasNext = (headers: { link?: string }) => /rel="next"/.test(headers.link ?? "");
+const pageOf = (cursor: string | undefined) => (cursor ? Number(cursor.replace(/^[a-z]/, "")) || 1 : 1);
+
+export function summaryOf(p: Gh): PullSummary {
+  return {
+    number: p.number,
+    title: p.title ?? "",
+    body: p.body ?? "",
+    author: p.user?.login ?? "ghost",
+    state: p.merged_at ? "merged" : p.state === "closed" ? "closed" : "open",
+    draft: p.draft === true,
+    head: { ref: p.head?.ref ?? "", sha: p.head?.sha ?? "" },
+    base: { ref: p.base?.ref ?? "", sha: p.base?.sha ?? "" },
+    labels: (p.labels ?? []).map((l: Gh) => (typeof l === "string" ? l : l.name)),
+    createdAt: p.created_at,
+    updatedAt: p.updated_at ?? p.created_at,
+    url: p.html_url ?? "",
+  };
+}
+
+export function fileOf(f: Gh): DiffFile {
+  const patch = typeof f.patch === "string" ? f.patch : null;
+  return {
+    path: f.filename,
+    previousPath: f.previous_filename ?? null,
+    status: f.status,
+    additions: f.additions ?? 0,
+    deletions: f.deletions ?? 0,
+    patch,
+    hunks: patch ? hunksOf(patch).map(rangeOf) : [],
+  };
+}
+
+export async function listPulls(client: HostClient, repo: { owner: string; repo: string }, q: PullsQuery): Promise<Outcome<PullsPage>> {
+  const page = pageOf(q.cursor);
+  const got = await onHost(client, `repository ${repo.owner}/${repo.repo}`, (o) =>
+    o.rest.pulls.list({ ...repo, state: q.state ?? "open", sort: "created", direction: "desc", per_page: q.limit ?? PER_PAGE, page, ...deadline() }),
+  );
+  if (!got.ok) return got;
+  return ok({ repo: `${repo.owner}/${repo.repo}`, prs: (got.value.data as Gh[]).map(summaryOf), nextCursor: hasNext(got.value.headers) ? String(page + 1) : null });
+}
+
+export async function pullDiff(client: HostClient, p: PullParams, q: PageQuery): Promise<Outcome<DiffPage>> {
+  const page = pageOf(q.cursor);
+  const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
+  const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
+  if (!pull.ok) return pull;
+  const files = await onHost(client, what, (o) => o.rest.pulls.listFiles({ owner: p.owner, repo: p.repo, pull_number: p.number, per_page: q.limit ?? PER_PAGE, page, ...deadline() }));
+  if (!files.ok) return files;
+  const s = summaryOf(pull.value.data);
+  return ok({
+    repo: `${p.owner}/${p.repo}`,
+    number: p.number,
+    head: s.head,
+    base: s.base,
+    files: (files.value.data as Gh[]).map(fileOf),
+    nextCursor: hasNext(files.value.headers) ? String(page + 1) : null,
+  });
+}
+
+/** The three lists a pull request's comments are in, in the order they are paged. */
+const COMMENT_LISTS = ["c", "r", "v"] as const;
+
+export async function pullComments(client: HostClient, p: PullParams, q: PageQuery): Promise<Outcome<CommentsPage>> {
+  const list = (q.cursor?.[0] ?? "c") as (typeof COMMENT_LISTS)[number];
+  const page = pageOf(q.cursor);
+  const per_page = q.limit ?? PER_PAGE;
+  const at = { owner: p.owner, repo: p.repo, per_page, page, ...deadline() };
+  const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
+  // GitHub answers the conversation of a number that is an issue, not a pull request; the pull request itself is checked first.
+  if (list === "c" && page === 1) {
+    const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
+    if (!pull.ok) return pull;
+  }
+  const got = await onHost(client, what, async (o): Promise<{ data: Gh[]; headers: { link?: string } }> =>
+    list === "c"
+      ? o.rest.issues.listComments({ ...at, issue_number: p.number })
+      : list === "r"
+        ? o.rest.pulls.listReviewComments({ ...at, pull_number: p.number })
+        : o.rest.pulls.listReviews({ ...at, pull_number: p.number }),
+  );
+  if (!got.ok) return got;
+  const comments = got.value.data.map((c): PullComment => {
+    const base = { id: c.id, author: c.user?.login ?? "ghost", body: c.body ?? "", url: c.html_url ?? "" };
+    if (list === "c") return { ...base, kind: "comment", createdAt: c.created_at };
+    if (list === "r") return { ...base, kind: "review-comment", createdAt: c.created_at, path: c.path, line: c.line ?? c.original_line ?? null };
+    return { ...base, kind: "review", createdAt: c.submitted_at ?? "", state: c.state };
+  });
+  const next = COMMENT_LISTS[COMMENT_LISTS.indexOf(list) + 1];
+  return ok({
+    repo: `${p.owner}/${p.repo}`,
+    number: p.number,
+    comments,
+    nextCursor: hasNext(got.value.headers) ? `${list}${page + 1}` : next ? `${next}1` : null,
+  });
+}
+
+export async function pullChecks(client: HostClient, p: PullParams, q: PageQuery): Promise<Outcome<ChecksPage>> {
+  const page = pageOf(q.cursor);
+  const per_page = q.limit ?? PER_PAGE;
+  const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
+  const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
+  if (!pull.ok) return pull;
+  const sha = pull.value.data.head.sha;
+  const got = await onHost(client, what, (o) => o.rest.checks.listForRef({ owner: p.owner, repo: p.repo, ref: sha, per_page, page, ...deadline() }));
+  if (!got.ok) return got;
+  const checks = got.value.data.check_runs.map(
+    (c): PullCheck => ({ name: c.name, status: c.status as PullCheck["status"], conclusion: c.conclusion ?? null, url: c.details_url ?? c.html_url ?? null, startedAt: c.started_at ?? null, completedAt: c.completed_at ?? null }),
+  );
+  const total = got.value.data.total_count;
+  return ok({ repo: `${p.owner}/${p.repo}`, number: p.number, sha, total, checks, nextCursor: page * per_page < total ? String(page + 1) : null });
+}

@@ -1,0 +1,47 @@
+import { OverlapRequest, PageQuery, PullParams, PullsQuery, RepoParams } from "../../../src/api/code-host.js";
+import { refuse, type Outcome } from "../../../src/api/outcome.js";
+import type { HostClients } from "./clients.js";
+import { overlapPass } from "./overlap.js";
+import { listPulls, pullChecks, pullComments, pullDiff } from "./reads.js";
+
+const PULLS = /^\/github\/([^/]+)\/([^/]+)\/prs$/;
+const PULL = /^\/github\/([^/]+)\/([^/]+)\/prs\/([^/]+)\/(diff|comments|checks)$/;
+
+function invalid(error: { issues: { path: PropertyKey[]; message: string }[] }) {
+  return refuse(400, error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; "));
+}
+
+/**
+ * The code service's `/github/...` routes (the worker checked the request already; they
+ * are checked again, as every binding checks what it is handed). Null: not one of them.
+ */
+export async function codeHostRoute(clients: HostClients, method: string, url: URL, body: () => Promise<unknown>): Promise<Outcome<unknown> | null> {
+  const query = Object.fromEntries(url.searchParams);
+  if (method === "POST" && url.pathname === "/github/overlap") {
+    const req = OverlapRequest.safeParse(await body());
+    if (!req.success) return invalid(req.error);
+    const client = clients.forOwner(req.data.repo.split("/")[0]!);
+    return client.ok ? overlapPass(client.value, req.data) : client;
+  }
+  if (method !== "GET") return null;
+  const many = PULLS.exec(url.pathname);
+  if (many) {
+    const repo = RepoParams.safeParse({ owner: decodeURIComponent(many[1]!), repo: decodeURIComponent(many[2]!) });
+    const q = PullsQuery.safeParse(query);
+    if (!repo.success) return invalid(repo.error);
+    if (!q.success) return invalid(q.error);
+    const client = clients.forOwner(repo.data.owner);
+    return client.ok ? listPulls(client.value, repo.data, q.data) : client;
+  }
+  const one = PULL.exec(url.pathname);
+  if (!one) return null;
+  const pull = PullParams.safeParse({ owner: decodeURIComponent(one[1]!), repo: decodeURIComponent(one[2]!), number: one[3] });
+  const q = PageQuery.safeParse(query);
+  if (!pull.success) return invalid(pull.error);
+  if (!q.success) return invalid(q.error);
+  const client = clients.forOwner(pull.data.owner);
+  if (!client.ok) return client;
+  if (one[4] === "diff") return pullDiff(client.value, pull.data, q.data);
+  if (one[4] === "comments") return pullComments(client.value, pull.data, q.data);
+  return pullChecks(client.value, pull.data, q.data);
+}

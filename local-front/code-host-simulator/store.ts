@@ -1,0 +1,210 @@
+/**
+ * The simulator's state, built from the seed and changed by the write endpoints. It lives in
+ * memory only: a restart starts again from the seed. Ids come from one counter, so each is
+ * unique across kinds and stays the same for the whole run.
+ */
+import { createHash } from "node:crypto";
+import { GitRepo } from "./git-diff.js";
+import type { Seed, SeedPull, SeedRepo } from "./seed.js";
+
+export interface Grant {
+  login: string;
+  /** Owners whose repositories the token sees; empty: every repository. */
+  owners: string[];
+}
+
+export interface Label {
+  id: number;
+  name: string;
+  color: string;
+  description: string;
+}
+
+export interface Comment {
+  id: number;
+  user: string;
+  body: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ReviewComment extends Comment {
+  path: string;
+  line: number;
+  reviewId: number | null;
+  /** null: the pull request's head when asked. */
+  commitId: string | null;
+}
+
+export type ReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
+
+export interface Review {
+  id: number;
+  user: string;
+  state: ReviewState;
+  body: string;
+  submittedAt: string;
+  /** null: the pull request's head when asked. */
+  commitId: string | null;
+}
+
+export interface Check {
+  id: number;
+  name: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  detailsUrl: string | null;
+}
+
+export interface Pull {
+  id: number;
+  number: number;
+  title: string;
+  body: string;
+  user: string;
+  state: "open" | "closed" | "merged";
+  draft: boolean;
+  head: string;
+  base: string;
+  createdAt: string;
+  updatedAt: string;
+  labels: Label[];
+  files: SeedPull["files"];
+  comments: Comment[];
+  reviewComments: ReviewComment[];
+  reviews: Review[];
+  checks: Check[];
+}
+
+export interface Repo {
+  id: number;
+  owner: string;
+  name: string;
+  private: boolean;
+  defaultBranch: string;
+  git: GitRepo | null;
+  labels: Label[];
+  protection: SeedRepo["protection"];
+  pulls: Map<number, Pull>;
+  createdAt: string;
+}
+
+/** GitHub's timestamps: ISO 8601 in UTC, whole seconds. */
+export function iso(when: string | number | Date): string {
+  return new Date(when).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+export function sha1(text: string): string {
+  return createHash("sha1").update(text).digest("hex");
+}
+
+export class Store {
+  readonly #tokens = new Map<string, Grant>();
+  /** Lowercased login → id: GitHub logins are case-insensitive. */
+  readonly #users = new Map<string, number>();
+  /** Lowercased `owner/name` → repository: GitHub's paths are case-insensitive. */
+  readonly #repos = new Map<string, Repo>();
+  #lastId = 0;
+
+  constructor(seed: Seed) {
+    const startedAt = iso(Date.now());
+    for (const [token, grant] of Object.entries(seed.tokens)) this.addToken(token, grant);
+    for (const r of seed.repos) {
+      const key = `${r.owner}/${r.name}`.toLowerCase();
+      if (this.#repos.has(key)) throw new Error(`code-host seed: repository ${r.owner}/${r.name} is listed twice`);
+      this.userId(r.owner);
+      const repo: Repo = {
+        id: this.nextId(),
+        owner: r.owner,
+        name: r.name,
+        private: r.private,
+        defaultBranch: r.defaultBranch,
+        git: r.git ? new GitRepo(r.git) : null,
+        labels: [],
+        protection: r.protection,
+        pulls: new Map(),
+        createdAt: startedAt,
+      };
+      for (const l of r.labels) this.addLabel(repo, l.name, l.color, l.description);
+      for (const p of r.pulls) {
+        if (repo.pulls.has(p.number)) throw new Error(`code-host seed: ${r.owner}/${r.name} has pull request #${p.number} twice`);
+        repo.pulls.set(p.number, this.#pull(repo, p));
+      }
+      this.#repos.set(key, repo);
+    }
+  }
+
+  #pull(repo: Repo, p: SeedPull): Pull {
+    const createdAt = iso(p.createdAt);
+    const at = (when: string | undefined) => (when ? iso(when) : createdAt);
+    const comment = (c: { user: string; body: string; createdAt?: string }): Comment => ({ id: this.nextId(), user: this.#known(c.user), body: c.body, createdAt: at(c.createdAt), updatedAt: at(c.createdAt) });
+    return {
+      id: this.nextId(),
+      number: p.number,
+      title: p.title,
+      body: p.body,
+      user: this.#known(p.user),
+      state: p.state,
+      draft: p.draft,
+      head: p.head,
+      base: p.base,
+      createdAt,
+      updatedAt: at(p.updatedAt),
+      // A pull request's label must exist in its repository, as on GitHub.
+      labels: p.labels.map((name) => this.labelNamed(repo, name) ?? this.addLabel(repo, name)),
+      files: p.files,
+      comments: p.comments.map(comment),
+      reviewComments: p.reviewComments.map((c) => ({ ...comment(c), path: c.path, line: c.line, reviewId: null, commitId: null })),
+      reviews: p.reviews.map((r) => ({ id: this.nextId(), user: this.#known(r.user), state: r.state, body: r.body, submittedAt: at(r.submittedAt), commitId: null })),
+      checks: p.checks.map((c) => ({ id: this.nextId(), name: c.name, status: c.status, conclusion: c.status === "completed" ? c.conclusion : null, detailsUrl: c.detailsUrl ?? null })),
+    };
+  }
+
+  /** Gives `login` its id now, so seeded users are numbered in seed order, whatever is asked first. */
+  #known(login: string): string {
+    this.userId(login);
+    return login;
+  }
+
+  nextId(): number {
+    return ++this.#lastId;
+  }
+
+  userId(login: string): number {
+    const key = login.toLowerCase();
+    let id = this.#users.get(key);
+    if (id === undefined) this.#users.set(key, (id = this.nextId()));
+    return id;
+  }
+
+  addToken(token: string, grant: { login: string; owners?: string[] }): void {
+    this.#tokens.set(token, { login: this.#known(grant.login), owners: grant.owners ?? [] });
+  }
+
+  grant(token: string): Grant | undefined {
+    return this.#tokens.get(token);
+  }
+
+  repo(owner: string, name: string): Repo | undefined {
+    return this.#repos.get(`${owner}/${name}`.toLowerCase());
+  }
+
+  visible(repo: Repo, grant: Grant): boolean {
+    return grant.owners.length === 0 || grant.owners.some((o) => o.toLowerCase() === repo.owner.toLowerCase());
+  }
+
+  /** The repositories with a checkout, to check before serving. */
+  gitRepos(): GitRepo[] {
+    return [...this.#repos.values()].flatMap((r) => (r.git ? [r.git] : []));
+  }
+
+  labelNamed(repo: Repo, name: string): Label | undefined {
+    return repo.labels.find((l) => l.name.toLowerCase() === name.toLowerCase());
+  }
+
+  addLabel(repo: Repo, name: string, color = "ededed", description = ""): Label {
+    const label = { id: this.nextId(), name, color, description };
+    repo.labels.push(label);
+    return label;
+  }
+}

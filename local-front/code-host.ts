@@ -1,0 +1,57 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { HostClients } from "./bindings/code-host/clients.js";
+import { startCodeHostSimulator, type CodeHostSimulator } from "./code-host-simulator/server.js";
+import { Seed, SeedRepo } from "./code-host-simulator/seed.js";
+import { ConfigError, type FrontConfig } from "./process/config.js";
+
+export interface CodeHost {
+  clients: HostClients;
+  simulator: CodeHostSimulator | null;
+  /** One line for the start log. */
+  describe: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The seed the front's own code-host simulator starts from: the operator's file
+ * (SERVICE_CODE_HOST_SEED), and every workspace's repository (its slug) that the file
+ * does not hold, empty, so a workspace's reads answer an empty list rather than 404.
+ */
+function seedOf(config: FrontConfig): Seed {
+  let seed: Seed = Seed.parse({});
+  if (config.codeHostSimulator.seedPath) {
+    const path = config.codeHostSimulator.seedPath;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(path, "utf8"));
+    } catch (err) {
+      throw new ConfigError(`SERVICE_CODE_HOST_SEED ${path} is not valid JSON: ${(err as Error).message}`);
+    }
+    const parsed = Seed.safeParse(raw);
+    if (!parsed.success) throw new ConfigError(`SERVICE_CODE_HOST_SEED ${path}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; ")}`);
+    seed = parsed.data;
+  }
+  for (const slug of config.codeHostSimulator.slugs) {
+    const [owner, name] = slug.split("/") as [string, string];
+    if (!seed.repos.some((r) => r.owner.toLowerCase() === owner.toLowerCase() && r.name.toLowerCase() === name.toLowerCase())) seed.repos.push(SeedRepo.parse({ owner, name }));
+  }
+  return seed;
+}
+
+/** The code host's clients (docs/code-host.md): the accounts' tokens, or a simulator of our own with a token made for this boot. */
+export async function startCodeHost(config: FrontConfig): Promise<CodeHost> {
+  if (!config.codeHostSimulator.on) {
+    const ids = config.codeHostAccounts.map((a) => a.id);
+    return { clients: new HostClients(config.codeHostAccounts, null), simulator: null, describe: ids.length ? `codeHostAccounts=${ids.join(",")}` : "codeHost=none", close: async () => {} };
+  }
+  const simulator = await startCodeHostSimulator({ seed: seedOf(config) });
+  const token = randomBytes(24).toString("hex");
+  simulator.addToken(token, { login: "agent-runtime" });
+  return {
+    clients: new HostClients(config.codeHostAccounts, { url: simulator.url, token }),
+    simulator,
+    describe: `codeHostSimulator=${simulator.url}`,
+    close: () => simulator.close(),
+  };
+}
