@@ -75,7 +75,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       proxyFailureSince: (threadId, since) => network.proxy?.failureSince(threadId, since) ?? null,
       sandbox,
       runtime: runtimeTools,
-      codeRoots: config.codeRoots.length > 0,
+      codeRoots: config.codeRoots.map((r) => r.path),
     },
     enginesToken,
   );

@@ -337,6 +337,7 @@ export class TurnDriver {
       ...active,
       permissions: s.spec.permissions,
       cwd: s.spec.cwd,
+      ...(s.spec.type === "build" ? { buildFence: true as const } : {}),
       ...turnAccount(this.thread.config, s.spec, active.engine, active.model),
       proxyEnv: s.spec.proxyEnv,
       transcript: started.view.entries,

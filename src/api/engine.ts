@@ -85,6 +85,8 @@ export interface TurnRequest {
   accountChoice: AccountChoice;
   /** The spawn's per-session proxy environment, replacing the runtime's proxy settings. */
   proxyEnv: Record<string, string> | null;
+  /** A build thread: the engine host refuses a cwd whose real path lies in a registered code root or holds one (docs/code.md, "The fence"). */
+  buildFence?: true;
   /** Everything before this turn, oldest first, with the runtime's reductions applied. */
   transcript: TranscriptEntry[];
   /**

@@ -8,7 +8,13 @@ export interface Hunk extends HunkRange {
    * addition still has a place.
    */
   touched: number[];
+  /** The base lines it removes. */
+  removed: number[];
   added: string[];
+  /** Where each added line goes, as `touched` counts it: the base line it replaces or goes before. */
+  addedAt: number[];
+  /** The base lines it shows, kept and removed: the code the change is made in. */
+  base: string[];
 }
 
 const HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
@@ -28,7 +34,10 @@ export function hunksOf(patch: string): Hunk[] {
         newStart: Number(head[3]),
         newLines: head[4] === undefined ? 1 : Number(head[4]),
         touched: [],
+        removed: [],
         added: [],
+        addedAt: [],
+        base: [],
       };
       // A hunk of zero base lines starts after its oldStart; the next base line is oldStart + 1.
       old = hunk.oldLines === 0 ? hunk.oldStart + 1 : hunk.oldStart;
@@ -36,14 +45,19 @@ export function hunksOf(patch: string): Hunk[] {
       hunks.push(hunk);
     } else if (!hunk) continue;
     else if (line.startsWith("-")) {
+      hunk.removed.push(old);
       hunk.touched.push(old++);
+      hunk.base.push(line.slice(1));
       replacing = true;
     } else if (line.startsWith("+")) {
       // Lines added in place of removed ones sit where those were, not on the next base line.
-      hunk.touched.push(replacing ? old - 1 : old);
+      const at = replacing ? old - 1 : old;
+      hunk.touched.push(at);
       hunk.added.push(line.slice(1));
+      hunk.addedAt.push(at);
     } else if (line.startsWith(" ") || line === "") {
       old++;
+      hunk.base.push(line.slice(1));
       replacing = false;
     }
   }

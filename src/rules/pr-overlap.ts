@@ -20,10 +20,18 @@ export interface PairVerdict {
 
 /**
  * Files nearly every change touches say nothing about two changes doing the same work:
- * manifests, lockfiles, changelogs. A file a quarter or more of the open pull requests
- * touch (at least four of them) counts as one too, whatever its name.
+ * lockfiles and changelogs. A file a quarter or more of the open pull requests touch (at
+ * least four of them) counts as one too, whatever its name.
  */
-const UBIQUITOUS = /(^|\/)(package\.json|package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|Cargo\.lock|go\.sum|go\.mod|poetry\.lock|Pipfile\.lock|Gemfile\.lock|composer\.lock|CHANGELOG(\.[a-z]+)?|CHANGES(\.[a-z]+)?|HISTORY(\.[a-z]+)?)$/i;
+const UBIQUITOUS = /(^|\/)(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|Cargo\.lock|go\.sum|poetry\.lock|Pipfile\.lock|Gemfile\.lock|composer\.lock|uv\.lock|CHANGELOG(\.[a-z]+)?|CHANGES(\.[a-z]+)?|HISTORY(\.[a-z]+)?)$/i;
+
+/**
+ * Manifests and build files: short lists of unrelated entries, where changes next to each
+ * other (two dependencies added in a row) are no sign of shared work. In them only a line
+ * both change (the same base line removed by both) counts, and a pull request's additions
+ * there weigh nothing against the other's.
+ */
+const MANIFEST = /(^|\/)(package\.json|requirements[^/]*\.(txt|in)|constraints[^/]*\.txt|pyproject\.toml|setup\.cfg|setup\.py|Pipfile|go\.mod|Cargo\.toml|Gemfile|pom\.xml|build\.gradle(\.kts)?|settings\.gradle(\.kts)?|Makefile|composer\.json|\.gitignore|\.dockerignore)$/i;
 
 /** Two changes this many base lines apart touch the same code. */
 const NEAR_LINES = 2;
@@ -78,27 +86,54 @@ function cosine(a: Map<string, number>, b: Map<string, number>, idf: (w: string)
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+interface Changed {
+  hunks: Hunk[];
+  manifest: boolean;
+}
+
 interface Prepared {
   pull: OverlapPull;
   /** Each changed file by its name in the base (a rename's old name), so a rename and an edit of one file meet. */
-  files: Map<string, Hunk[]>;
+  files: Map<string, Changed>;
   text: Map<string, number>;
-  added: Map<string, number>;
 }
 
-const near = (a: number[], b: number[]): boolean => a.some((x) => b.some((y) => Math.abs(x - y) <= NEAR_LINES));
+/** The base lines a change touches that count: in a manifest, only those it removes. */
+const counted = (c: Changed | undefined): number[] => (c ? c.hunks.flatMap((h) => (c.manifest ? h.removed : h.touched)) : []);
 
-/** How much of `a`'s changed base lines `b` changes too (within NEAR_LINES), over the given files. */
-function covered(a: Prepared, b: Prepared, paths: string[]): { hit: number; of: number } {
+/** Whether two changes of one file meet: a manifest's on a line both remove, any other's within NEAR_LINES. */
+function meets(x: number, ys: number[], manifest: boolean): boolean {
+  return manifest ? ys.includes(x) : ys.some((y) => Math.abs(x - y) <= NEAR_LINES);
+}
+
+/** How many of `a`'s counted base lines in the given files `b` changes too. */
+function covered(a: Prepared, b: Prepared, paths: string[]): number {
   let hit = 0;
-  let of = 0;
   for (const p of paths) {
-    const mine = (a.files.get(p) ?? []).flatMap((h) => h.touched);
-    const theirs = (b.files.get(p) ?? []).flatMap((h) => h.touched);
-    of += mine.length;
-    hit += mine.filter((x) => theirs.some((y) => Math.abs(x - y) <= NEAR_LINES)).length;
+    const theirs = counted(b.files.get(p));
+    hit += counted(a.files.get(p)).filter((x) => meets(x, theirs, a.files.get(p)!.manifest)).length;
   }
-  return { hit, of };
+  return hit;
+}
+
+/** What `a` adds to one file that counts against `b`: everything, but in a manifest only the lines that replace a line both remove. */
+function addedTo(a: Prepared, b: Prepared, path: string): string[] {
+  const mine = a.files.get(path)!;
+  if (!mine.manifest) return mine.hunks.flatMap((h) => h.added);
+  const theirs = counted(b.files.get(path));
+  return mine.hunks.flatMap((h) => h.added.filter((_, i) => h.removed.includes(h.addedAt[i]!) && theirs.includes(h.addedAt[i]!)));
+}
+
+/**
+ * The identifiers of what a change adds to the given files, each weighed by how rare it is
+ * among the open pull requests' additions, and less (0.3) when the code around the change
+ * already has it: what two changes add that is new says what they are for.
+ */
+function addedIn(a: Prepared, b: Prepared, paths: string[], idf: (w: string) => number): Map<string, number> {
+  const around = new Set(paths.flatMap((p) => tokensOf([...a.files.get(p)!.hunks, ...b.files.get(p)!.hunks].flatMap((h) => h.base))));
+  const out = new Map<string, number>();
+  for (const w of tokensOf(paths.flatMap((p) => addedTo(a, b, p)))) out.set(w, (out.get(w) ?? 0) + idf(w) * (around.has(w) ? 0.3 : 1));
+  return out;
 }
 
 /**
@@ -115,64 +150,62 @@ export function overlapPairs(pulls: OverlapPull[]): PairVerdict[] {
   const crowded = (path: string) => UBIQUITOUS.test(path) || (pulls.length >= 8 && (touchedBy.get(path) ?? 0) >= Math.max(4, pulls.length / 4));
 
   const prepared: Prepared[] = pulls.map((pull) => {
-    const files = new Map<string, Hunk[]>();
-    const addedLines: string[] = [];
+    const files = new Map<string, Changed>();
     for (const f of pull.files) {
       const base = f.previousPath ?? f.path;
-      if (crowded(base)) continue;
-      const hunks = f.patch ? hunksOf(f.patch) : [];
-      files.set(base, hunks);
-      addedLines.push(...hunks.flatMap((h) => h.added));
+      if (!crowded(base)) files.set(base, { hunks: f.patch ? hunksOf(f.patch) : [], manifest: MANIFEST.test(base) });
     }
-    const text = counts(wordsOf(pull.title), 2, counts(wordsOf(pull.body)));
-    return { pull, files, text, added: counts(tokensOf(addedLines)) };
+    return { pull, files, text: counts(wordsOf(pull.title), 2, counts(wordsOf(pull.body))) };
   });
 
-  const df = new Map<string, number>();
-  for (const p of prepared) for (const w of p.text.keys()) df.set(w, (df.get(w) ?? 0) + 1);
-  const n = prepared.length;
-  const idf = (w: string) => Math.log((n + 1) / ((df.get(w) ?? 0) + 1)) + 1;
+  const rarity = (bags: Iterable<string>[]) => {
+    const df = new Map<string, number>();
+    for (const bag of bags) for (const w of new Set(bag)) df.set(w, (df.get(w) ?? 0) + 1);
+    return (w: string) => Math.log((prepared.length + 1) / ((df.get(w) ?? 0) + 1)) + 1;
+  };
+  const wordRarity = rarity(prepared.map((p) => p.text.keys()));
+  const codeRarity = rarity(prepared.map((p) => tokensOf([...p.files.values()].flatMap((c) => c.hunks.flatMap((h) => h.added)))));
   const flat = () => 1;
+  const round = (x: number) => Math.round(x * 1000) / 1000;
 
   const verdicts: PairVerdict[] = [];
   for (let i = 0; i < prepared.length; i++)
     for (let j = i + 1; j < prepared.length; j++) {
       const [a, b] = [prepared[i]!, prepared[j]!].sort((x, y) => x.pull.createdAt.localeCompare(y.pull.createdAt) || x.pull.number - y.pull.number) as [Prepared, Prepared];
-      const shared = [...a.files.keys()].filter((p) => b.files.has(p));
-      const ab = covered(a, b, shared);
-      const ba = covered(b, a, shared);
+      const common = [...a.files.keys()].filter((p) => b.files.has(p));
+      // A manifest both change is shared only where both change one of its lines.
+      const shared = common.filter((p) => !a.files.get(p)!.manifest || covered(a, b, [p]) > 0);
       // Over the smaller change's lines: a small fix inside a larger rewrite of the same lines still overlaps.
-      const allA = [...a.files.values()].flat().reduce((s, h) => s + h.touched.length, 0);
-      const allB = [...b.files.values()].flat().reduce((s, h) => s + h.touched.length, 0);
-      const lineOverlap = allA === 0 || allB === 0 ? 0 : allA <= allB ? ab.hit / allA : ba.hit / allB;
-      const addedSimilarity = cosine(a.added, b.added, flat);
-      const textSimilarity = cosine(a.text, b.text, idf);
-      const overlappingHunks = shared.flatMap((path) =>
-        (a.files.get(path) ?? []).flatMap((ha) =>
-          (b.files.get(path) ?? [])
-            .filter((hb) => near(ha.touched, hb.touched))
-            .map((hb) => ({ path, older: `${ha.oldStart}-${ha.oldStart + Math.max(ha.oldLines, 1) - 1}`, newer: `${hb.oldStart}-${hb.oldStart + Math.max(hb.oldLines, 1) - 1}` })),
-        ),
-      );
+      const allA = [...a.files.values()].reduce((n, c) => n + counted(c).length, 0);
+      const allB = [...b.files.values()].reduce((n, c) => n + counted(c).length, 0);
+      const lineOverlap = allA === 0 || allB === 0 ? 0 : allA <= allB ? covered(a, b, shared) / allA : covered(b, a, shared) / allB;
+      const addedSimilarity = cosine(addedIn(a, b, shared, codeRarity), addedIn(b, a, shared, codeRarity), flat);
+      const textSimilarity = cosine(a.text, b.text, wordRarity);
+      const overlappingHunks = shared.flatMap((path) => {
+        const { hunks: ours, manifest } = a.files.get(path)!;
+        const theirs = b.files.get(path)!.hunks;
+        const span = (h: Hunk) => `${h.oldStart}-${h.oldStart + Math.max(h.oldLines, 1) - 1}`;
+        return ours.flatMap((ha) =>
+          theirs
+            .filter((hb) => (manifest ? ha.removed : ha.touched).some((x) => meets(x, manifest ? hb.removed : hb.touched, manifest)))
+            .map((hb) => ({ path, older: span(ha), newer: span(hb) })),
+        );
+      });
+      // A manifest line is a few words: two edits of it are one piece of work only if they put much the same there.
+      const onlyManifests = shared.every((p) => a.files.get(p)!.manifest);
       const duplicate =
-        (lineOverlap >= 0.5 && (addedSimilarity >= 0.3 || textSimilarity >= 0.3)) ||
-        (shared.length > 0 && textSimilarity >= 0.45 && addedSimilarity >= 0.3) ||
+        (lineOverlap >= 0.5 && (addedSimilarity >= (onlyManifests ? 0.5 : 0.1) || textSimilarity >= 0.3)) ||
+        (shared.length > 0 && textSimilarity >= 0.45 && addedSimilarity >= 0.1) ||
         (shared.length > 0 && textSimilarity >= 0.7);
-      const related = duplicate || shared.length > 0 || textSimilarity >= 0.35;
+      // One line of a manifest both edit, for different ends, is no shared work.
+      const related = duplicate || shared.some((p) => !a.files.get(p)!.manifest) || textSimilarity >= 0.35;
       if (!related) continue;
-      const round = (x: number) => Math.round(x * 1000) / 1000;
       verdicts.push({
         older: a.pull.number,
         newer: b.pull.number,
         relation: duplicate ? "duplicate" : "complementary",
         score: round(Math.min(1, 0.4 * lineOverlap + 0.3 * addedSimilarity + 0.3 * textSimilarity)),
-        evidence: {
-          sharedFiles: shared,
-          overlappingHunks,
-          lineOverlap: round(lineOverlap),
-          addedSimilarity: round(addedSimilarity),
-          textSimilarity: round(textSimilarity),
-        },
+        evidence: { sharedFiles: shared, overlappingHunks, lineOverlap: round(lineOverlap), addedSimilarity: round(addedSimilarity), textSimilarity: round(textSimilarity) },
       });
     }
   return verdicts.sort((x, y) => y.score - x.score || x.older - y.older || x.newer - y.newer);

@@ -163,6 +163,16 @@ describe("code reads of registered repositories", () => {
     expect((await call(front.url, "POST", "/spawn", { cwd: app })).status).toBe(201);
     expect((await call(front.url, "POST", "/spawn", { type: "build", cwd: mkdtempSync(join(tmpdir(), "agent-runtime-build-")) })).status).toBe(201);
   });
+
+  it("fails a build thread's turn whose cwd leads into a registered checkout through a link", async () => {
+    const outside = mkdtempSync(join(tmpdir(), "agent-runtime-build-link-"));
+    symlinkSync(join(app, "src"), join(outside, "into"));
+    const id = (await call(front.url, "POST", "/spawn", { type: "build", cwd: join(outside, "into") })).body.threadId;
+    const sent = await call(front.url, "POST", `/threads/${id}/send`, { text: "write here" });
+    expect([sent.body.outcome, sent.body.failure?.class]).toEqual(["failed", "permission"]);
+    expect(sent.body.failure.error).toContain("registered checkout");
+    removeDir(outside);
+  });
 });
 
 describe.each(EVERY_ENGINE)("code reads through the runtime's tools on %s", (_engine, spec) => {

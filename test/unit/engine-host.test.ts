@@ -25,7 +25,7 @@ beforeAll(async () => {
       engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" },
       proxyFailureSince: () => null,
       runtime: () => Promise.reject(new Error("no worker in this test")),
-      codeRoots: false,
+      codeRoots: [],
       sandbox: Sandbox.start("on", { hidden: [scratch], readable: [] }, new StartedProcesses(scratch), scratch),
     },
     "the-token",

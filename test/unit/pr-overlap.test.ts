@@ -57,6 +57,16 @@ describe("the overlap pass's judgement (src/rules/pr-overlap.ts)", () => {
     expect(verdicts.map((v) => [v.older, v.newer, v.relation])).toEqual([[1, 2, "complementary"]]);
   });
 
+  it("in a manifest, counts only a line both edit, and calls them one piece of work only when they put the same there", () => {
+    const req = (n: number, title: string, body: string[]) => pull(n, title, [{ path: "requirements.txt", previousPath: null, patch: ["@@ -3,3 +3,3 @@", " httpx>=0.27", ...body, " pandas>=2.1"].join("\n") }]);
+    const verdicts = overlapPairs([
+      req(1, "Pin numpy below 2", ["-numpy>=1.24", "+numpy>=1.24,<2"]),
+      req(2, "Add lightgbm", [" numpy>=1.24", "+lightgbm>=4.3"]),
+      req(3, "Hold numpy back", ["-numpy>=1.24", "+numpy>=1.24,<2"]),
+    ]);
+    expect(verdicts.map((v) => [v.older, v.newer, v.relation])).toEqual([[1, 3, "duplicate"]]);
+  });
+
   it("meets a rename with an edit of the file under its old name", () => {
     const verdicts = overlapPairs([
       pull(1, "Move invoices into billing", [{ path: "src/billing/invoice.ts", previousPath: "src/invoice.ts", patch: null }]),

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
@@ -14,6 +15,7 @@ import type { EngineTurn } from "./turn.js";
 import { readJson, reply } from "../http.js";
 import { logTurnEnd } from "./turn-log.js";
 import { mergeWork } from "../git/merge.js";
+import { within } from "../code/fence.js";
 import { startToolServer } from "./tools/tool-server.js";
 import { scopeOf, type RuntimeLink } from "./tools/runtime-tools.js";
 
@@ -46,10 +48,21 @@ export interface EngineDeps extends PiDeps {
   engineB: EngineBinary;
   /** The worker's `POST /internal/tools`, where a turn's runtime tool calls run. */
   runtime: RuntimeLink;
-  /** The host registered a code root: turns are offered the code reads. */
-  codeRoots: boolean;
+  /** The registered code roots' real paths: turns are offered the code reads when there is one, and build threads are fenced out of them. */
+  codeRoots: string[];
   /** Why the credential proxy last failed a thread's provider call since a time, if it did. */
   proxyFailureSince(threadId: string, sinceMs: number): string | null;
+}
+
+/** The code root the directory's real path lies in or holds, if any; a directory that does not exist yet holds none. */
+function rootHolding(cwd: string, roots: string[]): string | null {
+  let real: string;
+  try {
+    real = realpathSync(cwd);
+  } catch {
+    return null;
+  }
+  return roots.find((root) => within(root, real) || within(real, root)) ?? null;
 }
 
 /** engine_a's and engine_b's processes run only inside the sandbox; pi runs, and refuses each tool call instead. */
@@ -96,7 +109,10 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       res.write(`${JSON.stringify(r)}\n`);
       if (ended) res.end();
     };
-    const scope = scopeOf(request, deps.codeRoots);
+    // The worker fenced the spawn's cwd as written; a link can still lead into a root, so its real path is checked here, where the session starts.
+    const fence = request.buildFence && request.cwd ? rootHolding(request.cwd, deps.codeRoots) : null;
+    if (fence) return emit({ type: "end", outcome: "failed", failure: { class: "permission", error: `a build thread does not work in the registered checkout ${fence}: its cwd leads there (docs/code.md, "The fence")` } });
+    const scope = scopeOf(request, deps.codeRoots.length > 0);
     const toolToken = toolServer.grant(scope);
     const tools = { scope, link: deps.runtime, url: toolServer.url, token: toolToken };
     const turn =
