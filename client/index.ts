@@ -13,7 +13,7 @@ import {
 import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
 import type { CodeRoot, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../src/api/code.js";
-import type { ChecksPage, CommentsPage, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "../src/api/code-host.js";
+import type { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "../src/api/code-host.js";
 import type { EditMemory, Memory, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained } from "../src/api/memory.js";
 import type { CycleEvent, GateRequest, GateResult, MergeResult } from "../src/api/cycles.js";
 import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
@@ -484,7 +484,7 @@ export class RuntimeClient {
   }
 
   /** A page of a pull request's comments: the conversation, then the review comments, then the reviews. */
-  pullComments(repo: string, number: number, query: PageQuery = {}): Promise<CommentsPage> {
+  pullComments(repo: string, number: number, query: CommentsQuery = {}): Promise<CommentsPage> {
     return this.call("GET", `/github/${repoPath(repo)}/prs/${number}/comments?${searchOf(query)}`);
   }
 

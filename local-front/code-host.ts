@@ -26,7 +26,8 @@ function seedOf(config: FrontConfig): Seed {
     try {
       raw = JSON.parse(readFileSync(path, "utf8"));
     } catch (err) {
-      throw new ConfigError(`SERVICE_CODE_HOST_SEED ${path} is not valid JSON: ${(err as Error).message}`);
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new ConfigError(code ? `SERVICE_CODE_HOST_SEED ${path} cannot be read (${code})` : `SERVICE_CODE_HOST_SEED ${path} is not valid JSON: ${(err as Error).message}`);
     }
     const parsed = Seed.safeParse(raw);
     if (!parsed.success) throw new ConfigError(`SERVICE_CODE_HOST_SEED ${path}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; ")}`);
@@ -34,7 +35,9 @@ function seedOf(config: FrontConfig): Seed {
   }
   for (const slug of config.codeHostSimulator.slugs) {
     const [owner, name] = slug.split("/") as [string, string];
-    if (!seed.repos.some((r) => r.owner.toLowerCase() === owner.toLowerCase() && r.name.toLowerCase() === name.toLowerCase())) seed.repos.push(SeedRepo.parse({ owner, name }));
+    // A slug GitHub would not take (an owner with `_`) has no repository to stand in for.
+    const repo = SeedRepo.safeParse({ owner, name });
+    if (repo.success && !seed.repos.some((r) => r.owner.toLowerCase() === owner.toLowerCase() && r.name.toLowerCase() === name.toLowerCase())) seed.repos.push(repo.data);
   }
   return seed;
 }
@@ -45,11 +48,18 @@ export async function startCodeHost(config: FrontConfig): Promise<CodeHost> {
     const ids = config.codeHostAccounts.map((a) => a.id);
     return { clients: new HostClients(config.codeHostAccounts, null), simulator: null, describe: ids.length ? `codeHostAccounts=${ids.join(",")}` : "codeHost=none", close: async () => {} };
   }
-  const simulator = await startCodeHostSimulator({ seed: seedOf(config) });
+  let simulator: CodeHostSimulator;
+  try {
+    simulator = await startCodeHostSimulator({ seed: seedOf(config) });
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`the code-host simulator could not start from its seed: ${(err as Error).message}`);
+  }
   const token = randomBytes(24).toString("hex");
   simulator.addToken(token, { login: "agent-runtime" });
   return {
-    clients: new HostClients(config.codeHostAccounts, { url: simulator.url, token }),
+    // While the simulator runs, every repository is read there: an acting pass must not reach a real host by way of an account.
+    clients: new HostClients([], { url: simulator.url, token }),
     simulator,
     describe: `codeHostSimulator=${simulator.url}`,
     close: () => simulator.close(),

@@ -1,7 +1,9 @@
 /**
  * GitHub's primary rate limit: 5,000 requests an hour per token, reported on every answer.
- * Tests can also shut a token (or every token) out until a given time, to see a client
- * back off the way it must against the real API.
+ * Tests can also shut a token (or every token) out until a given time, as GitHub does:
+ * by the primary limit (the headers say none remain and when they reset; no Retry-After)
+ * or by a secondary limit (a message saying so, with Retry-After), to see a client back
+ * off the way it must against the real API.
  */
 import { GitHubError } from "./errors.js";
 
@@ -13,6 +15,9 @@ interface Window {
   used: number;
 }
 
+/** Which of GitHub's limits shuts a token out. */
+export type LimitKind = "primary" | "secondary";
+
 export interface Quota {
   limit: number;
   used: number;
@@ -23,17 +28,17 @@ export interface Quota {
 
 export class RateLimits {
   readonly #windows = new Map<string, Window>();
-  /** Token (or "*") → epoch ms until which it is refused. */
-  readonly #shut = new Map<string, number>();
+  /** Token (or "*") → until when (epoch ms) and by which limit it is refused. */
+  readonly #shut = new Map<string, { until: number; kind: LimitKind }>();
 
-  shut(token: string, untilMs: number): void {
-    this.#shut.set(token, untilMs);
+  shut(token: string, untilMs: number, kind: LimitKind = "primary"): void {
+    this.#shut.set(token, { until: untilMs, kind });
   }
 
   quota(token: string, now = Date.now()): Quota {
     const window = this.#window(token, now);
-    const until = this.#shutUntil(token, now);
-    if (until !== null) return { limit: LIMIT, used: window.used, remaining: 0, reset: Math.ceil(until / 1000) };
+    const shut = this.#shutOf(token, now);
+    if (shut?.kind === "primary") return { limit: LIMIT, used: window.used, remaining: 0, reset: Math.ceil(shut.until / 1000) };
     return { limit: LIMIT, used: window.used, remaining: Math.max(0, LIMIT - window.used), reset: Math.ceil(window.resetAt / 1000) };
   }
 
@@ -43,12 +48,13 @@ export class RateLimits {
    */
   take(token: string, userId: number, now = Date.now()): Record<string, string> {
     const window = this.#window(token, now);
-    const until = this.#shutUntil(token, now) ?? (window.used >= LIMIT ? window.resetAt : null);
-    if (until !== null) {
-      const headers = headersOf({ limit: LIMIT, used: window.used, remaining: 0, reset: Math.ceil(until / 1000) });
-      headers["retry-after"] = String(Math.max(1, Math.ceil((until - now) / 1000)));
-      throw new GitHubError(403, `API rate limit exceeded for user ID ${userId}.`, {}, headers);
+    const shut = this.#shutOf(token, now) ?? (window.used >= LIMIT ? { until: window.resetAt, kind: "primary" as const } : null);
+    if (shut?.kind === "secondary") {
+      const headers = headersOf(this.quota(token, now));
+      headers["retry-after"] = String(Math.max(1, Math.ceil((shut.until - now) / 1000)));
+      throw new GitHubError(403, "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", {}, headers);
     }
+    if (shut) throw new GitHubError(403, `API rate limit exceeded for user ID ${userId}.`, {}, headersOf({ limit: LIMIT, used: window.used, remaining: 0, reset: Math.ceil(shut.until / 1000) }));
     window.used++;
     return headersOf(this.quota(token, now));
   }
@@ -59,9 +65,9 @@ export class RateLimits {
     return window;
   }
 
-  #shutUntil(token: string, now: number): number | null {
-    const until = Math.max(this.#shut.get(token) ?? 0, this.#shut.get("*") ?? 0);
-    return until > now ? until : null;
+  #shutOf(token: string, now: number): { until: number; kind: LimitKind } | null {
+    const live = [this.#shut.get(token), this.#shut.get("*")].filter((s): s is { until: number; kind: LimitKind } => s !== undefined && s.until > now);
+    return live.sort((a, b) => b.until - a.until)[0] ?? null;
   }
 }
 

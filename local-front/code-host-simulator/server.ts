@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { badCredentials, GitHubError, notFound, payloadTooLarge, problemsParsingJson } from "./errors.js";
-import { headersOf, RateLimits } from "./rate-limit.js";
+import { headersOf, RateLimits, type LimitKind } from "./rate-limit.js";
 import { route, type Answer } from "./routes.js";
 import type { Seed } from "./seed.js";
 import { rateLimit } from "./shapes.js";
@@ -31,9 +31,10 @@ export interface CodeHostSimulator {
   addToken(token: string, grant: { login: string; owners?: string[] }): void;
   /**
    * Until `untilMs` (epoch ms), refuse every request with this token (or every token, for
-   * "*") as GitHub refuses a rate-limited caller.
+   * "*") as GitHub refuses a rate-limited caller: by its primary limit (the default) or a
+   * secondary one.
    */
-  rateLimit(token: string | "*", untilMs: number): void;
+  rateLimit(token: string | "*", untilMs: number, kind?: LimitKind): void;
   close(): Promise<void>;
 }
 
@@ -159,7 +160,7 @@ export async function startCodeHostSimulator(options: CodeHostSimulatorOptions):
     url: sim.url,
     port,
     addToken: (token, grant) => store.addToken(token, grant),
-    rateLimit: (token, untilMs) => sim.limits.shut(token, untilMs),
+    rateLimit: (token, untilMs, kind) => sim.limits.shut(token, untilMs, kind),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));

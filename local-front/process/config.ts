@@ -234,6 +234,8 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   if (!["auto", "on", "off"].includes(hostSim)) throw new ConfigError(`SERVICE_CODE_HOST_SIMULATOR must be auto, on or off, not ${JSON.stringify(hostSim)}`);
   const seedPath = env.SERVICE_CODE_HOST_SEED ? resolve(env.SERVICE_CODE_HOST_SEED) : null;
   if (seedPath && !existsSync(seedPath)) throw new ConfigError(`SERVICE_CODE_HOST_SEED names ${seedPath}, which does not exist`);
+  const hostSimOn = hostSim === "on" || (hostSim === "auto" && (accountsFile?.codeHosts ?? []).length === 0);
+  if (seedPath && !hostSimOn) throw new ConfigError("SERVICE_CODE_HOST_SEED seeds the code-host simulator, which does not run: accounts.json has a code-host account (SERVICE_CODE_HOST_SIMULATOR=on runs it instead)");
   const existing = (p: string) => {
     try {
       return [realpathSync(p)];
@@ -262,7 +264,7 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     simulatorPort: Number(rawSimPort),
     accounts,
     codeHostAccounts: accountsFile?.codeHosts ?? [],
-    codeHostSimulator: { on: hostSim === "on" || (hostSim === "auto" && (accountsFile?.codeHosts ?? []).length === 0), seedPath, slugs: (workspaces?.workspaces ?? []).map((w) => w.slug) },
+    codeHostSimulator: { on: hostSimOn, seedPath, slugs: (workspaces?.workspaces ?? []).map((w) => w.slug) },
     proxy: {
       on: proxyMode === "on",
       externalUrl: env.SERVICE_PROXY_URL ? url("SERVICE_PROXY_URL", env.SERVICE_PROXY_URL) : null,

@@ -12,16 +12,23 @@ export const RepoParams = z.object({ owner: Owner, repo: RepoName }).strict();
 export const PullParams = RepoParams.extend({ number: z.coerce.number().int().min(1).max(2 ** 31 - 1) }).strict();
 export type PullParams = z.infer<typeof PullParams>;
 
-/** A page of a code-host list: the `nextCursor` of the page before, and the page's size. */
-const Paging = {
-  cursor: z.string().regex(/^[a-z]?\d{1,6}$/, "a cursor is a nextCursor this route answered").optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-};
+/**
+ * A page of a code-host list: the `nextCursor` of the page before, and the page's size
+ * (the first page's; a cursor carries its own, and a different `limit` beside it is refused).
+ */
+const limit = z.coerce.number().int().min(1).max(100).optional();
+/** `<page>.<size>`: the host's page number and page size. */
+const PAGE_CURSOR = /^\d{1,6}\.\d{1,3}$/;
+/** The comments' cursor names which of the three lists it is in: `c` the conversation, `r` review comments, `v` reviews. */
+const COMMENTS_CURSOR = /^[crv]\d{1,6}\.\d{1,3}$/;
+const cursor = (pattern: RegExp) => z.string().regex(pattern, "a cursor is a nextCursor this route answered").optional();
 
-export const PullsQuery = z.object({ state: z.enum(["open", "closed", "all"]).optional(), ...Paging }).strict();
+export const PullsQuery = z.object({ state: z.enum(["open", "closed", "all"]).optional(), cursor: cursor(PAGE_CURSOR), limit }).strict();
 export type PullsQuery = z.infer<typeof PullsQuery>;
-export const PageQuery = z.object(Paging).strict();
+export const PageQuery = z.object({ cursor: cursor(PAGE_CURSOR), limit }).strict();
 export type PageQuery = z.infer<typeof PageQuery>;
+export const CommentsQuery = z.object({ cursor: cursor(COMMENTS_CURSOR), limit }).strict();
+export type CommentsQuery = z.infer<typeof CommentsQuery>;
 
 export interface PullRef {
   ref: string;
@@ -124,7 +131,10 @@ export interface ChecksPage {
 export const OverlapBody = z
   .object({
     /** `owner/repo`. */
-    repo: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,38}\/[A-Za-z0-9_.-]{1,100}$/, "repo is owner/repo"),
+    repo: z.string().refine((v) => {
+      const [owner, name, ...rest] = v.split("/");
+      return rest.length === 0 && Owner.safeParse(owner).success && RepoName.safeParse(name).success;
+    }, "repo is owner/name: letters, digits and - for the owner; letters, digits, _ . - for the name, not . or .."),
     /** Open pull requests considered, newest first (default 100). */
     limit: z.number().int().min(2).max(300).optional(),
   })

@@ -23,7 +23,7 @@ import { Subscribe } from "./subscriptions.js";
 import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
 import { RuntimeToolCall } from "./tools.js";
 import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
-import { OverlapBody, PageQuery, PullsQuery } from "./code-host.js";
+import { CommentsQuery, OverlapBody, PageQuery, PullsQuery } from "./code-host.js";
 import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -444,7 +444,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   },
   "GET /github/:owner/:repo/prs/:number/comments": {
     summary: "A page of a pull request's conversation comments, then its review comments, then its reviews.",
-    query: PageQuery,
+    query: CommentsQuery,
     errors: CODE_HOST,
   },
   "GET /github/:owner/:repo/prs/:number/checks": { summary: "A page of the check runs on a pull request's head commit.", query: PageQuery, errors: CODE_HOST },

@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { OverlapBody, PageQuery, PullParams, PullsQuery, RepoParams, type ChecksPage, type CommentsPage, type DiffPage, type OverlapAnswer, type PullsPage } from "../api/code-host.js";
+import { CommentsQuery, OverlapBody, PageQuery, PullParams, PullsQuery, RepoParams, type ChecksPage, type CommentsPage, type DiffPage, type OverlapAnswer, type PullsPage } from "../api/code-host.js";
 import type { AppEnv } from "../http/app-env.js";
 import { answer, refused } from "../http/answer.js";
 import { jsonBody, valid } from "../http/validate.js";
@@ -23,7 +23,7 @@ codeHost.get("/github/:owner/:repo/prs", valid("query", PullsQuery), async (c) =
 
 codeHost.get("/github/:owner/:repo/prs/:number/diff", valid("query", PageQuery), async (c) => answer(c, await callCode<DiffPage>(c.env, "GET", pullPath(params(c, PullParams), "diff"), c.req.valid("query"))));
 
-codeHost.get("/github/:owner/:repo/prs/:number/comments", valid("query", PageQuery), async (c) =>
+codeHost.get("/github/:owner/:repo/prs/:number/comments", valid("query", CommentsQuery), async (c) =>
   answer(c, await callCode<CommentsPage>(c.env, "GET", pullPath(params(c, PullParams), "comments"), c.req.valid("query"))),
 );
 

@@ -89,6 +89,8 @@ function cosine(a: Map<string, number>, b: Map<string, number>, idf: (w: string)
 interface Changed {
   hunks: Hunk[];
   manifest: boolean;
+  /** The base lines that count (`counted`), sorted, for searching. */
+  lines: number[];
 }
 
 interface Prepared {
@@ -96,22 +98,33 @@ interface Prepared {
   /** Each changed file by its name in the base (a rename's old name), so a rename and an edit of one file meet. */
   files: Map<string, Changed>;
   text: Map<string, number>;
+  /** How many base lines it touches that count, in all its files. */
+  size: number;
 }
 
-/** The base lines a change touches that count: in a manifest, only those it removes. */
-const counted = (c: Changed | undefined): number[] => (c ? c.hunks.flatMap((h) => (c.manifest ? h.removed : h.touched)) : []);
+/** The base lines a change touches that count, sorted: in a manifest, only those it removes. */
+const counted = (hunks: Hunk[], manifest: boolean): number[] => [...new Set(hunks.flatMap((h) => (manifest ? h.removed : h.touched)))].sort((x, y) => x - y);
 
-/** Whether two changes of one file meet: a manifest's on a line both remove, any other's within NEAR_LINES. */
+/** Whether a change of a file at base line `x` meets another's (`ys`, sorted): in a manifest on the same line, elsewhere within NEAR_LINES. */
 function meets(x: number, ys: number[], manifest: boolean): boolean {
-  return manifest ? ys.includes(x) : ys.some((y) => Math.abs(x - y) <= NEAR_LINES);
+  const reach = manifest ? 0 : NEAR_LINES;
+  let lo = 0;
+  let hi = ys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ys[mid]! < x - reach) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ys.length && ys[lo]! <= x + reach;
 }
 
 /** How many of `a`'s counted base lines in the given files `b` changes too. */
 function covered(a: Prepared, b: Prepared, paths: string[]): number {
   let hit = 0;
   for (const p of paths) {
-    const theirs = counted(b.files.get(p));
-    hit += counted(a.files.get(p)).filter((x) => meets(x, theirs, a.files.get(p)!.manifest)).length;
+    const mine = a.files.get(p)!;
+    const theirs = b.files.get(p)!.lines;
+    for (const x of mine.lines) if (meets(x, theirs, mine.manifest)) hit++;
   }
   return hit;
 }
@@ -120,8 +133,8 @@ function covered(a: Prepared, b: Prepared, paths: string[]): number {
 function addedTo(a: Prepared, b: Prepared, path: string): string[] {
   const mine = a.files.get(path)!;
   if (!mine.manifest) return mine.hunks.flatMap((h) => h.added);
-  const theirs = counted(b.files.get(path));
-  return mine.hunks.flatMap((h) => h.added.filter((_, i) => h.removed.includes(h.addedAt[i]!) && theirs.includes(h.addedAt[i]!)));
+  const theirs = new Set(b.files.get(path)!.lines);
+  return mine.hunks.flatMap((h) => h.added.filter((_, i) => h.removed.includes(h.addedAt[i]!) && theirs.has(h.addedAt[i]!)));
 }
 
 /**
@@ -144,7 +157,9 @@ function addedIn(a: Prepared, b: Prepared, paths: string[], idf: (w: string) => 
  * work twice; other pairs are left out. Words are weighed by how rare they are among the
  * open pull requests, so a repository's everyday vocabulary does not make two alike.
  */
-export function overlapPairs(pulls: OverlapPull[]): PairVerdict[] {
+export function overlapPairs(listed: OverlapPull[]): PairVerdict[] {
+  // One pull request listed twice is no pair.
+  const pulls = [...new Map(listed.map((p) => [p.number, p])).values()];
   const touchedBy = new Map<string, number>();
   for (const p of pulls) for (const f of new Set(p.files.map((f) => f.previousPath ?? f.path))) touchedBy.set(f, (touchedBy.get(f) ?? 0) + 1);
   const crowded = (path: string) => UBIQUITOUS.test(path) || (pulls.length >= 8 && (touchedBy.get(path) ?? 0) >= Math.max(4, pulls.length / 4));
@@ -153,9 +168,12 @@ export function overlapPairs(pulls: OverlapPull[]): PairVerdict[] {
     const files = new Map<string, Changed>();
     for (const f of pull.files) {
       const base = f.previousPath ?? f.path;
-      if (!crowded(base)) files.set(base, { hunks: f.patch ? hunksOf(f.patch) : [], manifest: MANIFEST.test(base) });
+      if (crowded(base)) continue;
+      const hunks = f.patch ? hunksOf(f.patch) : [];
+      const manifest = MANIFEST.test(base);
+      files.set(base, { hunks, manifest, lines: counted(hunks, manifest) });
     }
-    return { pull, files, text: counts(wordsOf(pull.title), 2, counts(wordsOf(pull.body))) };
+    return { pull, files, text: counts(wordsOf(pull.title), 2, counts(wordsOf(pull.body))), size: [...files.values()].reduce((n, c) => n + c.lines.length, 0) };
   });
 
   const rarity = (bags: Iterable<string>[]) => {
@@ -176,8 +194,8 @@ export function overlapPairs(pulls: OverlapPull[]): PairVerdict[] {
       // A manifest both change is shared only where both change one of its lines.
       const shared = common.filter((p) => !a.files.get(p)!.manifest || covered(a, b, [p]) > 0);
       // Over the smaller change's lines: a small fix inside a larger rewrite of the same lines still overlaps.
-      const allA = [...a.files.values()].reduce((n, c) => n + counted(c).length, 0);
-      const allB = [...b.files.values()].reduce((n, c) => n + counted(c).length, 0);
+      const allA = a.size;
+      const allB = b.size;
       const lineOverlap = allA === 0 || allB === 0 ? 0 : allA <= allB ? covered(a, b, shared) / allA : covered(b, a, shared) / allB;
       const addedSimilarity = cosine(addedIn(a, b, shared, codeRarity), addedIn(b, a, shared, codeRarity), flat);
       const textSimilarity = cosine(a.text, b.text, wordRarity);
@@ -187,7 +205,10 @@ export function overlapPairs(pulls: OverlapPull[]): PairVerdict[] {
         const span = (h: Hunk) => `${h.oldStart}-${h.oldStart + Math.max(h.oldLines, 1) - 1}`;
         return ours.flatMap((ha) =>
           theirs
-            .filter((hb) => (manifest ? ha.removed : ha.touched).some((x) => meets(x, manifest ? hb.removed : hb.touched, manifest)))
+            .filter((hb) => {
+              const theirs = counted([hb], manifest);
+              return counted([ha], manifest).some((x) => meets(x, theirs, manifest));
+            })
             .map((hb) => ({ path, older: span(ha), newer: span(hb) })),
         );
       });

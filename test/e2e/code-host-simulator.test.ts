@@ -297,7 +297,9 @@ describe("code-host simulator, driven by Octokit", () => {
     sim.rateLimit("t-limited", until);
     const limited = await failure(client("t-limited").rest.repos.get(app));
     expect(limited.status).toBe(403);
-    expect(limited.response?.headers).toMatchObject({ "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(Math.ceil(until / 1000)), "retry-after": expect.stringMatching(/^[12]$/) });
+    expect(limited.response?.headers).toMatchObject({ "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(Math.ceil(until / 1000)) });
+    // GitHub's primary limit says when it resets; only a secondary limit sends Retry-After.
+    expect(limited.response?.headers["retry-after"]).toBeUndefined();
     expect(limited.response?.data.message).toMatch(/^API rate limit exceeded for user ID \d+\.$/);
     expect((await client("t-limited").rest.rateLimit.get()).data.resources.core.remaining).toBe(0);
     // Other tokens go on.
@@ -306,6 +308,11 @@ describe("code-host simulator, driven by Octokit", () => {
     const back = await client("t-limited").rest.repos.get(app);
     expect([back.status, back.headers["x-ratelimit-remaining"]]).toEqual([200, "4999"]);
 
+    sim.rateLimit("*", Date.now() + 1300, "secondary");
+    const secondary = await failure(bob().rest.repos.get(app));
+    expect([secondary.status, secondary.response?.headers["retry-after"]]).toEqual([403, expect.stringMatching(/^[12]$/)]);
+    expect(secondary.response?.data.message).toMatch(/secondary rate limit/);
+    expect(secondary.response?.headers["x-ratelimit-remaining"]).not.toBe("0");
     sim.rateLimit("*", Date.now() + 300);
     expect((await failure(bob().rest.repos.get(app))).status).toBe(403);
     await sleep(350);

@@ -10,6 +10,8 @@ export interface HostClient {
   octokit: Octokit;
   /** The account's id, or `simulator`: named in refusals, never its token. */
   account: string;
+  /** The login the token acts as (`GET /user`), asked once. */
+  login(): Promise<Outcome<string>>;
 }
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -27,9 +29,23 @@ export class HostClients {
   private readonly simulator: HostClient | null;
 
   constructor(accounts: CodeHostAccount[], simulator: { url: string; token: string } | null) {
-    const make = (auth: string, baseUrl: string) => new Octokit({ auth, baseUrl, userAgent: "agent-runtime", log: quiet });
-    this.clients = accounts.map((a) => ({ owners: new Set(a.owners.map((o) => o.toLowerCase())), client: { octokit: make(a.token, (a.baseUrl ?? GITHUB_API_URL).replace(/\/$/, "")), account: a.id } }));
-    this.simulator = simulator ? { octokit: make(simulator.token, simulator.url), account: "simulator" } : null;
+    const make = (auth: string, baseUrl: string, account: string): HostClient => {
+      const octokit = new Octokit({ auth, baseUrl, userAgent: "agent-runtime", log: quiet });
+      let asked: Promise<Outcome<string>> | null = null;
+      const client: HostClient = {
+        octokit,
+        account,
+        login: () => {
+          asked ??= onHost(client, "user", (o) => o.rest.users.getAuthenticated({ ...deadline() })).then((r) => (r.ok ? ok(r.value.data.login) : r));
+          // A failed ask is asked again next time.
+          void asked.then((r) => (r.ok ? null : (asked = null)));
+          return asked;
+        },
+      };
+      return client;
+    };
+    this.clients = accounts.map((a) => ({ owners: new Set(a.owners.map((o) => o.toLowerCase())), client: make(a.token, (a.baseUrl ?? GITHUB_API_URL).replace(/\/$/, ""), a.id) }));
+    this.simulator = simulator ? make(simulator.token, simulator.url, "simulator") : null;
   }
 
   forOwner(owner: string): Outcome<HostClient> {
@@ -59,23 +75,33 @@ const isHttpFailure = (err: unknown): err is HttpFailure => typeof err === "obje
  * caller's, so it is a 503 that names the account; a rate limit keeps `Retry-After`.
  */
 export function hostRefusal(err: unknown, client: HostClient, what: string): Refusal {
-  if (!isHttpFailure(err)) {
-    const aborted = (err as Error)?.name === "TimeoutError" || (err as Error)?.name === "AbortError";
-    return refuse(502, aborted ? `the code host did not answer within ${CALL_TIMEOUT_MS / 1000} s` : `the code host could not be reached: ${(err as Error)?.message ?? String(err)}`, CODES.codeHostFailed);
+  // Octokit gives a failure without an answer (a timeout, a refused connection, TLS) status 500 too: the answer, not the status, says the host spoke.
+  if (!isHttpFailure(err) || !err.response) {
+    const cause = (err as { cause?: { name?: string; message?: string } })?.cause;
+    const name = cause?.name ?? (err as Error)?.name;
+    const timedOut = name === "TimeoutError" || name === "AbortError" || /aborted due to timeout/i.test(String((err as Error)?.message));
+    return refuse(502, timedOut ? `the code host did not answer within ${CALL_TIMEOUT_MS / 1000} s` : `the code host could not be reached: ${brief(cause?.message ?? (err as Error)?.message ?? String(err))}`, CODES.codeHostFailed);
   }
-  const headers = err.response?.headers ?? {};
-  const said = typeof (err.response?.data as { message?: unknown } | undefined)?.message === "string" ? (err.response!.data as { message: string }).message : err.message;
-  const limited = err.status === 429 || (err.status === 403 && (headers["x-ratelimit-remaining"] === "0" || headers["retry-after"] !== undefined));
+  const headers = err.response.headers ?? {};
+  const data = err.response.data as { message?: unknown } | string | undefined;
+  const said = brief(typeof data === "object" && data && typeof data.message === "string" ? data.message : err.message);
+  // GitHub's primary limit says so in its headers; its secondary limits only in the message, sometimes without Retry-After.
+  const limited = err.status === 429 || (err.status === 403 && (headers["x-ratelimit-remaining"] === "0" || headers["retry-after"] !== undefined || /rate limit/i.test(said)));
   if (limited) {
     const reset = Number(headers["x-ratelimit-reset"]);
-    const after = headers["retry-after"] ?? (Number.isFinite(reset) && reset > 0 ? String(Math.max(1, Math.ceil(reset - Date.now() / 1000))) : "60");
+    const after = headers["retry-after"] ?? (headers["x-ratelimit-remaining"] === "0" && Number.isFinite(reset) && reset > 0 ? String(Math.max(1, Math.ceil(reset - Date.now() / 1000))) : "60");
     return refuse(429, `the code host's rate limit for account ${client.account} is spent: try again in ${after} s`, CODES.codeHostRateLimited, { retryAfterSeconds: Number(after) }, { "retry-after": after });
   }
   if (err.status === 404) return refuse(404, `the code host has no ${what}, or does not show it to account ${client.account}`, CODES.codeHostNotFound);
   if (err.status === 401 || err.status === 403)
     return refuse(503, `the code host refused account ${client.account} (${err.status}: ${said}): its token in accounts.json needs renewing or more access`, CODES.codeHostCredentials);
-  if (err.status >= 500 && /fetch failed|ECONNREFUSED|ENOTFOUND|socket/i.test(err.message)) return refuse(502, `the code host could not be reached: ${err.message}`, CODES.codeHostFailed);
   return refuse(502, `the code host answered ${err.status} for ${what}: ${said}`, CODES.codeHostFailed);
+}
+
+/** A host's words in a refusal: one line, and not a whole error page. */
+function brief(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 300 ? `${line.slice(0, 300)}...` : line;
 }
 
 /** One call to the code host, its failure a refusal. */

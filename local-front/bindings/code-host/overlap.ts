@@ -21,11 +21,14 @@ function inTurn<T>(repo: string, run: () => Promise<T>): Promise<T> {
   return mine;
 }
 
+/** A title quoted in a comment: no markup that could pose as a marker or hide text, no mention that would ping someone. */
+const quoted = (title: string) => title.replace(/[\r\n]+/g, " ").replace(/<!--|-->/g, "").replace(/@/g, "@\u200b");
+
 function commentFor(v: PairVerdict, olderTitle: string): string {
   const where = v.evidence.overlappingHunks.slice(0, 3).map((h) => `\`${h.path}\` (base lines ${h.newer})`);
   const files = v.evidence.sharedFiles.slice(0, 5).map((f) => `\`${f}\``);
   return [
-    `This pull request may duplicate #${v.older} (${olderTitle.replace(/[\r\n]+/g, " ")}).`,
+    `This pull request may duplicate #${v.older} (${quoted(olderTitle)}).`,
     "",
     where.length ? `Both change the same lines: ${where.join(", ")}.` : files.length ? `Both change ${files.join(", ")}.` : "Their descriptions say much the same.",
     `Overlap score ${v.score} (lines ${v.evidence.lineOverlap}, added code ${v.evidence.addedSimilarity}, text ${v.evidence.textSimilarity}).`,
@@ -36,17 +39,20 @@ function commentFor(v: PairVerdict, olderTitle: string): string {
 }
 
 /**
- * Acts on one duplicate at most once: the marker in an earlier comment on the newer pull
- * request says a pass already did, whatever happened to the runtime since. The label is
- * added again either way, which GitHub takes as a no-op, so a pass cut between the
- * comment and the label finishes the job.
+ * Acts on one duplicate at most once: the marker in an earlier comment of the runtime's own
+ * login on the newer pull request says a pass already did, whatever happened to the
+ * runtime since (anyone else's copy of the marker counts for nothing). The label is added
+ * again either way, which GitHub takes as a no-op, so a pass cut between the comment and
+ * the label finishes the job.
  */
 async function act(client: HostClient, owner: string, repo: string, v: PairVerdict, olderTitle: string): Promise<Outcome<OverlapPair["action"]>> {
   const what = `pull request ${owner}/${repo}#${v.newer}`;
   const marker = overlapMarker(v.older, v.newer);
+  const me = await client.login();
+  if (!me.ok) return me;
   const earlier = await onHost(client, what, (o) => o.paginate(o.rest.issues.listComments, { owner, repo, issue_number: v.newer, per_page: 100, ...deadline() }));
   if (!earlier.ok) return earlier;
-  const done = earlier.value.some((c) => (c.body ?? "").includes(marker));
+  const done = earlier.value.some((c) => c.user?.login === me.value && (c.body ?? "").includes(marker));
   if (!done) {
     const posted = await onHost(client, what, (o) => o.rest.issues.createComment({ owner, repo, issue_number: v.newer, body: commentFor(v, olderTitle), ...deadline() }));
     if (!posted.ok) return posted;
@@ -72,7 +78,8 @@ export function overlapPass(client: HostClient, req: OverlapRequest): Promise<Ou
     if (!listed.ok) return listed;
     const pulls: OverlapPull[] = [];
     const titles = new Map<number, string>();
-    const queue = [...listed.value];
+    // Pages of a list that changes as it is read can show one pull request twice.
+    const queue = [...new Map(listed.value.map((p) => [p.number, p])).values()];
     const stop: { refusal: Refusal | null } = { refusal: null };
     await Promise.all(
       Array.from({ length: FETCHES_AT_ONCE }, async () => {

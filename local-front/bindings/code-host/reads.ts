@@ -1,20 +1,38 @@
-import type { ChecksPage, CommentsPage, DiffFile, DiffPage, PageQuery, PullCheck, PullComment, PullParams, PullsPage, PullsQuery, PullSummary } from "../../../src/api/code-host.js";
-import { ok, type Outcome } from "../../../src/api/outcome.js";
+import type { ChecksPage, CommentsPage, CommentsQuery, DiffFile, DiffPage, PageQuery, PullCheck, PullComment, PullParams, PullsPage, PullsQuery, PullSummary } from "../../../src/api/code-host.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { hunksOf, rangeOf } from "../../../src/rules/diff-hunks.js";
 import { deadline, onHost, type HostClient } from "./clients.js";
 
 /**
  * The `/github/...` reads (docs/code-host.md): GitHub's answers turned into the runtime's
- * shapes, a page at a time. A cursor is the host's page number (prefixed, for comments,
- * by which of the three lists it is in), so paging costs one host call a page.
+ * shapes, a page at a time. A cursor is the host's page number and page size (prefixed,
+ * for comments, by which of the three lists it is in), so a page is one page of the host's.
  */
 const PER_PAGE = 30;
+
+interface At {
+  list: string;
+  page: number;
+  size: number;
+}
+
+/** Where a page starts: the cursor's list, page and size, or the first page at `limit`. */
+function pageAt(q: { cursor?: string; limit?: number }): Outcome<At> {
+  if (!q.cursor) return ok({ list: "c", page: 1, size: q.limit ?? PER_PAGE });
+  const m = /^([crv]?)(\d+)\.(\d+)$/.exec(q.cursor);
+  const at = m ? { list: m[1] || "c", page: Number(m[2]), size: Number(m[3]) } : null;
+  if (!at || at.page < 1 || at.size < 1 || at.size > 100) return refuse(400, "cursor: a cursor is a nextCursor this route answered");
+  // The page number counts pages of the cursor's size: another size would start somewhere else.
+  if (q.limit !== undefined && q.limit !== at.size) return refuse(400, `limit: this cursor pages by ${at.size}; leave limit out, or give ${at.size}`);
+  return ok(at);
+}
+
+const cursorAfter = (at: At, list = "") => `${list}${at.page + 1}.${at.size}`;
 
 /** GitHub JSON as the client hands it: the list and single shapes differ in types, not in the fields read here. */
 type Gh = Record<string, any>;
 
 const hasNext = (headers: { link?: string }) => /rel="next"/.test(headers.link ?? "");
-const pageOf = (cursor: string | undefined) => (cursor ? Number(cursor.replace(/^[a-z]/, "")) || 1 : 1);
 
 export function summaryOf(p: Gh): PullSummary {
   return {
@@ -47,20 +65,22 @@ export function fileOf(f: Gh): DiffFile {
 }
 
 export async function listPulls(client: HostClient, repo: { owner: string; repo: string }, q: PullsQuery): Promise<Outcome<PullsPage>> {
-  const page = pageOf(q.cursor);
+  const at = pageAt(q);
+  if (!at.ok) return at;
   const got = await onHost(client, `repository ${repo.owner}/${repo.repo}`, (o) =>
-    o.rest.pulls.list({ ...repo, state: q.state ?? "open", sort: "created", direction: "desc", per_page: q.limit ?? PER_PAGE, page, ...deadline() }),
+    o.rest.pulls.list({ ...repo, state: q.state ?? "open", sort: "created", direction: "desc", per_page: at.value.size, page: at.value.page, ...deadline() }),
   );
   if (!got.ok) return got;
-  return ok({ repo: `${repo.owner}/${repo.repo}`, prs: (got.value.data as Gh[]).map(summaryOf), nextCursor: hasNext(got.value.headers) ? String(page + 1) : null });
+  return ok({ repo: `${repo.owner}/${repo.repo}`, prs: (got.value.data as Gh[]).map(summaryOf), nextCursor: hasNext(got.value.headers) ? cursorAfter(at.value) : null });
 }
 
 export async function pullDiff(client: HostClient, p: PullParams, q: PageQuery): Promise<Outcome<DiffPage>> {
-  const page = pageOf(q.cursor);
+  const at = pageAt(q);
+  if (!at.ok) return at;
   const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
   const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
   if (!pull.ok) return pull;
-  const files = await onHost(client, what, (o) => o.rest.pulls.listFiles({ owner: p.owner, repo: p.repo, pull_number: p.number, per_page: q.limit ?? PER_PAGE, page, ...deadline() }));
+  const files = await onHost(client, what, (o) => o.rest.pulls.listFiles({ owner: p.owner, repo: p.repo, pull_number: p.number, per_page: at.value.size, page: at.value.page, ...deadline() }));
   if (!files.ok) return files;
   const s = summaryOf(pull.value.data);
   return ok({
@@ -69,30 +89,31 @@ export async function pullDiff(client: HostClient, p: PullParams, q: PageQuery):
     head: s.head,
     base: s.base,
     files: (files.value.data as Gh[]).map(fileOf),
-    nextCursor: hasNext(files.value.headers) ? String(page + 1) : null,
+    nextCursor: hasNext(files.value.headers) ? cursorAfter(at.value) : null,
   });
 }
 
 /** The three lists a pull request's comments are in, in the order they are paged. */
 const COMMENT_LISTS = ["c", "r", "v"] as const;
 
-export async function pullComments(client: HostClient, p: PullParams, q: PageQuery): Promise<Outcome<CommentsPage>> {
-  const list = (q.cursor?.[0] ?? "c") as (typeof COMMENT_LISTS)[number];
-  const page = pageOf(q.cursor);
-  const per_page = q.limit ?? PER_PAGE;
-  const at = { owner: p.owner, repo: p.repo, per_page, page, ...deadline() };
+export async function pullComments(client: HostClient, p: PullParams, q: CommentsQuery): Promise<Outcome<CommentsPage>> {
+  const start = pageAt(q);
+  if (!start.ok) return start;
+  const at = start.value;
+  const list = at.list as (typeof COMMENT_LISTS)[number];
+  const query = { owner: p.owner, repo: p.repo, per_page: at.size, page: at.page, ...deadline() };
   const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
   // GitHub answers the conversation of a number that is an issue, not a pull request; the pull request itself is checked first.
-  if (list === "c" && page === 1) {
+  if (list === "c" && at.page === 1) {
     const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
     if (!pull.ok) return pull;
   }
   const got = await onHost(client, what, async (o): Promise<{ data: Gh[]; headers: { link?: string } }> =>
     list === "c"
-      ? o.rest.issues.listComments({ ...at, issue_number: p.number })
+      ? o.rest.issues.listComments({ ...query, issue_number: p.number })
       : list === "r"
-        ? o.rest.pulls.listReviewComments({ ...at, pull_number: p.number })
-        : o.rest.pulls.listReviews({ ...at, pull_number: p.number }),
+        ? o.rest.pulls.listReviewComments({ ...query, pull_number: p.number })
+        : o.rest.pulls.listReviews({ ...query, pull_number: p.number }),
   );
   if (!got.ok) return got;
   const comments = got.value.data.map((c): PullComment => {
@@ -106,22 +127,22 @@ export async function pullComments(client: HostClient, p: PullParams, q: PageQue
     repo: `${p.owner}/${p.repo}`,
     number: p.number,
     comments,
-    nextCursor: hasNext(got.value.headers) ? `${list}${page + 1}` : next ? `${next}1` : null,
+    nextCursor: hasNext(got.value.headers) ? cursorAfter(at, list) : next ? `${next}1.${at.size}` : null,
   });
 }
 
 export async function pullChecks(client: HostClient, p: PullParams, q: PageQuery): Promise<Outcome<ChecksPage>> {
-  const page = pageOf(q.cursor);
-  const per_page = q.limit ?? PER_PAGE;
+  const at = pageAt(q);
+  if (!at.ok) return at;
   const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
   const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
   if (!pull.ok) return pull;
   const sha = pull.value.data.head.sha;
-  const got = await onHost(client, what, (o) => o.rest.checks.listForRef({ owner: p.owner, repo: p.repo, ref: sha, per_page, page, ...deadline() }));
+  const got = await onHost(client, what, (o) => o.rest.checks.listForRef({ owner: p.owner, repo: p.repo, ref: sha, per_page: at.value.size, page: at.value.page, ...deadline() }));
   if (!got.ok) return got;
   const checks = got.value.data.check_runs.map(
     (c): PullCheck => ({ name: c.name, status: c.status as PullCheck["status"], conclusion: c.conclusion ?? null, url: c.details_url ?? c.html_url ?? null, startedAt: c.started_at ?? null, completedAt: c.completed_at ?? null }),
   );
   const total = got.value.data.total_count;
-  return ok({ repo: `${p.owner}/${p.repo}`, number: p.number, sha, total, checks, nextCursor: page * per_page < total ? String(page + 1) : null });
+  return ok({ repo: `${p.owner}/${p.repo}`, number: p.number, sha, total, checks, nextCursor: at.value.page * at.value.size < total ? cursorAfter(at.value) : null });
 }

@@ -1,4 +1,4 @@
-import { OverlapRequest, PageQuery, PullParams, PullsQuery, RepoParams } from "../../../src/api/code-host.js";
+import { CommentsQuery, OverlapRequest, PageQuery, PullParams, PullsQuery, RepoParams } from "../../../src/api/code-host.js";
 import { refuse, type Outcome } from "../../../src/api/outcome.js";
 import type { HostClients } from "./clients.js";
 import { overlapPass } from "./overlap.js";
@@ -36,12 +36,16 @@ export async function codeHostRoute(clients: HostClients, method: string, url: U
   const one = PULL.exec(url.pathname);
   if (!one) return null;
   const pull = PullParams.safeParse({ owner: decodeURIComponent(one[1]!), repo: decodeURIComponent(one[2]!), number: one[3] });
-  const q = PageQuery.safeParse(query);
   if (!pull.success) return invalid(pull.error);
+  if (one[4] === "comments") {
+    const q = CommentsQuery.safeParse(query);
+    if (!q.success) return invalid(q.error);
+    const client = clients.forOwner(pull.data.owner);
+    return client.ok ? pullComments(client.value, pull.data, q.data) : client;
+  }
+  const q = PageQuery.safeParse(query);
   if (!q.success) return invalid(q.error);
   const client = clients.forOwner(pull.data.owner);
   if (!client.ok) return client;
-  if (one[4] === "diff") return pullDiff(client.value, pull.data, q.data);
-  if (one[4] === "comments") return pullComments(client.value, pull.data, q.data);
-  return pullChecks(client.value, pull.data, q.data);
+  return one[4] === "diff" ? pullDiff(client.value, pull.data, q.data) : pullChecks(client.value, pull.data, q.data);
 }
