@@ -235,7 +235,12 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const seedPath = env.SERVICE_CODE_HOST_SEED ? resolve(env.SERVICE_CODE_HOST_SEED) : null;
   if (seedPath && !existsSync(seedPath)) throw new ConfigError(`SERVICE_CODE_HOST_SEED names ${seedPath}, which does not exist`);
   const hostSimOn = hostSim === "on" || (hostSim === "auto" && (accountsFile?.codeHosts ?? []).length === 0);
-  if (seedPath && !hostSimOn) throw new ConfigError("SERVICE_CODE_HOST_SEED seeds the code-host simulator, which does not run: accounts.json has a code-host account (SERVICE_CODE_HOST_SIMULATOR=on runs it instead)");
+  if (seedPath && !hostSimOn)
+    throw new ConfigError(
+      hostSim === "off"
+        ? "SERVICE_CODE_HOST_SEED seeds the code-host simulator, which SERVICE_CODE_HOST_SIMULATOR=off turns off"
+        : "SERVICE_CODE_HOST_SEED seeds the code-host simulator, which does not run: accounts.json has a code-host account (SERVICE_CODE_HOST_SIMULATOR=on runs it instead)",
+    );
   const existing = (p: string) => {
     try {
       return [realpathSync(p)];

@@ -506,6 +506,7 @@ export class Compaction {
       ...active,
       permissions: s.spec.permissions,
       cwd: s.spec.cwd,
+      ...(s.spec.type === "build" ? { buildFence: true as const } : {}),
       ...turnAccount(c, s.spec, active.engine, active.model),
       proxyEnv: s.spec.proxyEnv,
       transcript: [],

@@ -27,7 +27,14 @@ const httpsOrLoopback = z
   .url()
   .refine((u) => /^https:/.test(u) || /^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?(\/|$)/.test(u), "must be https (or http on loopback)")
   // A client's errors repeat the address it called: a credential in it would reach answers and logs.
-  .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), "must not hold a user name or password (a key or token belongs in its own field)");
+  .refine((u) => {
+    try {
+      const url = new URL(u);
+      return url.username === "" && url.password === "";
+    } catch {
+      return false;
+    }
+  }, "must not hold a user name or password (a key or token belongs in its own field)");
 
 export const OAuthLogin = z
   .object({

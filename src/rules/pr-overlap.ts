@@ -28,8 +28,8 @@ const UBIQUITOUS = /(^|\/)(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pn
 /**
  * Manifests and build files: short lists of unrelated entries, where changes next to each
  * other (two dependencies added in a row) are no sign of shared work. In them only a line
- * both change (the same base line removed by both) counts, and a pull request's additions
- * there weigh nothing against the other's.
+ * both change (the same base line removed by both) counts, and of what a pull request adds
+ * there, only what replaces such a line.
  */
 const MANIFEST = /(^|\/)(package\.json|requirements[^/]*\.(txt|in)|constraints[^/]*\.txt|pyproject\.toml|setup\.cfg|setup\.py|Pipfile|go\.mod|Cargo\.toml|Gemfile|pom\.xml|build\.gradle(\.kts)?|settings\.gradle(\.kts)?|Makefile|composer\.json|\.gitignore|\.dockerignore)$/i;
 
@@ -134,7 +134,15 @@ function addedTo(a: Prepared, b: Prepared, path: string): string[] {
   const mine = a.files.get(path)!;
   if (!mine.manifest) return mine.hunks.flatMap((h) => h.added);
   const theirs = new Set(b.files.get(path)!.lines);
-  return mine.hunks.flatMap((h) => h.added.filter((_, i) => h.removed.includes(h.addedAt[i]!) && theirs.has(h.addedAt[i]!)));
+  // A run of removed lines is replaced as a whole (git puts its added lines after all of them): it counts when any of its lines is one the other removes too.
+  return mine.hunks.flatMap((h) => {
+    const gone = new Set(h.removed);
+    const runHits = (end: number) => {
+      for (let line = end; gone.has(line); line--) if (theirs.has(line)) return true;
+      return false;
+    };
+    return h.added.filter((_, i) => runHits(h.addedAt[i]!));
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -167,10 +167,14 @@ describe("code reads of registered repositories", () => {
   it("fails a build thread's turn whose cwd leads into a registered checkout through a link", async () => {
     const outside = mkdtempSync(join(tmpdir(), "agent-runtime-build-link-"));
     symlinkSync(join(app, "src"), join(outside, "into"));
-    const id = (await call(front.url, "POST", "/spawn", { type: "build", cwd: join(outside, "into") })).body.threadId;
-    const sent = await call(front.url, "POST", `/threads/${id}/send`, { text: "write here" });
-    expect([sent.body.outcome, sent.body.failure?.class]).toEqual(["failed", "permission"]);
-    expect(sent.body.failure.error).toContain("registered checkout");
+    // Also when the directory is still to be made: the engine would make it inside the checkout.
+    for (const cwd of [join(outside, "into"), join(outside, "into", "new", "deeper")]) {
+      const id = (await call(front.url, "POST", "/spawn", { type: "build", cwd })).body.threadId;
+      const sent = await call(front.url, "POST", `/threads/${id}/send`, { text: "write here" });
+      expect([sent.body.outcome, sent.body.failure?.class], cwd).toEqual(["failed", "permission"]);
+      expect(sent.body.failure.error).toContain("registered checkout");
+    }
+    expect(existsSync(join(app, "src", "new"))).toBe(false);
     removeDir(outside);
   });
 });

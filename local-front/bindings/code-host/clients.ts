@@ -36,10 +36,14 @@ export class HostClients {
         octokit,
         account,
         login: () => {
-          asked ??= onHost(client, "user", (o) => o.rest.users.getAuthenticated({ ...deadline() })).then((r) => (r.ok ? ok(r.value.data.login) : r));
+          if (asked) return asked;
+          const ask = onHost(client, "user", (o) => o.rest.users.getAuthenticated({ ...deadline() })).then((r) => (r.ok ? ok(r.value.data.login) : r));
+          asked = ask;
           // A failed ask is asked again next time.
-          void asked.then((r) => (r.ok ? null : (asked = null)));
-          return asked;
+          void ask.then((r) => {
+            if (!r.ok && asked === ask) asked = null;
+          });
+          return ask;
         },
       };
       return client;
@@ -80,7 +84,8 @@ export function hostRefusal(err: unknown, client: HostClient, what: string): Ref
     const cause = (err as { cause?: { name?: string; message?: string } })?.cause;
     const name = cause?.name ?? (err as Error)?.name;
     const timedOut = name === "TimeoutError" || name === "AbortError" || /aborted due to timeout/i.test(String((err as Error)?.message));
-    return refuse(502, timedOut ? `the code host did not answer within ${CALL_TIMEOUT_MS / 1000} s` : `the code host could not be reached: ${brief(cause?.message ?? (err as Error)?.message ?? String(err))}`, CODES.codeHostFailed);
+    // Octokit's message names the deepest cause (ECONNREFUSED, ENOTFOUND); its `cause` is only fetch's "fetch failed".
+    return refuse(502, timedOut ? `the code host did not answer within ${CALL_TIMEOUT_MS / 1000} s` : `the code host could not be reached: ${brief((err as Error)?.message ?? String(err))}`, CODES.codeHostFailed);
   }
   const headers = err.response.headers ?? {};
   const data = err.response.data as { message?: unknown } | string | undefined;

@@ -21,12 +21,12 @@ function inTurn<T>(repo: string, run: () => Promise<T>): Promise<T> {
   return mine;
 }
 
-/** A title quoted in a comment: no markup that could pose as a marker or hide text, no mention that would ping someone. */
-const quoted = (title: string) => title.replace(/[\r\n]+/g, " ").replace(/<!--|-->/g, "").replace(/@/g, "@\u200b");
+/** Text from a pull request (a title, a path) quoted in a comment: no markup that could pose as a marker or hide text, no code span to break out of, no mention that would ping someone. */
+const quoted = (text: string) => text.replace(/[\r\n]+/g, " ").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/`/g, "'").replace(/@/g, "@\u200b");
 
 function commentFor(v: PairVerdict, olderTitle: string): string {
-  const where = v.evidence.overlappingHunks.slice(0, 3).map((h) => `\`${h.path}\` (base lines ${h.newer})`);
-  const files = v.evidence.sharedFiles.slice(0, 5).map((f) => `\`${f}\``);
+  const where = v.evidence.overlappingHunks.slice(0, 3).map((h) => `\`${quoted(h.path)}\` (base lines ${h.newer})`);
+  const files = v.evidence.sharedFiles.slice(0, 5).map((f) => `\`${quoted(f)}\``);
   return [
     `This pull request may duplicate #${v.older} (${quoted(olderTitle)}).`,
     "",
@@ -52,7 +52,8 @@ async function act(client: HostClient, owner: string, repo: string, v: PairVerdi
   if (!me.ok) return me;
   const earlier = await onHost(client, what, (o) => o.paginate(o.rest.issues.listComments, { owner, repo, issue_number: v.newer, per_page: 100, ...deadline() }));
   if (!earlier.ok) return earlier;
-  const done = earlier.value.some((c) => c.user?.login === me.value && (c.body ?? "").includes(marker));
+  // The marker ends the runtime's comment; what the comment quotes cannot pose as it.
+  const done = earlier.value.some((c) => c.user?.login === me.value && (c.body ?? "").trimEnd().endsWith(marker));
   if (!done) {
     const posted = await onHost(client, what, (o) => o.rest.issues.createComment({ owner, repo, issue_number: v.newer, body: commentFor(v, olderTitle), ...deadline() }));
     if (!posted.ok) return posted;

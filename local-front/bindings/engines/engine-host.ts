@@ -1,4 +1,5 @@
 import { realpathSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
@@ -54,15 +55,24 @@ export interface EngineDeps extends PiDeps {
   proxyFailureSince(threadId: string, sinceMs: number): string | null;
 }
 
-/** The code root the directory's real path lies in or holds, if any; a directory that does not exist yet holds none. */
+/**
+ * The code root the directory's real path lies in or holds, if any. A directory that does
+ * not exist yet (the engine makes it) is placed by its nearest existing parent's real path.
+ */
 function rootHolding(cwd: string, roots: string[]): string | null {
-  let real: string;
-  try {
-    real = realpathSync(cwd);
-  } catch {
-    return null;
+  let dir = resolve(cwd);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      const real = join(realpathSync(dir), ...rest);
+      return roots.find((root) => within(root, real) || within(real, root)) ?? null;
+    } catch {
+      const up = dirname(dir);
+      if (up === dir) return null;
+      rest.unshift(basename(dir));
+      dir = up;
+    }
   }
-  return roots.find((root) => within(root, real) || within(real, root)) ?? null;
 }
 
 /** engine_a's and engine_b's processes run only inside the sandbox; pi runs, and refuses each tool call instead. */
