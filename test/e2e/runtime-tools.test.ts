@@ -105,13 +105,19 @@ describe("the runtime's tools, as each turn is offered them", () => {
     const base = front().url;
     const id = await spawn({ model: "sim-1" });
     const { child } = (await call(base, "POST", `/threads/${id}/operations`, { kind: "delegation", title: "watched", prompt: "hello" })).body;
+    // The child's result wakes this thread; the scripted message must not share that wake's turn, where the wake would be the newest message.
+    await waitFor(async () => (await call(base, "GET", `/threads/${id}/operations`)).body.operations[0]?.state !== "open");
+    await waitFor(async () => {
+      const turn = (await call(base, "GET", `/threads/${id}/turn`)).body;
+      return !turn.running && turn.queued === 0 && (await events(base, id)).some((e) => e.kind === "turn-ended");
+    });
     const stranger = await spawn({ model: "sim-1" });
     const sent = await call(base, "POST", `/threads/${id}/send`, {
       text: sim({ tool: { name: "subscribe", input: { watch: { thread: child }, filter: { kinds: ["reply"], text: "deploy-done" }, note: "tell me" } }, reply: "watching" }),
     });
     expect(sent.body.outcome, JSON.stringify(sent.body.failure)).toBe("completed");
     const [subscription] = (await call(base, "GET", `/threads/${id}/subscriptions`)).body.subscriptions;
-    expect(subscription).toMatchObject({ target: { thread: child }, filter: { kinds: ["reply"], text: "deploy-done" }, note: "tell me", deliver: { seat: "main" } });
+    expect(subscription, JSON.stringify(toolEvents(await events(base, id), "subscribe"))).toMatchObject({ target: { thread: child }, filter: { kinds: ["reply"], text: "deploy-done" }, note: "tell me", deliver: { seat: "main" } });
     await call(base, "POST", `/threads/${child}/send`, { text: sim({ reply: "deploy-done at last" }) });
     const wake = await waitFor(async () => (await events(base, id)).find((e) => e.kind === "message" && e.body.from === `watch:${subscription.watch}`));
     expect(wake.body.text).toContain("deploy-done at last");

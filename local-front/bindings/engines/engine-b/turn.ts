@@ -39,9 +39,14 @@ function mcpText(content: unknown[] | undefined): string {
   return (content ?? []).map((c) => (c && typeof c === "object" && "text" in c && typeof c.text === "string" ? c.text : "")).join("");
 }
 
-/** permissions -> codex's approval policy and sandbox. `deny` still asks, and is answered no. */
-function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "untrusted" | "never"; sandbox: "workspace-write" | "danger-full-access" } {
-  return permissions === "allow" ? { approvalPolicy: "never", sandbox: "danger-full-access" } : { approvalPolicy: "untrusted", sandbox: "workspace-write" };
+/**
+ * permissions -> codex's approval policy. `deny` still asks, and is answered no. codex's own
+ * sandbox stays off: the whole app-server runs inside the runtime's (docs/credentials.md),
+ * and codex's is bubblewrap around a helper of its own that the fence does not hold, so a
+ * command run in it fails to start ("execvp codex-linux-sandbox") whenever codex tries it.
+ */
+function policy(permissions: TurnRequest["permissions"]): { approvalPolicy: "untrusted" | "never"; sandbox: "danger-full-access" } {
+  return { approvalPolicy: permissions === "allow" ? "never" : "untrusted", sandbox: "danger-full-access" };
 }
 
 /**
