@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -77,4 +78,23 @@ export function removeDir(dir: string): void {
 export const PROJECT_DIR = projectDir;
 
 /** For a front that must keep its port across a restart. */
-export { freePort } from "../../local-front/process/free-port.js";
+/**
+ * A loopback port for a listener a test must name before it starts (the reload script's
+ * front, a provider upstream). Drawn below the kernel's ephemeral range (32768 and up),
+ * so the many servers the tests start on port 0 cannot take it between this check and
+ * its listener's bind.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const free = await new Promise<boolean>((r) => {
+      server.once("error", () => r(false));
+      server.listen(port, "127.0.0.1", () => r(true));
+    });
+    if (free) {
+      await new Promise((r) => server.close(r));
+      return port;
+    }
+  }
+}
