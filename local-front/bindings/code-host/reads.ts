@@ -64,6 +64,14 @@ export function fileOf(f: Gh): DiffFile {
   };
 }
 
+const pullName = (p: PullParams) => `pull request ${p.owner}/${p.repo}#${p.number}`;
+
+/** One pull request, in the runtime's shape: what a diff, a comments walk and the checks start from. */
+async function pullOf(client: HostClient, p: PullParams): Promise<Outcome<PullSummary>> {
+  const got = await onHost(client, pullName(p), (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
+  return got.ok ? ok(summaryOf(got.value.data)) : got;
+}
+
 export async function listPulls(client: HostClient, repo: { owner: string; repo: string }, q: PullsQuery): Promise<Outcome<PullsPage>> {
   const at = pageAt(q);
   if (!at.ok) return at;
@@ -77,17 +85,15 @@ export async function listPulls(client: HostClient, repo: { owner: string; repo:
 export async function pullDiff(client: HostClient, p: PullParams, q: PageQuery): Promise<Outcome<DiffPage>> {
   const at = pageAt(q);
   if (!at.ok) return at;
-  const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
-  const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
+  const pull = await pullOf(client, p);
   if (!pull.ok) return pull;
-  const files = await onHost(client, what, (o) => o.rest.pulls.listFiles({ owner: p.owner, repo: p.repo, pull_number: p.number, per_page: at.value.size, page: at.value.page, ...deadline() }));
+  const files = await onHost(client, pullName(p), (o) => o.rest.pulls.listFiles({ owner: p.owner, repo: p.repo, pull_number: p.number, per_page: at.value.size, page: at.value.page, ...deadline() }));
   if (!files.ok) return files;
-  const s = summaryOf(pull.value.data);
   return ok({
     repo: `${p.owner}/${p.repo}`,
     number: p.number,
-    head: s.head,
-    base: s.base,
+    head: pull.value.head,
+    base: pull.value.base,
     files: (files.value.data as Gh[]).map(fileOf),
     nextCursor: hasNext(files.value.headers) ? cursorAfter(at.value) : null,
   });
@@ -102,13 +108,12 @@ export async function pullComments(client: HostClient, p: PullParams, q: Comment
   const at = start.value;
   const list = at.list as (typeof COMMENT_LISTS)[number];
   const query = { owner: p.owner, repo: p.repo, per_page: at.size, page: at.page, ...deadline() };
-  const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
   // GitHub answers the conversation of a number that is an issue, not a pull request; the pull request itself is checked first.
   if (list === "c" && at.page === 1) {
-    const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
+    const pull = await pullOf(client, p);
     if (!pull.ok) return pull;
   }
-  const got = await onHost(client, what, async (o): Promise<{ data: Gh[]; headers: { link?: string } }> =>
+  const got = await onHost(client, pullName(p), async (o): Promise<{ data: Gh[]; headers: { link?: string } }> =>
     list === "c"
       ? o.rest.issues.listComments({ ...query, issue_number: p.number })
       : list === "r"
@@ -134,11 +139,10 @@ export async function pullComments(client: HostClient, p: PullParams, q: Comment
 export async function pullChecks(client: HostClient, p: PullParams, q: PageQuery): Promise<Outcome<ChecksPage>> {
   const at = pageAt(q);
   if (!at.ok) return at;
-  const what = `pull request ${p.owner}/${p.repo}#${p.number}`;
-  const pull = await onHost(client, what, (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
+  const pull = await pullOf(client, p);
   if (!pull.ok) return pull;
-  const sha = pull.value.data.head.sha;
-  const got = await onHost(client, what, (o) => o.rest.checks.listForRef({ owner: p.owner, repo: p.repo, ref: sha, per_page: at.value.size, page: at.value.page, ...deadline() }));
+  const sha = pull.value.head.sha;
+  const got = await onHost(client, pullName(p), (o) => o.rest.checks.listForRef({ owner: p.owner, repo: p.repo, ref: sha, per_page: at.value.size, page: at.value.page, ...deadline() }));
   if (!got.ok) return got;
   const checks = got.value.data.check_runs.map(
     (c): PullCheck => ({ name: c.name, status: c.status as PullCheck["status"], conclusion: c.conclusion ?? null, url: c.details_url ?? c.html_url ?? null, startedAt: c.started_at ?? null, completedAt: c.completed_at ?? null }),
