@@ -330,10 +330,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /threads/:id/recover": {
     summary: "Reopens a degraded thread, acknowledging the gap in its history.",
     body: RecoverBody,
-    errors: [
-      [409, CODES.threadNotDegraded],
-      [409, CODES.turnNotIdle],
-    ],
+    errors: [[409, CODES.threadNotDegraded]],
   },
   "POST /threads/:id/fork": {
     summary: "A new thread with this one's history up to `atSeq`.",
