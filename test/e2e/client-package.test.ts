@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -80,6 +80,14 @@ export const wrong: ClientSpawnSpec = { engine: "gpt" };
 `,
     );
     execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], { cwd: app, encoding: "utf8" });
+
+    // client/ itself holds sources Node cannot load: installing it from its path refuses, and says what to run.
+    const linked = join(scratch, "linked");
+    mkdirSync(linked);
+    writeFileSync(join(linked, "package.json"), JSON.stringify({ name: "linked", private: true, type: "module" }));
+    const refused = spawnSync("npm", ["install", ...NPM, join(root, "client")], { cwd: linked, encoding: "utf8" });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("run node pack.mjs");
 
     expect(checkout()).toBe(before);
   }, 120_000);
