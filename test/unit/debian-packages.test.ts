@@ -1,5 +1,8 @@
-import { describe, expect, it } from "vitest";
-import { planInstall, type MachineFacts } from "../../local-front/process/debian-packages.js";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { installMissing, planInstall, type MachineFacts } from "../../local-front/process/debian-packages.js";
 import { SANDBOX_PACKAGES } from "../../local-front/bindings/sandbox/config.js";
 
 const missing = SANDBOX_PACKAGES;
@@ -61,5 +64,47 @@ describe("installing the sandbox's Debian packages at start", () => {
       announce: "installing bubblewrap (the session sandbox), chromium (the browser tests) from Debian's packages: apt-get install bubblewrap chromium",
     });
     expect(planInstall(facts({ missing: both, hasApt: false }))).toMatchObject({ reason: "bubblewrap and chromium are not installed and this machine has no apt-get to install them with" });
+  });
+});
+
+describe("installing, when apt-get does not bring the package", () => {
+  const path = process.env.PATH;
+  const dirs: string[] = [];
+  afterEach(() => {
+    process.env.PATH = path;
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  /** A PATH holding only an apt-get that runs `script`: no bwrap, no sudo. */
+  function aptGet(script: string): void {
+    const dir = mkdtempSync(join(tmpdir(), "apt-get-stand-in-"));
+    dirs.push(dir);
+    writeFileSync(join(dir, "apt-get"), `#!/bin/sh\n${script}\n`);
+    chmodSync(join(dir, "apt-get"), 0o755);
+    process.env.PATH = dir;
+  }
+  const said: string[] = [];
+  const say = (line: string) => said.push(line);
+
+  // Not root, this machine's facts would be "cannot" before apt-get is reached.
+  it.runIf(process.getuid?.() === 0)("says apt-get's error line, past its warnings", () => {
+    aptGet('[ "$1" = update ] && exit 0\necho "W: a warning first" >&2\necho "E: Unable to locate package bubblewrap" >&2\nexit 100');
+    expect(installMissing(SANDBOX_PACKAGES, true, say)).toEqual({
+      reason: "installing bubblewrap failed (apt-get install: E: Unable to locate package bubblewrap)",
+      remedy: "run 'apt-get install bubblewrap' and read its error",
+    });
+    expect(said.at(-1)).toBe("installing bubblewrap (the session sandbox) from Debian's packages: apt-get install bubblewrap");
+  });
+
+  it.runIf(process.getuid?.() === 0)("says so when the install ran but bwrap is still not on PATH", () => {
+    aptGet("exit 0");
+    expect(installMissing(SANDBOX_PACKAGES, true, say)).toMatchObject({ reason: "bubblewrap was installed but bwrap is still not on PATH" });
+  });
+
+  it("runs nothing when installing is off", () => {
+    aptGet("exit 1");
+    said.length = 0;
+    expect(installMissing(SANDBOX_PACKAGES, false, say)).toMatchObject({ reason: expect.stringContaining("SERVICE_SANDBOX_INSTALL=off") });
+    expect(said).toEqual([]);
   });
 });
