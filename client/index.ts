@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { AccessToken, AccountView } from "../src/api/accounts.js";
 import {
   ForwardPageAnswer,
+  HealthAnswer,
   MessageAcceptedAnswer,
   ReversePageAnswer,
   SendResultAnswer,
@@ -142,6 +143,11 @@ export class RuntimeClient {
       throw new RuntimeError("decode", `${method} ${path}: the answer does not match its schema (${issue.path.join(".") || "the answer"}: ${issue.message})`);
     }
     return parsed as T;
+  }
+
+  /** Whether the runtime serves, and whether sessions can run: the sandbox and each engine, with why not and what to run. */
+  health(): Promise<z.infer<typeof HealthAnswer>> {
+    return this.checked(HealthAnswer, "GET", "/health");
   }
 
   /**

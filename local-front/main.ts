@@ -21,9 +21,10 @@ import { spawn } from "node:child_process";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./process/workerd.js";
 import { readShardLayout } from "./process/shard-layout.js";
-import { fencedPlaces } from "./bindings/sandbox/config.js";
+import { fencedPlaces, SANDBOX_PACKAGES } from "./bindings/sandbox/config.js";
 import { scrubEnvironment } from "./bindings/sandbox/environment.js";
 import { Sandbox } from "./bindings/sandbox/fence.js";
+import { installMissing } from "./process/debian-packages.js";
 import { shardOfRequest, shardOfThread } from "../src/shared/shards.js";
 
 /** How long a signalled front may take to close its connections, engines and workerd before it exits anyway. */
@@ -55,7 +56,8 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const layout = readShardLayout(config.dataDir);
   const network = await startNetwork(config);
   undo.push(() => network.close());
-  const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started, config.dataDir);
+  const notInstalled = config.sandbox === "on" ? installMissing(SANDBOX_PACKAGES, config.sandboxInstall === "auto", (line) => console.log(line)) : null;
+  const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started, config.dataDir, notInstalled);
   undo.push(async () => sandbox.close());
   const enginesToken = randomBytes(24).toString("hex");
   const internalToken = randomBytes(24).toString("hex");

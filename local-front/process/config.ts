@@ -85,6 +85,8 @@ export interface FrontConfig {
   accountsPath: string;
   /** SERVICE_SANDBOX: `on` fences every session with bubblewrap, `off` runs them unfenced (local-front/bindings/sandbox/). */
   sandbox: "on" | "off";
+  /** SERVICE_SANDBOX_INSTALL: `auto` installs a missing bubblewrap from Debian's packages at start (as root or with `sudo -n`), `off` never installs. */
+  sandboxInstall: "auto" | "off";
   /** SERVICE_ALLOWED_HOSTS and SERVICE_ALLOWED_ORIGINS, checked here so that a bad value stops the start, not every request. */
   callers: CallerPolicy;
 }
@@ -225,6 +227,8 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   }
   const sandbox = env.SERVICE_SANDBOX || "on";
   if (sandbox !== "on" && sandbox !== "off") throw new ConfigError(`SERVICE_SANDBOX must be on or off, not ${JSON.stringify(sandbox)}`);
+  const sandboxInstall = env.SERVICE_SANDBOX_INSTALL || "auto";
+  if (sandboxInstall !== "auto" && sandboxInstall !== "off") throw new ConfigError(`SERVICE_SANDBOX_INSTALL must be auto or off, not ${JSON.stringify(sandboxInstall)}`);
   const sim = env.SERVICE_SIMULATOR || "auto";
   if (!["auto", "on", "off"].includes(sim)) throw new ConfigError(`SERVICE_SIMULATOR must be auto, on or off, not ${JSON.stringify(sim)}`);
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
@@ -281,6 +285,7 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     keeper,
     accountsPath,
     sandbox,
+    sandboxInstall,
     callers,
   };
 }

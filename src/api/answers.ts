@@ -9,6 +9,7 @@ import { z } from "zod";
 import { EVENT_KINDS } from "./events.js";
 import { FAILURE_CLASSES } from "./engine.js";
 import { THREAD_STAGES } from "./threads.js";
+import { SANDBOX_STATES } from "./engines.js";
 
 const seq = z.number().int().positive();
 const ts = z.string().min(1);
@@ -42,4 +43,14 @@ export const SendResultAnswer = z
 
 export const TurnStatusAnswer = z
   .object({ running: z.boolean(), waitingOn: z.object({ approvals: z.array(z.string()), questions: z.array(z.string()) }), queued: z.number().int().nonnegative() })
+  .passthrough();
+
+/** `GET /health`: the runtime serves (`ok`), and whether sessions can run here: the sandbox and each engine, with why not. */
+export const HealthAnswer = z
+  .object({
+    ok: z.boolean(),
+    build: z.string(),
+    sandbox: z.object({ state: z.enum(SANDBOX_STATES), reason: z.string().optional(), remedy: z.string().optional() }),
+    engines: z.array(z.object({ engine: z.enum(["pi", "engine_a", "engine_b"]), available: z.boolean(), reason: z.string().nullable() })).nullable(),
+  })
   .passthrough();

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   ForwardPageAnswer,
+  HealthAnswer,
   MessageAcceptedAnswer,
   ReversePageAnswer,
   SendResultAnswer,
@@ -142,7 +143,7 @@ const COMPLETIONS = [
 
 /** Every route the router serves, by `METHOD /path` as hono writes it. */
 export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
-  "GET /health": { summary: "The build the host runs, and the fields `/spawn` accepts." },
+  "GET /health": { summary: "The build the host runs, the session sandbox and each engine's availability (with why not and what to run), and the fields `/spawn` accepts.", answer: HealthAnswer },
   "GET /openapi.json": { summary: "This document." },
   "GET /incidents": { summary: "Failed turns of the last 24 hours, grouped by class and fingerprint.", query: SinceQuery },
 

@@ -8,3 +8,19 @@ export interface EngineEntry {
   /** Why it is not available. */
   reason: string | null;
 }
+
+/** Every state `/health` may give the sandbox: `unknown` when the engine host did not answer. */
+export const SANDBOX_STATES = ["bwrap", "off", "unavailable", "unknown"] as const;
+
+/** The session sandbox as `/health` reports it: when it is not `bwrap`, why, and what an operator does about it. */
+export interface SandboxReport {
+  state: (typeof SANDBOX_STATES)[number];
+  reason?: string;
+  remedy?: string;
+}
+
+/** The engine host's `GET /engines`: what each engine runs on, and the sandbox they run in. */
+export interface EngineHostState {
+  engines: EngineEntry[];
+  sandbox: SandboxReport;
+}

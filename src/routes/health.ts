@@ -5,6 +5,8 @@ import { hostOf } from "../platform/stubs.js";
 import { refused } from "../http/answer.js";
 import { openApiText } from "../http/openapi.js";
 import type { MemoryAlert } from "../api/memory.js";
+import type { SandboxReport } from "../api/engines.js";
+import { ENGINE_HOST_SILENT, engineHostState } from "../platform/engine-list.js";
 
 /** Each spawn field with its accepted values (enums) or its type, read off the schema itself. */
 function describeSpawnFields(): Record<string, string | readonly string[]> {
@@ -20,14 +22,30 @@ const SPAWN_FIELDS = describeSpawnFields();
 
 export const health = new Hono<AppEnv>();
 
+/** What /health says of sessions when the engine host is silent: nothing is known of them. */
+const UNKNOWN_SANDBOX: SandboxReport = { state: "unknown", reason: ENGINE_HOST_SILENT, remedy: "start the runtime with `npm start`" };
+
 health.get("/health", async (c) => {
   // A retain that could not be stored, per workspace, until a later one is (docs/memory.md).
   // Health answers even when the Host does not: then it says the alerts are unknown.
-  const alerts = await hostOf(c.env)
-    .memoryAlerts()
-    .then((text) => JSON.parse(text) as MemoryAlert[])
-    .catch(() => null);
-  return c.json({ ok: true, build: c.var.config.build, spawn: { fields: SPAWN_FIELDS }, memoryAlert: alerts?.[0] ?? null, memoryAlerts: alerts, ...(alerts ? {} : { memoryAlertsUnknown: true }) });
+  const [alerts, host] = await Promise.all([
+    hostOf(c.env)
+      .memoryAlerts()
+      .then((text) => JSON.parse(text) as MemoryAlert[])
+      .catch(() => null),
+    engineHostState(c.env),
+  ]);
+  // `ok` is that the runtime serves: a missing sandbox is said beside it, not by it (docs/decisions.md).
+  return c.json({
+    ok: true,
+    build: c.var.config.build,
+    sandbox: host?.sandbox ?? UNKNOWN_SANDBOX,
+    engines: host?.engines.map(({ engine, available, reason }) => ({ engine, available, reason })) ?? null,
+    spawn: { fields: SPAWN_FIELDS },
+    memoryAlert: alerts?.[0] ?? null,
+    memoryAlerts: alerts,
+    ...(alerts ? {} : { memoryAlertsUnknown: true }),
+  });
 });
 
 /** The HTTP interface as OpenAPI 3.1, generated from the schemas the router validates with. */

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type ReflectionRequest, type SummaryRequest, type TurnRequest } from "../../../src/api/engine.js";
 import { writeReflections } from "../memory/reflect.js";
 import { runEngineATurn } from "./engine-a/turn.js";
-import type { EngineEntry } from "../../../src/api/engines.js";
+import type { EngineEntry, EngineHostState } from "../../../src/api/engines.js";
 import type { EngineABinary } from "./engine-a/binary.js";
 import type { EngineBinary } from "./engine-b/binary.js";
 import { runEngineBTurn } from "./engine-b/turn.js";
@@ -148,7 +148,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     const path = new URL(req.url ?? "/", "http://engines").pathname;
     // Turns run tools on this machine: only the worker, which holds this boot's token, may ask.
     if (req.headers[ENGINES_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
-    if (req.method === "GET" && path === "/engines") return reply(res, 200, { engines: engineEntries(deps) });
+    if (req.method === "GET" && path === "/engines") return reply(res, 200, { engines: engineEntries(deps), sandbox: deps.sandbox.report() } satisfies EngineHostState);
     if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);

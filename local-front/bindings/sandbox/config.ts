@@ -1,6 +1,10 @@
 import type { FrontConfig } from "../../process/config.js";
 import type { SessionProxy } from "../engines/access.js";
 import type { FencedPlaces } from "./fence.js";
+import type { Needed } from "../../process/debian-packages.js";
+
+/** What the sandbox runs on, installed at start when missing (SERVICE_SANDBOX_INSTALL). */
+export const SANDBOX_PACKAGES: Needed[] = [{ command: "bwrap", pkg: "bubblewrap", purpose: "the session sandbox" }];
 
 /**
  * The runtime's secrets, hidden from sessions: the data directory (accounts, OAuth tokens,

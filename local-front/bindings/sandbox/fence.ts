@@ -3,6 +3,8 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { LoopbackBridge, portOf } from "./loopback-bridge.js";
 import type { StartedProcesses } from "./started.js";
+import type { Unavailable } from "../../process/debian-packages.js";
+import type { SandboxReport } from "../../../src/api/engines.js";
 
 const FORWARDER = join(import.meta.dirname, "loopback-forwarder.mjs");
 /**
@@ -13,7 +15,7 @@ const FORWARDER = join(import.meta.dirname, "loopback-forwarder.mjs");
 const PROGRAMS = [join(import.meta.dirname, "..", "..", ".."), dirname(process.execPath)];
 
 /** `bwrap`: every engine process and tool command runs fenced; `off`: unfenced (SERVICE_SANDBOX=off, unsafe); `unavailable`: refused. */
-export type SandboxState = "bwrap" | "off" | "unavailable";
+export type SandboxState = Exclude<SandboxReport["state"], "unknown">;
 
 export class SandboxRefused extends Error {}
 
@@ -60,8 +62,12 @@ function within(path: string, dir: string): boolean {
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
-const INSTALL =
-  "install Debian's bubblewrap package (apt-get install bubblewrap), or set SERVICE_SANDBOX=off to run them unfenced (unsafe: a session can then read the data directory's secrets and the front's environment)";
+/** The way around a missing sandbox, said where a session is refused, never taken for the operator. */
+const UNFENCED = "or set SERVICE_SANDBOX=off to run sessions unfenced (unsafe: a session can then read the data directory's secrets and the front's environment)";
+
+/** bwrap is there but may not make the namespaces it needs (a container without user namespaces, a kernel that forbids them). */
+const NAMESPACES =
+  "allow unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 on Debian, kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu; in a container, run it with --privileged or a seccomp profile that allows them)";
 
 /**
  * The fence around everything a session runs: bubblewrap with a read-only view of the
@@ -73,22 +79,28 @@ const INSTALL =
 export class Sandbox {
   private constructor(
     readonly state: SandboxState,
-    /** Why the sandbox is unavailable. */
-    readonly reason: string | null,
+    /** Why the sandbox is unavailable, and what an operator runs to have it. */
+    readonly unavailable: Unavailable | null,
     private readonly places: FencedPlaces,
     private readonly started: StartedProcesses,
     private readonly bridge: LoopbackBridge | null = null,
   ) {}
 
-  /** `dataDir` keeps the sessions' loopback sockets (loopback-bridge.ts). */
-  static start(mode: "on" | "off", places: FencedPlaces, started: StartedProcesses, dataDir: string): Sandbox {
+  /**
+   * `dataDir` keeps the sessions' loopback sockets (loopback-bridge.ts). `notInstalled`:
+   * why bubblewrap could not be installed at start, which is why bwrap would be missing.
+   */
+  static start(mode: "on" | "off", places: FencedPlaces, started: StartedProcesses, dataDir: string, notInstalled: Unavailable | null = null): Sandbox {
     if (mode === "off") return new Sandbox("off", null, places, started);
+    const unavailable = (u: Unavailable) => new Sandbox("unavailable", { reason: u.reason, remedy: `${u.remedy}, then restart the runtime` }, places, started);
     const trial = spawnSync("bwrap", [...BASE, ...ISOLATION, "true"], { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
     if (trial.error) {
-      const missing = (trial.error as NodeJS.ErrnoException).code === "ENOENT";
-      return new Sandbox("unavailable", missing ? "bubblewrap (bwrap) is not installed" : `bwrap could not run: ${trial.error.message}`, places, started);
+      if ((trial.error as NodeJS.ErrnoException).code === "ENOENT")
+        return unavailable(notInstalled ?? { reason: "bubblewrap (bwrap) is not installed", remedy: "install Debian's bubblewrap package (apt-get install bubblewrap)" });
+      return unavailable({ reason: `bwrap could not run: ${trial.error.message}`, remedy: "reinstall Debian's bubblewrap package (apt-get install --reinstall bubblewrap)" });
     }
-    if (trial.status !== 0) return new Sandbox("unavailable", `bwrap does not work here: ${trial.stderr.toString().trim() || `exit ${trial.status}`}`, places, started);
+    if (trial.status !== 0)
+      return unavailable({ reason: `bubblewrap is installed but bwrap cannot make its namespaces here: ${trial.stderr.toString().trim() || `exit ${trial.status}`}`, remedy: NAMESPACES });
     return new Sandbox("bwrap", null, places, started, new LoopbackBridge(dataDir));
   }
 
@@ -97,14 +109,20 @@ export class Sandbox {
     this.bridge?.close();
   }
 
-  /** For the start line. */
+  /** For the start line: when there is no sandbox, why and what to run. */
   describe(): string {
-    return `sandbox=${this.state}`;
+    return this.unavailable ? `sandbox=unavailable (${this.unavailable.reason}: ${this.unavailable.remedy})` : `sandbox=${this.state}`;
+  }
+
+  /** For /health (through the engine host's `GET /engines`). */
+  report(): SandboxReport {
+    if (this.state === "off") return { state: "off", reason: "SERVICE_SANDBOX=off: sessions run unfenced and can read the host's secrets", remedy: "unset SERVICE_SANDBOX, then restart the runtime" };
+    return { state: this.state, ...this.unavailable };
   }
 
   /** The sentence a refused tool command or engine reports. */
   refusal(): string {
-    return `tool commands run only inside the sandbox, and ${this.reason}: ${INSTALL}`;
+    return `tool commands run only inside the sandbox, and ${this.unavailable?.reason}: ${this.unavailable?.remedy}; ${UNFENCED}`;
   }
 
   /** The bwrap arguments that fence `session`, or a refusal. */
