@@ -154,7 +154,7 @@ export class Thread extends DurableObject<Env> {
     const forked = fork ? await this.prepareOrRefuse("fork", fork) : null;
     if (forked && !forked.ok) return forked;
     const outcome = await this.commits.write((): Outcome<true> => {
-      if (this.state) return refuse(409, `thread ${id} already exists`);
+      if (this.state) return refuse(409, `thread ${id} already exists`, CODES.threadExists);
       const now = new Date();
       this.state = {
         id,
@@ -519,7 +519,7 @@ export class Thread extends DurableObject<Env> {
     const url = new URL(request.url);
     const outcome =
       url.pathname === "/follow" ? this.follow(Number(url.searchParams.get("after")), request.signal) : url.pathname === "/stream" ? this.stream() : null;
-    if (!outcome) return Response.json({ error: `no object route ${url.pathname}` }, { status: 404 });
+    if (!outcome) return Response.json({ error: `no object route ${url.pathname}`, code: CODES.routeNotFound }, { status: 404 });
     if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
     return new Response(outcome.value, { headers: SSE_HEADERS });
   }
@@ -851,7 +851,7 @@ export class Thread extends DurableObject<Env> {
 
   private beyondEnd(after: number): Outcome<never> | null {
     if (after <= this.log.durableSeq) return null;
-    return refuse(400, `after=${after} is beyond the thread's last event (${this.log.durableSeq})`);
+    return refuse(400, `after=${after} is beyond the thread's last event (${this.log.durableSeq})`, CODES.cursorBeyondEnd);
   }
 
   private row(s: ThreadState): ThreadRow {

@@ -51,7 +51,7 @@ workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
 workspaces.get("/workspaces/:name/head", async (c) => {
   const name = c.req.param("name");
   if (c.var.config.workspaces) configured(c, name);
-  else if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  else if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64", CODES.invalidParam);
   return c.json({ workspace: name, head: await workspaceOf(c.env, name).head() });
 });
 
@@ -60,7 +60,7 @@ function indexName(c: Context<AppEnv>): string {
   const name = c.req.param("name")!;
   if (name === DEFAULT_WORKSPACE) return name;
   if (c.var.config.workspaces) return configured(c, name).name;
-  if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64", CODES.invalidParam);
   return name;
 }
 
@@ -88,9 +88,9 @@ workspaces.get("/workspaces/:name/events", async (c) => {
 function watchedThreads(raw: string | undefined): string | null {
   if (raw === undefined) return null;
   const ids = raw.split(",");
-  if (ids.length > MAX_WATCHED_THREADS) refused(400, `threads names ${ids.length} threads; at most ${MAX_WATCHED_THREADS}`);
+  if (ids.length > MAX_WATCHED_THREADS) refused(400, `threads names ${ids.length} threads; at most ${MAX_WATCHED_THREADS}`, CODES.invalidQuery);
   const bad = ids.find((id) => !isThreadId(id));
-  if (bad !== undefined) refused(400, `threads must be comma-separated thread ids, and ${JSON.stringify(bad)} is not one`);
+  if (bad !== undefined) refused(400, `threads must be comma-separated thread ids, and ${JSON.stringify(bad)} is not one`, CODES.invalidQuery);
   return raw;
 }
 

@@ -42,7 +42,7 @@ export async function startAccountService(pool: AccountPool, completions: Comple
     }
     const path = new URL(req.url ?? "/", "http://accounts").pathname;
     if (req.method === "POST" && path === "/completions")
-      return void complete(req, res).catch(() => (res.headersSent ? res.destroy() : reply(res, 400, { error: "a completion call is JSON" })));
+      return void complete(req, res).catch(() => (res.headersSent ? res.destroy() : reply(res, 400, { error: "a completion call is JSON", code: CODES.invalidBody })));
     req.resume();
     if (req.method === "GET" && path === "/models") return reply(res, 200, { object: "list", data: completions.catalog.list() });
     const model = /^\/models\/([^/]+)$/.exec(path);
@@ -57,7 +57,7 @@ export async function startAccountService(pool: AccountPool, completions: Comple
         (issued) => replyOutcome(res, issued),
         (err: unknown) => reply(res, 503, { error: (err as Error).message, code: CODES.credentialUnreachable }),
       );
-    reply(res, 404, { error: `no account route ${req.method} ${path}` });
+    reply(res, 404, { error: `no account route ${req.method} ${path}`, code: CODES.routeNotFound });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
