@@ -73,6 +73,7 @@ const SPAWN_ERRORS: readonly RouteError[] = [
   [400, CODES.spawnCwdRequired],
   [400, CODES.spawnCwdFenced],
   [422, CODES.engineModelMismatch],
+  [400, CODES.modelNotFound],
   [400, CODES.accountNotInRoster],
   [400, CODES.modelNotAllowed],
   [400, CODES.unknownAccount],
@@ -103,6 +104,7 @@ const SEAT_NAMED: readonly RouteError[] = [
 const SEAT_TARGET: readonly RouteError[] = [
   [422, CODES.engineModelMismatch],
   [400, CODES.modelNotAllowed],
+  [400, CODES.modelNotFound],
   [400, CODES.accountProviderMismatch],
   [503, CODES.engineUnavailable],
   [404, CODES.peerNotFound],
@@ -390,7 +392,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "PUT /workspaces/:name/policy": {
     summary: "Sets the workspace's policy; kept across restarts, over the file's.",
     body: Policy,
-    errors: [...WORKSPACE, [400, CODES.modelNotAllowed], [400, CODES.accountNotInRoster], [400, CODES.unknownAccount]],
+    errors: [...WORKSPACE, [400, CODES.modelNotAllowed], [400, CODES.modelNotFound], [400, CODES.accountNotInRoster], [400, CODES.unknownAccount]],
   },
   "GET /workspaces/:name/head": { summary: "The workspace's head thread.", errors: WORKSPACE },
   "GET /workspaces/:name/approvals": { summary: "Approvals open in the workspace's threads.", errors: WORKSPACE },

@@ -200,7 +200,11 @@ export const CODES = {
   handoffClosed: "handoff-closed",
   /** The front has not measured the machine yet (`GET /host/load`). */
   hostLoadUnknown: "host-load-unknown",
-  /** No model of that id in the catalog (the account pool's `/models/:id`). */
+  /**
+   * No model of that id in the catalog: the account pool's `/models/:id`, and, while the
+   * simulator stands in for the providers, a spawn, seat, fork, fallback or policy default
+   * naming a model it does not serve (400, with `models`, the ids it serves).
+   */
   modelNotFound: "model-not-found",
   /** A bug: the router caught an error nobody refused on purpose (500). */
   internal: "internal",

@@ -1,3 +1,5 @@
+import { refuseUnknownModels } from "../flows/known-models.js";
+import { engineForModel } from "../rules/spawn.js";
 import { Hono, type Context } from "hono";
 import { CODES } from "../api/errors.js";
 import { Name } from "../api/threads.js";
@@ -44,6 +46,7 @@ workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
     refused(400, `default account ${account} is not in workspace ${ws.name}'s roster`, CODES.accountNotInRoster, { accounts: ws.accounts });
   if (account && c.var.config.accounts.size > 0 && !c.var.config.accounts.has(account))
     refused(400, `no account ${account} on this host`, CODES.unknownAccount, { accounts: [...c.var.config.accounts.keys()] });
+  if (model) await refuseUnknownModels(c.env, { engine: policy.defaults.engine ?? engineForModel(model), model }, "defaults.model");
   await workspaceOf(c.env, ws.name).setPolicy(JSON.stringify(policy));
   return c.json({ workspace: ws.name, policy });
 });

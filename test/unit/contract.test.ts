@@ -42,8 +42,6 @@ const NOT_A_ROUTE_S = new Set<string>([
   CODES.requestTimeout,
   CODES.methodNotAllowed,
   CODES.internal,
-  // The account pool's answer to the router, which answers its callers `model_not_found`.
-  CODES.modelNotFound,
   // A clash of random thread ids: a bug, not a refusal any route means to give.
   CODES.threadExists,
   CODES.routeNotFound,

@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ACCOUNTS_TOKEN_HEADER } from "../../../src/api/accounts.js";
+import { ACCOUNTS_TOKEN_HEADER, type ModelCatalogAnswer } from "../../../src/api/accounts.js";
 import type { CompletionCall, CompletionReport } from "../../../src/api/completions.js";
 import { CODES } from "../../../src/api/errors.js";
 import { readJson, reply, replyOutcome } from "../http.js";
 import { runCompletion, type CompletionDeps } from "../completions/call.js";
+import { servedModels } from "../../simulator/models.js";
 import type { AccountPool } from "./pool.js";
 
 export interface AccountService {
@@ -49,6 +50,11 @@ export async function startAccountService(pool: AccountPool, completions: Comple
     if (req.method === "GET" && model) {
       const entry = completions.catalog.entry(decodeModelId(model[1]!));
       return entry ? reply(res, 200, entry) : reply(res, 404, { error: `no model ${model[1]}`, code: CODES.modelNotFound });
+    }
+    if (req.method === "GET" && path === "/catalog") {
+      const closed = completions.simulatorUrl !== null;
+      const catalog: ModelCatalogAnswer = { closed, models: closed ? servedModels().map((m) => m.id) : [] };
+      return reply(res, 200, catalog);
     }
     if (req.method === "GET" && path === "/accounts") return reply(res, 200, { accounts: pool.views(), simulator: completions.simulatorUrl !== null });
     const m = /^\/accounts\/([^/]+)\/access-token$/.exec(path);
