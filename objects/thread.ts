@@ -3,6 +3,7 @@ import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api
 import type { AttachmentEntry, AttachmentInput, AttachmentRef } from "../src/api/attachments.js";
 import type { OperationAccepted, OperationKind, ReportOperation } from "../src/api/operations.js";
 import { attachmentBytes, attachmentPath } from "../src/rules/attachments.js";
+import { emptyMessageRefusal } from "../src/rules/message-empty.js";
 import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
 import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
@@ -311,6 +312,9 @@ export class Thread extends DurableObject<Env> {
   async editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {
     const held = this.heldOrRefusal(seq);
     if (!held.ok) return held;
+    // An edit may not empty what a post could not have sent empty: its release would start a turn on nothing.
+    const empty = patch.text !== undefined ? emptyMessageRefusal({ text: patch.text, attachments: this.tables.attachments(seq) }) : null;
+    if (empty) return empty;
     const edit = patch.text !== undefined ? await this.prepareOrRefuse("message-edited", { target: seq, text: patch.text }) : null;
     if (edit && !edit.ok) return edit;
     const release = patch.hold === false ? await this.prepareOrRefuse("message-released", { target: seq }) : null;

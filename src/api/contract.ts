@@ -191,6 +191,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     answer: MessageAcceptedAnswer,
     errors: [
       ...ACCEPTS,
+      [400, CODES.messageEmpty],
       [404, CODES.messageNotFound],
       [409, CODES.messageNotHeld],
       [503, CODES.draining],

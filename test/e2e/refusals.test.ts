@@ -73,6 +73,16 @@ describe("an empty message", () => {
     const attached = await call(base, "POST", `/threads/${id}/messages`, { text: "", attachments: [{ name: "notes.txt", mediaType: "text/plain", text: "read me" }] });
     expect(attached.status, JSON.stringify(attached.body)).toBe(202);
   });
+
+  it("cannot be made by editing a held message, unless the message has an attachment", async () => {
+    const base = front().url;
+    const id = await thread();
+    const draft = (await call(base, "POST", `/threads/${id}/messages`, { text: "draft", hold: true })).body.seq;
+    expect(await call(base, "PATCH", `/threads/${id}/messages/${draft}`, { text: "  " })).toMatchObject({ status: 400, body: { code: "message-empty" } });
+    expect((await call(base, "PATCH", `/threads/${id}/messages/${draft}`, { text: "better" })).status).toBe(200);
+    const withFile = (await call(base, "POST", `/threads/${id}/messages`, { text: "see the file", hold: true, attachments: [{ name: "a.txt", mediaType: "text/plain", text: "x" }] })).body.seq;
+    expect((await call(base, "PATCH", `/threads/${id}/messages/${withFile}`, { text: "" })).status).toBe(200);
+  });
 });
 
 describe("a watch of the wrong shape", () => {
