@@ -47,7 +47,8 @@ export async function createThread(
   const spec = valueOf(resolveSpawn(shaped, config));
   const roster = rosterRefusal(config, spec, ws);
   if (roster) fail(roster);
-  await refuseUnknownModels(env, spec);
+  // A model nobody named is the workspace's or the host's default: the refusal says whose to change.
+  await refuseUnknownModels(env, spec, input.model ? "model" : shaped.model ? "model (the workspace's default)" : "model (SERVICE_DEFAULT_MODEL, as none was named)");
   await engineUnavailable(env, spec);
   const threadId = newThreadId();
   let taken = false;

@@ -15,6 +15,9 @@ const accountData = mkdtempSync(join(tmpdir(), "agent-runtime-models-accounts-")
 writeFileSync(join(accountData, "accounts.json"), JSON.stringify({ accounts: [{ id: "live", provider: "openai", apiKey: "sk-live-models-aaa" }] }));
 const withAccount = useFront({ dataDir: accountData, env: { SERVICE_PROVIDER_UPSTREAM: "simulator" } });
 
+/** A host whose default model the simulator does not serve: the refusal names the setting, not the caller. */
+const badDefault = useFront({ env: { SERVICE_DEFAULT_MODEL: "gpt-99" } });
+
 const spawnOffline = (spec: Record<string, unknown>) => call(offline().url, "POST", "/spawn", spec);
 
 function expectModelNotFound(res: { status: number; body: any }, model: string): void {
@@ -64,7 +67,9 @@ describe("one catalog while the simulator stands in", () => {
     expectModelNotFound(await call(base, "POST", `/threads/${id}/seats/replace`, { name: "main", model: "gpt-99" }), "gpt-99");
     expect((await call(base, "POST", `/threads/${id}/seats/replace`, { name: "main", model: "sim-2" })).status).toBe(200);
     expectModelNotFound(await call(base, "POST", `/threads/${id}/fork`, { atSeq: 1, model: "gpt-99" }), "gpt-99");
-    expectModelNotFound(await call(base, "PUT", "/workspaces/team/policy", { defaults: { model: "gpt-99" } }), "gpt-99");
+    const policy = await call(base, "PUT", "/workspaces/team/policy", { defaults: { model: "gpt-99" } });
+    expectModelNotFound(policy, "gpt-99");
+    expect(policy.body.error).toMatch(/^defaults\.model: /);
     expect((await call(base, "PUT", "/workspaces/team/policy", { defaults: { model: "sim-8k" } })).status).toBe(200);
   });
 
@@ -74,6 +79,15 @@ describe("one catalog while the simulator stands in", () => {
     const alias = await spawnOffline({ engine: "engine_a", model: "sonnet" });
     expect(alias.body.code).not.toBe("model-not-found");
     expect(await spawnOffline({ engine: "pi", model: "sonnet" })).toMatchObject({ status: 400, body: { code: "model-not-found" } });
+  });
+});
+
+describe("a default model outside the catalog", () => {
+  it("is refused at the spawn that names no model, and the sentence says it was the host's default", async () => {
+    const res = await call(badDefault().url, "POST", "/spawn", {});
+    expectModelNotFound(res, "gpt-99");
+    expect(res.body.error).toMatch(/^model \(SERVICE_DEFAULT_MODEL, as none was named\): /);
+    expect((await call(badDefault().url, "POST", "/spawn", { model: "sim-1" })).status).toBe(201);
   });
 });
 
