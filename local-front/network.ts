@@ -84,7 +84,7 @@ export async function startNetwork(config: FrontConfig): Promise<Network> {
       placeholders,
       proxy: toSessions,
       simulatorUrl: simulator?.url ?? null,
-      catalog: new ModelCatalog(providers, Boolean(simulator || upstreamSimulator)),
+      catalog: new ModelCatalog(providers, simulator ? "stands-in" : upstreamSimulator ? "upstream" : "none"),
     },
     pool,
     proxy,

@@ -1,3 +1,4 @@
+import { CODES } from "../src/api/errors.js";
 import { DurableObject } from "cloudflare:workers";
 import type { Estate } from "../src/api/operator.js";
 import { FINISHING_ROLES, type ListThreadsFilter, type ThreadListPage, type ThreadSummary } from "../src/api/threads.js";
@@ -150,7 +151,7 @@ export class Catalog extends DurableObject<Env> {
 
     if (f.after) {
       const cursor = decodeListCursor(f.after);
-      if (!cursor || cursor.sort !== f.sort) return refuse(400, `after is not a cursor of a sort=${f.sort} listing`);
+      if (!cursor || cursor.sort !== f.sort) return refuse(400, `after is not a cursor of a sort=${f.sort} listing`, CODES.invalidQuery);
       if (cursor.sort === "created") (where.push("n < ?"), args.push(cursor.n));
       else (where.push("(updated_at < ? OR (updated_at = ? AND n < ?))"), args.push(cursor.updatedAt, cursor.updatedAt, cursor.n));
     }

@@ -3,6 +3,7 @@ import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api
 import type { AttachmentEntry, AttachmentInput, AttachmentRef } from "../src/api/attachments.js";
 import type { OperationAccepted, OperationKind, ReportOperation } from "../src/api/operations.js";
 import { attachmentBytes, attachmentPath } from "../src/rules/attachments.js";
+import { emptyMessageRefusal } from "../src/rules/message-empty.js";
 import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
 import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
@@ -154,7 +155,7 @@ export class Thread extends DurableObject<Env> {
     const forked = fork ? await this.prepareOrRefuse("fork", fork) : null;
     if (forked && !forked.ok) return forked;
     const outcome = await this.commits.write((): Outcome<true> => {
-      if (this.state) return refuse(409, `thread ${id} already exists`);
+      if (this.state) return refuse(409, `thread ${id} already exists`, CODES.threadExists);
       const now = new Date();
       this.state = {
         id,
@@ -311,6 +312,9 @@ export class Thread extends DurableObject<Env> {
   async editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {
     const held = this.heldOrRefusal(seq);
     if (!held.ok) return held;
+    // An edit may not empty what a post could not have sent empty: its release would start a turn on nothing.
+    const empty = patch.text !== undefined ? emptyMessageRefusal({ text: patch.text, attachments: this.tables.attachments(seq) }) : null;
+    if (empty) return empty;
     const edit = patch.text !== undefined ? await this.prepareOrRefuse("message-edited", { target: seq, text: patch.text }) : null;
     if (edit && !edit.ok) return edit;
     const release = patch.hold === false ? await this.prepareOrRefuse("message-released", { target: seq }) : null;
@@ -519,7 +523,7 @@ export class Thread extends DurableObject<Env> {
     const url = new URL(request.url);
     const outcome =
       url.pathname === "/follow" ? this.follow(Number(url.searchParams.get("after")), request.signal) : url.pathname === "/stream" ? this.stream() : null;
-    if (!outcome) return Response.json({ error: `no object route ${url.pathname}` }, { status: 404 });
+    if (!outcome) return Response.json({ error: `no object route ${url.pathname}`, code: CODES.routeNotFound }, { status: 404 });
     if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
     return new Response(outcome.value, { headers: SSE_HEADERS });
   }
@@ -851,7 +855,7 @@ export class Thread extends DurableObject<Env> {
 
   private beyondEnd(after: number): Outcome<never> | null {
     if (after <= this.log.durableSeq) return null;
-    return refuse(400, `after=${after} is beyond the thread's last event (${this.log.durableSeq})`);
+    return refuse(400, `after=${after} is beyond the thread's last event (${this.log.durableSeq})`, CODES.cursorBeyondEnd);
   }
 
   private row(s: ThreadState): ThreadRow {

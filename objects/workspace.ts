@@ -248,7 +248,7 @@ export class Workspace extends DurableObject<Env> {
       const threads = url.searchParams.get("threads");
       const watched = threads ? new Set(threads.split(",")) : null;
       accept = (e) => CHANGE_KINDS.includes(e.kind) && (!watched || watched.has(e.threadId!));
-    } else if (url.pathname !== "/events") return Response.json({ error: `no object route ${url.pathname}` }, { status: 404 });
+    } else if (url.pathname !== "/events") return Response.json({ error: `no object route ${url.pathname}`, code: CODES.routeNotFound }, { status: 404 });
     const beyond = this.beyondEnd(after);
     if (beyond && !beyond.ok) return Response.json(beyond.body, { status: beyond.status });
     return new Response(this.followers.open(after, { accept, signal: request.signal }), { headers: SSE_HEADERS });
@@ -273,7 +273,7 @@ export class Workspace extends DurableObject<Env> {
 
   private beyondEnd(after: number): Outcome<never> | null {
     if (after <= this.feed.durableSeq) return null;
-    return refuse(400, `after=${after} is beyond the workspace feed's last entry (${this.feed.durableSeq})`);
+    return refuse(400, `after=${after} is beyond the workspace feed's last entry (${this.feed.durableSeq})`, CODES.cursorBeyondEnd);
   }
 
   // ---- memory (docs/memory.md); `workspace` is this object's name, which it does not know itself ----

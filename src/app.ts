@@ -69,7 +69,7 @@ app.notFound((c) => {
   if (c.req.method === "OPTIONS" && allow.length > 0) return new Response(null, { status: 204, headers: { allow: allow.join(", ") } });
   const r =
     allow.length === 0
-      ? refuse(404, `no route for ${c.req.method} ${path}`, undefined, { build })
+      ? refuse(404, `no route for ${c.req.method} ${path}`, CODES.routeNotFound, { build })
       : refuse(405, `${c.req.method} is not served on ${path}; it serves ${allow.join(", ")}`, CODES.methodNotAllowed, { build, allow }, { allow: allow.join(", ") });
   return new Refused(r.status, r.body, r.headers).toResponse();
 });

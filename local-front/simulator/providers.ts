@@ -1,6 +1,5 @@
-import { getModels, type KnownProvider } from "@mariozechner/pi-ai";
 import type { Provider } from "../../src/api/accounts.js";
-import { SIMULATED_MODELS } from "./models.js";
+import { servedModels } from "./models.js";
 import type { ProtocolName } from "./protocol.js";
 
 
@@ -14,13 +13,13 @@ export const PROVIDERS: Record<Provider, { protocols: ProtocolName[] }> = {
   anthropic: { protocols: ["anthropic-messages", "openai-chat"] },
 };
 
-const served = new Map<Provider, Set<string>>();
+const byProvider = new Map<Provider, Set<string>>();
 
 export function serves(provider: Provider, model: string): boolean {
-  let models = served.get(provider);
+  let models = byProvider.get(provider);
   if (!models) {
-    models = new Set([...SIMULATED_MODELS.filter((m) => m.provider === provider).map((m) => m.id), ...getModels(provider as KnownProvider).map((m) => m.id)]);
-    served.set(provider, models);
+    models = new Set(servedModels().filter((m) => m.provider === provider).map((m) => m.id));
+    byProvider.set(provider, models);
   }
   return models.has(model);
 }

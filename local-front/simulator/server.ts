@@ -13,7 +13,7 @@ import { openaiResponses } from "./openai-responses.js";
 import type { Protocol } from "./protocol.js";
 import { PROVIDERS, serves } from "./providers.js";
 import { Issued } from "./issued.js";
-import { SIMULATED_MODELS, simulatedImages } from "./models.js";
+import { servedModels, simulatedImages } from "./models.js";
 import { decide, deltaCount, type Outcome, type Reply } from "./reply.js";
 import { RequestLog } from "./request-log.js";
 import { writeSse, type Frame, type Pacing } from "./sse.js";
@@ -168,7 +168,9 @@ function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): Promis
     const created = Math.floor(Date.now() / 1000);
     return sendJson(res, 200, {
       object: "list",
-      data: SIMULATED_MODELS.filter((m) => m.id !== "sim-legacy" && !m.fault).map(({ id }) => ({ id, object: "model", created, owned_by: "simulator" })),
+      data: servedModels()
+        .filter((m) => m.listed)
+        .map(({ id }) => ({ id, object: "model", created, owned_by: "simulator" })),
     });
   }
   if (path === "/_sim/requests" && req.method === "GET") return sendJson(res, 200, { requests: log.list() });

@@ -149,3 +149,13 @@ export interface AccessToken {
 
 /** The header the worker sends its per-boot token in to the account pool. */
 export const ACCOUNTS_TOKEN_HEADER = "x-service-accounts";
+
+/**
+ * The account pool's `GET /catalog`: which model ids exist, where the runtime can know.
+ * `closed` while the provider simulator stands in for the providers (no account, or
+ * `SERVICE_SIMULATOR=on`): every model call goes to it, so `models`, the ids it serves,
+ * are all there are. With real accounts only a provider knows its catalog: not closed,
+ * no ids, and nothing is refused before the provider says so.
+ */
+export const ModelCatalogAnswer = z.object({ closed: z.boolean(), models: z.array(z.string()) });
+export type ModelCatalogAnswer = z.infer<typeof ModelCatalogAnswer>;

@@ -52,7 +52,11 @@ export interface RouteContract {
   drains?: true;
   /** Errors in the completions (OpenAI) shape, not the runtime's. */
   completionsErrors?: true;
-  /** Refusals beyond those every route of its kind may give (403 `untrusted-caller`; 400 and 413 `body-too-large` with a body; 404 `thread-not-found` under `/threads/:id`). */
+  /**
+   * Refusals beyond those every route of its kind may give (403 `untrusted-caller`; 400
+   * `invalid-body` and 413 `body-too-large` with a body; 400 `invalid-query` with a query;
+   * 400 `invalid-param` with a path parameter besides `:id`; 404 `thread-not-found` under `/threads/:id`).
+   */
   errors?: readonly RouteError[];
 }
 
@@ -70,6 +74,7 @@ const SPAWN_ERRORS: readonly RouteError[] = [
   [400, CODES.spawnCwdRequired],
   [400, CODES.spawnCwdFenced],
   [422, CODES.engineModelMismatch],
+  [400, CODES.modelNotFound],
   [400, CODES.accountNotInRoster],
   [400, CODES.modelNotAllowed],
   [400, CODES.unknownAccount],
@@ -100,6 +105,7 @@ const SEAT_NAMED: readonly RouteError[] = [
 const SEAT_TARGET: readonly RouteError[] = [
   [422, CODES.engineModelMismatch],
   [400, CODES.modelNotAllowed],
+  [400, CODES.modelNotFound],
   [400, CODES.accountProviderMismatch],
   [503, CODES.engineUnavailable],
   [404, CODES.peerNotFound],
@@ -178,7 +184,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     status: 202,
     answer: MessageAcceptedAnswer,
     drains: true,
-    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [409, CODES.idempotencyConflict]],
+    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [400, CODES.messageEmpty], [400, CODES.invalidHeader], [409, CODES.idempotencyConflict]],
   },
   "PATCH /threads/:id/messages/:seq": {
     summary: "Edits or releases a held message (a release is refused while the host drains).",
@@ -186,6 +192,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     answer: MessageAcceptedAnswer,
     errors: [
       ...ACCEPTS,
+      [400, CODES.messageEmpty],
       [404, CODES.messageNotFound],
       [409, CODES.messageNotHeld],
       [503, CODES.draining],
@@ -203,8 +210,17 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     summary: "A page of the event log: forward with `after`, reverse with `before` or neither; `wait` holds an empty forward page open.",
     query: TailQuery.extend({ wait: z.string().regex(/^\d+$/).optional() }),
     answer: z.union([ForwardPageAnswer, ReversePageAnswer]),
+    errors: [[400, CODES.cursorBeyondEnd]],
   },
-  "GET /threads/:id/follow": { summary: "The event log as SSE, from `after` or `Last-Event-ID`.", query: FollowQuery, media: "sse" },
+  "GET /threads/:id/follow": {
+    summary: "The event log as SSE, from `after` or `Last-Event-ID`.",
+    query: FollowQuery,
+    media: "sse",
+    errors: [
+      [400, CODES.cursorBeyondEnd],
+      [400, CODES.invalidHeader],
+    ],
+  },
   "GET /threads/:id/stream": { summary: "Live deltas of the running turn as SSE; nothing is stored.", media: "sse", errors: [[429, CODES.streamSubscribersFull]] },
   "GET /threads/:id/tool-results/:seq": {
     summary: "A tool result's whole body.",
@@ -222,7 +238,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     answer: SendResultAnswer,
     drains: true,
     // 202 with `queuedBecause.code` seat-elsewhere: a seat on a peer answers the message, not a turn here.
-    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [409, CODES.recordOnlyThread], [202, CODES.seatElsewhere]],
+    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [400, CODES.messageEmpty], [409, CODES.recordOnlyThread], [202, CODES.seatElsewhere]],
   },
   "GET /threads/:id/operations": { summary: "The thread's operations (delegations, subscription edges, long actions), oldest first, with their state." },
   "POST /threads/:id/operations": {
@@ -230,7 +246,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     body: StartOperation,
     status: 201,
     drains: true,
-    errors: [...SPAWN_ERRORS, [409, CODES.idempotencyConflict], [503, CODES.blobStoreUnavailable]],
+    errors: [...SPAWN_ERRORS, [400, CODES.invalidHeader], [409, CODES.idempotencyConflict], [503, CODES.blobStoreUnavailable]],
   },
   "GET /threads/:id/operations/:operation": { summary: "One operation with its milestones.", errors: [[404, CODES.operationNotFound]] },
   "POST /threads/:id/operations/:operation": {
@@ -239,6 +255,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     errors: [
       [404, CODES.operationNotFound],
       [409, CODES.operationSettled],
+      [400, CODES.invalidHeader],
       [409, CODES.idempotencyConflict],
       [503, CODES.blobStoreUnavailable],
     ],
@@ -374,19 +391,19 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "PUT /workspaces/:name/policy": {
     summary: "Sets the workspace's policy; kept across restarts, over the file's.",
     body: Policy,
-    errors: [...WORKSPACE, [400, CODES.modelNotAllowed], [400, CODES.accountNotInRoster], [400, CODES.unknownAccount]],
+    errors: [...WORKSPACE, [400, CODES.modelNotAllowed], [400, CODES.modelNotFound], [400, CODES.accountNotInRoster], [400, CODES.unknownAccount]],
   },
   "GET /workspaces/:name/head": { summary: "The workspace's head thread.", errors: WORKSPACE },
   "GET /workspaces/:name/approvals": { summary: "Approvals open in the workspace's threads.", errors: WORKSPACE },
   "GET /workspaces/:name/questions": { summary: "Questions open in the workspace's threads.", errors: WORKSPACE },
-  "GET /workspaces/:name/events": { summary: "Every entry of the workspace's feed, as SSE.", query: FollowQuery, media: "sse", errors: WORKSPACE },
+  "GET /workspaces/:name/events": { summary: "Every entry of the workspace's feed, as SSE.", query: FollowQuery, media: "sse", errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd], [400, CODES.invalidHeader]] },
   "GET /workspaces/:name/changes": {
     summary: "The feed's entries that change threads, as SSE; `threads` names the ones to watch.",
     query: FollowQuery.extend({ threads: z.string().optional() }),
     media: "sse",
     errors: WORKSPACE,
   },
-  "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, errors: WORKSPACE },
+  "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd]] },
   "POST /workspaces/:name/memory/retain": {
     summary: "Stores a memory (201), or finds the same text kept already (200, `duplicate`); a `key` or `supersedes` retires what it replaces, in the same write.",
     body: Retain,
@@ -417,7 +434,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "GET /code/read": {
     summary: "A line range of one file, with its line count and git blob hash; cut at a size cap with `truncated`.",
     query: ReadQuery,
-    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [413, CODES.codeFileTooLarge], [415, CODES.codeFileBinary], [400, CODES.codeRangeOutside], [403, CODES.codePathDenied], [500, CODES.codeReadFailed], [503, CODES.codeServiceUnavailable]],
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [413, CODES.codeFileTooLarge], [415, CODES.codeFileBinary], [400, CODES.codeRangeOutside], [400, CODES.codeRangeReversed], [403, CODES.codePathDenied], [500, CODES.codeReadFailed], [503, CODES.codeServiceUnavailable]],
   },
   "GET /code/outline": {
     summary: "The symbols of a file (name, kind, range, parent, signature), parsed with tree-sitter.",
@@ -513,7 +530,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "GET /limits": { summary: "The host's limits, with the hub's build seat limit." },
   "GET /timings": { summary: "Per-route request timings." },
   "GET /metrics": { summary: "Metrics as JSON, or as Prometheus text when asked.", media: "json-or-prometheus" },
-  "GET /metrics/history": { summary: "Metrics over time." },
+  "GET /metrics/history": { summary: "Metrics over time.", query: SinceQuery },
   "GET /metrics/estate": { summary: "Threads by stage, workspace and engine." },
   "GET /metrics/keeper": { summary: "The disk keeper's samples." },
   "GET /metrics/cost-per-merged-pr": { summary: "Spend per merged pull request." },

@@ -7,6 +7,22 @@ export interface ErrorBody {
 
 /** Codes this runtime answers with (SPEC "Errors" plus the ones the spec leaves to us). */
 export const CODES = {
+  /** A body that is not JSON, nests too deep, or does not fit its route's schema; an unknown key names the keys the route takes. */
+  invalidBody: "invalid-body",
+  /** A query value that does not fit its route: a bad limit, cursor or time, or an unknown key. */
+  invalidQuery: "invalid-query",
+  /** A path segment that names nothing this route could hold (a seq that is no number, a name with characters names cannot have). */
+  invalidParam: "invalid-param",
+  /** A request header of the wrong shape (`Idempotency-Key` longer than 200 characters). */
+  invalidHeader: "invalid-header",
+  /** A log cursor (`after`) past the last event: the caller's position is ahead of the thread's log. */
+  cursorBeyondEnd: "cursor-beyond-end",
+  /** A path no route serves (404). */
+  routeNotFound: "route-not-found",
+  /** A message with no text (or only spaces) and no attachment: nothing for a turn to answer. */
+  messageEmpty: "message-empty",
+  /** A new thread's id that already names a thread: ids are random, so only a bug makes one (409). */
+  threadExists: "thread-exists",
   threadNotFound: "thread-not-found",
   messageNotFound: "message-not-found",
   eventNotFound: "event-not-found",
@@ -134,6 +150,8 @@ export const CODES = {
   codeLanguageUnknown: "code-language-unknown",
   /** A read range outside the file. */
   codeRangeOutside: "code-range-outside",
+  /** A read whose `end` comes before its `start`. */
+  codeRangeReversed: "code-range-reversed",
   /** A root that is no git checkout: no tracked files to list. */
   codeRootNotGit: "code-root-not-git",
   /** A search pattern ripgrep refuses (a bad regular expression, a bad glob). */
@@ -182,7 +200,11 @@ export const CODES = {
   handoffClosed: "handoff-closed",
   /** The front has not measured the machine yet (`GET /host/load`). */
   hostLoadUnknown: "host-load-unknown",
-  /** No model of that id in the catalog (the account pool's `/models/:id`). */
+  /**
+   * No model of that id in the catalog: the account pool's `/models/:id`, and, while the
+   * simulator stands in for the providers, a spawn, seat, fork, fallback or policy default
+   * naming a model it does not serve (400, with `models`, the ids it serves).
+   */
   modelNotFound: "model-not-found",
   /** A bug: the router caught an error nobody refused on purpose (500). */
   internal: "internal",

@@ -17,6 +17,6 @@ export type Outcome<T> = { ok: true; value: T } | Refusal;
 
 export const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });
 
-export function refuse(status: number, error: string, code?: string, details?: Record<string, unknown>, headers?: Record<string, string>): Refusal {
+export function refuse(status: number, error: string, code: string, details?: Record<string, unknown>, headers?: Record<string, string>): Refusal {
   return { ok: false, status, body: { error, ...(code ? { code } : {}), ...details }, ...(headers ? { headers } : {}) };
 }

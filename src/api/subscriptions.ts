@@ -14,7 +14,10 @@ export const WakeFilter = z
   .strict();
 export type WakeFilter = z.infer<typeof WakeFilter>;
 
-export const WatchTarget = z.union([z.object({ thread: z.string().min(1).max(100) }).strict(), z.object({ workspace: Name }).strict()]);
+/** One of two shapes; a watch of neither is told both, as zod's own "Invalid input" says neither. */
+export const WatchTarget = z.union([z.object({ thread: z.string().min(1).max(100) }).strict(), z.object({ workspace: Name }).strict()], {
+  error: 'watch is {"thread": "<thread id>"} or {"workspace": "<workspace name>"}, one key of the two',
+});
 export type WatchTarget = z.infer<typeof WatchTarget>;
 
 /** `POST /threads/:id/subscriptions`. `deliver`: the seat the wake is for; absent, the seat that holds the thread. */

@@ -7,6 +7,7 @@ import type { Env } from "../platform/env.js";
 import { threadOf, workspaceOf } from "../platform/stubs.js";
 import { fail, refused, valueOf } from "../http/answer.js";
 import { newThreadId } from "../shared/ids.js";
+import { refuseUnknownModels } from "./known-models.js";
 import { spawnGate } from "./spawn-gate.js";
 import { resolveSpawn } from "../rules/spawn.js";
 import { rosterRefusal, spawnWorkspace, withDefaults } from "../rules/workspaces.js";
@@ -30,7 +31,7 @@ export async function engineUnavailable(env: Env, spec: Pick<ThreadSpec, "engine
 
 /**
  * Creates a thread from a spawn request (or a fork's merged one), with every rule a new
- * thread passes: its workspace's defaults, roster and models, the engine's availability,
+ * thread passes: its workspace's defaults, roster and models, a model that exists, the engine's availability,
  * and the head slot, which the workspace's object grants before the thread exists and
  * takes back if the thread then cannot be created. Answers the thread id, or throws the refusal.
  */
@@ -46,6 +47,8 @@ export async function createThread(
   const spec = valueOf(resolveSpawn(shaped, config));
   const roster = rosterRefusal(config, spec, ws);
   if (roster) fail(roster);
+  // A model nobody named is the workspace's or the host's default: the refusal says whose to change.
+  await refuseUnknownModels(env, spec, input.model ? "model" : shaped.model ? "model (the workspace's default)" : "model (SERVICE_DEFAULT_MODEL, as none was named)");
   await engineUnavailable(env, spec);
   const threadId = newThreadId();
   let taken = false;

@@ -45,7 +45,7 @@ export async function startOperation(env: Env, config: RuntimeConfig, parentId: 
   }
   // Keyed by the operation, so a retried send cannot give the child the prompt twice.
   const sent = await (threadOf(env, child).postMessage({ text: body.prompt!, from: parentId }, `delegation:${operation}`) as Promise<Outcome<unknown>>).catch(
-    (err: unknown): Outcome<unknown> => refuse(503, (err as Error).message),
+    (err: unknown): Outcome<unknown> => refuse(503, (err as Error).message, CODES.delegationFailed),
   );
   if (!sent.ok) {
     // An operation no child will answer would stay open, and block its parent's compaction, for ever.

@@ -26,7 +26,7 @@ export async function workspaceOfThread(env: Env, thread: string): Promise<Outco
  * agree on what it recorded.
  */
 export async function retainMemory(env: Env, workspace: string, body: Retain): Promise<Outcome<Retained>> {
-  if (body.seq !== undefined && body.thread === undefined) return refuse(400, "seq names an event of the thread the memory came from: give thread too");
+  if (body.seq !== undefined && body.thread === undefined) return refuse(400, "seq names an event of the thread the memory came from: give thread too", CODES.invalidBody);
   if (body.thread !== undefined) {
     const home = await threadHome(env, body.thread);
     if (!home.ok) return home;

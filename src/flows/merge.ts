@@ -33,7 +33,7 @@ export async function mergeChild(env: Env, parentId: string, childId: string): P
   const answer = (await res.json()) as { head: string; commit: string | null; alreadyMerged: boolean } | ErrorBody;
   if (!res.ok) {
     const e = answer as ErrorBody;
-    return refuse(res.status, e.error, e.code, "files" in e ? { files: e.files } : {});
+    return refuse(res.status, e.error, e.code ?? CODES.mergeFailed, "files" in e ? { files: e.files } : {});
   }
   const merged = answer as { head: string; commit: string | null; alreadyMerged: boolean };
   const recorded = valueOf((await threadOf(env, parentId).record("merge", { child: childId, ...merged })) as Outcome<MessageAccepted>);

@@ -74,7 +74,7 @@ export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeTool
   const thread = threadOf(env, call.thread);
   const turn = valueOf((await thread.toolTurn(call.turn)) as Outcome<ToolTurn>);
   const parsed = RUNTIME_TOOLS[call.tool].input.safeParse(call.input);
-  if (!parsed.success) refused(400, `${call.tool}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`);
+  if (!parsed.success) refused(400, `${call.tool}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`, CODES.invalidBody);
   switch (call.tool) {
     case "delegate": {
       const { title, prompt, engine, model } = parsed.data as Input<"delegate">;

@@ -9,6 +9,7 @@ import { hostOf } from "../platform/stubs.js";
 import { chainEntry, resolveSpawn } from "../rules/spawn.js";
 import { rosterRefusal, spawnWorkspace, withDefaults } from "../rules/workspaces.js";
 import { engineUnavailable } from "./create-thread.js";
+import { refuseUnknownModels } from "./known-models.js";
 import { policyOf } from "./workspace-policy.js";
 
 export interface SeatChoice {
@@ -20,10 +21,11 @@ export interface SeatChoice {
 /**
  * The engine, model and placement a seat joins with or is replaced by, under the rules a
  * spawn meets in the thread's workspace: its policy's defaults for a new seat, engine and
- * model that go together, the workspace's roster and allowed models, the engine there to
- * run it, and for a seat placed on a peer, a peer registered by that name. `current` is
- * the seat being replaced: what the request leaves out stays as it is, and a new model
- * alone keeps the seat's engine when that engine can serve it. Throws the refusal.
+ * model that go together, the workspace's roster and allowed models, a model that exists
+ * and the engine there to run it, and for a seat placed on a peer, a peer registered by
+ * that name. `current` is the seat being replaced: what the request leaves out stays as
+ * it is, and a new model alone keeps the seat's engine when that engine can serve it.
+ * Throws the refusal.
  */
 export async function seatTarget(env: Env, config: RuntimeConfig, row: ThreadRow, choice: SeatChoice, current: (EngineModel & { placement: Placement }) | null): Promise<EngineModel & { placement: Placement }> {
   const placement = (choice.placement ?? current?.placement ?? "host") as Placement;
@@ -42,7 +44,10 @@ export async function seatTarget(env: Env, config: RuntimeConfig, row: ThreadRow
   const spec: ThreadSpec = { ...row.spec, proxyEnv: null, ...target, fallback: null };
   const roster = rosterRefusal(config, spec, ws);
   if (roster) fail(roster);
-  if (placement === "host") await engineUnavailable(env, spec);
+  if (placement === "host") {
+    await refuseUnknownModels(env, target);
+    await engineUnavailable(env, spec);
+  }
   else {
     const name = placement.slice("peer:".length);
     const peers = JSON.parse(await hostOf(env).records("peer")) as ExternalPeer[];

@@ -45,7 +45,7 @@ export async function subscribe(env: Env, config: RuntimeConfig, subscriber: str
   if ("thread" in target) {
     // One thread to tell: a subscription it never heard of would never wake anyone, so it is undone.
     const told = await (threadOf(env, target.thread).addWatcher(watch, subscriber, JSON.stringify(filter)) as Promise<Outcome<true>>).catch(
-      (err: unknown): Outcome<true> => refuse(503, (err as Error).message),
+      (err: unknown): Outcome<true> => refuse(503, (err as Error).message, CODES.watchFailed),
     );
     if (!told.ok) {
       await threadOf(env, subscriber).unsubscribe(watch);

@@ -27,7 +27,7 @@ export function fail(r: Refusal): never {
   throw new Refused(r.status, r.body, r.headers);
 }
 
-export function refused(status: number, error: string, code?: string, details?: Record<string, unknown>, headers?: Record<string, string>): never {
+export function refused(status: number, error: string, code: string, details?: Record<string, unknown>, headers?: Record<string, string>): never {
   fail(refuse(status, error, code, details, headers));
 }
 

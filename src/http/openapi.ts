@@ -31,7 +31,9 @@ const COMPLETIONS_ERROR: Schema = {
 function commonErrors(key: string, route: RouteContract): RouteError[] {
   const path = key.slice(key.indexOf(" ") + 1);
   const out: RouteError[] = [[403, CODES.untrustedCaller]];
-  if (route.body) out.push([413, CODES.bodyTooLarge]);
+  if (route.body) out.push([400, CODES.invalidBody], [413, CODES.bodyTooLarge]);
+  if (route.query) out.push([400, CODES.invalidQuery]);
+  if (/:(?!id\b)\w+/.test(path)) out.push([400, CODES.invalidParam]);
   if (path.startsWith("/threads/:id")) out.push([404, CODES.threadNotFound]);
   if (route.drains) out.push([503, CODES.draining]);
   return out;
@@ -51,10 +53,9 @@ function responses(key: string, route: RouteContract): Schema {
   const refusals = [...(route.completionsErrors ? [] : commonErrors(key, route)), ...(route.errors ?? [])];
   const byStatus = new Map<number, string[]>();
   for (const [s, code] of refusals) byStatus.set(s, [...(byStatus.get(s) ?? []), code]);
-  if (route.body || route.query) byStatus.set(400, byStatus.get(400) ?? []);
   for (const [s, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     const body = route.completionsErrors ? COMPLETIONS_ERROR : ERROR_BODY;
-    const described = codes.length ? `Refused: ${codes.map((c) => `\`${c}\``).join(", ")}.` : "A bad query or body (no code).";
+    const described = `Refused: ${codes.map((c) => `\`${c}\``).join(", ")}.`;
     if (String(s) === status) {
       const ok = out[status] as { description: string };
       ok.description = `Success, or a refusal that is not an error: ${codes.map((c) => `\`${c}\``).join(", ")}.`;

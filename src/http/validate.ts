@@ -1,14 +1,46 @@
 import { zValidator } from "@hono/zod-validator";
-import type { ValidationTargets } from "hono";
+import type { Context, ValidationTargets } from "hono";
 import { createMiddleware } from "hono/factory";
+import { routePath } from "hono/route";
 import type { z, ZodType } from "zod";
+import { CODES } from "../api/errors.js";
 import type { AppEnv } from "./app-env.js";
 import { refused } from "./answer.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../rules/json-depth.js";
+import { keysAt } from "./schema-keys.js";
 
-function explain(target: string, error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): never {
-  const issues = error.issues.map((i) => (i.path.length ? `${i.path.map(String).join(".")}: ${i.message}` : i.message));
-  refused(400, `invalid ${target}: ${issues.join("; ")}`);
+type Target = "json" | "query" | "param" | "header";
+
+const TARGET: Record<Target, { noun: string; code: string }> = {
+  json: { noun: "body", code: CODES.invalidBody },
+  query: { noun: "query", code: CODES.invalidQuery },
+  param: { noun: "path", code: CODES.invalidParam },
+  header: { noun: "header", code: CODES.invalidHeader },
+};
+
+interface Issue {
+  code: string;
+  path: readonly PropertyKey[];
+  message: string;
+  keys?: readonly string[];
+}
+
+/**
+ * One sentence for an issue. An unknown key is most often a misspelt one, so the sentence
+ * names the keys the route takes where the key was found, which zod's own message does not.
+ */
+function sentence(c: Context, schema: ZodType, noun: string, i: Issue): string {
+  const where = i.path.map(String).join(".");
+  if (i.code !== "unrecognized_keys" || !i.keys) return where ? `${where}: ${i.message}` : i.message;
+  const unknown = i.keys.map((k) => JSON.stringify(k)).join(", ");
+  const known = keysAt(schema, i.path);
+  const takes = known === null ? "" : `; ${c.req.method} ${routePath(c)} takes ${where ? `in ${where} ` : ""}${known.length ? known.join(", ") : `no ${noun} keys`}`;
+  return `unknown ${noun} key${i.keys.length > 1 ? "s" : ""} ${unknown}${where ? ` in ${where}` : ""}${takes}`;
+}
+
+function explain(c: Context, target: Target, schema: ZodType, error: { issues: readonly Issue[] }): never {
+  const { noun, code } = TARGET[target];
+  refused(400, `invalid ${noun}: ${error.issues.map((i) => sentence(c, schema, noun, i)).join("; ")}`, code);
 }
 
 /**
@@ -22,9 +54,9 @@ export interface Validates {
   schema: ZodType;
 }
 
-/** zod on the query or params, with the runtime's error shape: 400 and one readable sentence. */
-export function valid<T extends ZodType, Target extends Exclude<keyof ValidationTargets, "json">>(target: Target, schema: T) {
-  const mw = zValidator(target, schema, (result) => (result.success ? undefined : explain(target, result.error)));
+/** zod on the query or params, with the runtime's error shape: 400, a code, and one readable sentence. */
+export function valid<T extends ZodType, V extends Exclude<keyof ValidationTargets, "json">>(target: V, schema: T) {
+  const mw = zValidator(target, schema, (result, c) => (result.success ? undefined : explain(c, target as Target, schema, result.error)));
   return Object.assign(mw, { [VALIDATES]: { target, schema } as Validates });
 }
 
@@ -41,12 +73,12 @@ export function jsonBody<T extends ZodType>(schema: T) {
       try {
         data = JSON.parse(text);
       } catch (err) {
-        refused(400, `body is not valid JSON: ${(err as Error).message}`);
+        refused(400, `body is not valid JSON: ${(err as Error).message}`, CODES.invalidBody);
       }
     }
-    if (nestsDeeperThan(data, MAX_JSON_DEPTH)) refused(400, `body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+    if (nestsDeeperThan(data, MAX_JSON_DEPTH)) refused(400, `body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`, CODES.invalidBody);
     const result = schema.safeParse(data);
-    if (!result.success) explain("body", result.error);
+    if (!result.success) explain(c, "json", schema, result.error);
     c.req.addValidatedData("json", result.data as object);
     await next();
   });

@@ -1,4 +1,4 @@
-import { ACCOUNTS_TOKEN_HEADER, type AccountView } from "../api/accounts.js";
+import { ACCOUNTS_TOKEN_HEADER, ModelCatalogAnswer, type AccountView } from "../api/accounts.js";
 import { CODES } from "../api/errors.js";
 import { ACCOUNT_POOL_NOT_CONNECTED, bindingAnswer } from "./binding-answer.js";
 import type { Env } from "./env.js";
@@ -26,4 +26,16 @@ export async function accountPoolState(env: Env): Promise<{ accounts: AccountVie
 
 export async function accountViews(env: Env): Promise<AccountView[] | null> {
   return (await accountPoolState(env))?.accounts ?? null;
+}
+
+/** Which model ids exist, asked live of the front; null when no pool answers (plain `wrangler dev`): then nothing can be known, and nothing is refused. */
+export async function modelCatalog(env: Env): Promise<ModelCatalogAnswer | null> {
+  try {
+    const res = await accountPool(env, "/catalog");
+    if (!res.ok) return null;
+    const parsed = ModelCatalogAnswer.safeParse(await res.json());
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }

@@ -30,5 +30,5 @@ export async function callCode<T>(env: Env, method: "GET" | "POST", path: string
   if (res.ok) return ok(answer as T);
   const { error, code, ...rest } = answer as { error?: string; code?: string };
   const retryAfter = res.headers.get("retry-after");
-  return refuse(res.status, error ?? `the code service answered ${res.status}`, code, rest, retryAfter ? { "retry-after": retryAfter } : undefined);
+  return refuse(res.status, error ?? `the code service answered ${res.status}`, code ?? CODES.codeServiceUnavailable, rest, retryAfter ? { "retry-after": retryAfter } : undefined);
 }

@@ -1,3 +1,4 @@
+import { CODES } from "../api/errors.js";
 import { Hono, type Context } from "hono";
 import { CommentsQuery, OverlapBody, PageQuery, PullParams, PullsQuery, RepoParams, type ChecksPage, type CommentsPage, type DiffPage, type OverlapAnswer, type PullsPage } from "../api/code-host.js";
 import type { AppEnv } from "../http/app-env.js";
@@ -10,7 +11,7 @@ export const codeHost = new Hono<AppEnv>();
 
 function params<T>(c: Context<AppEnv>, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }): T {
   const parsed = schema.safeParse(c.req.param());
-  if (!parsed.success) refused(400, `invalid path: ${parsed.error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success) refused(400, `invalid path: ${parsed.error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; ")}`, CODES.invalidParam);
   return parsed.data;
 }
 

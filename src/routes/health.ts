@@ -1,3 +1,4 @@
+import { CODES } from "../api/errors.js";
 import { Hono } from "hono";
 import { SpawnSpec } from "../api/threads.js";
 import type { AppEnv } from "../http/app-env.js";
@@ -53,7 +54,7 @@ health.get("/openapi.json", (c) => c.body(openApiText(c.var.config.build), 200, 
 
 health.get("/incidents", async (c) => {
   const raw = c.req.query("since");
-  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
+  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`, CODES.invalidQuery);
   const since = raw === undefined ? 0 : Number(raw);
   return c.json({ since, windowHours: 24, incidents: await hostOf(c.env).incidents(since) });
 });

@@ -1,3 +1,4 @@
+import { CODES } from "../api/errors.js";
 import { Hono, type Context } from "hono";
 import { operationShapeRefusal, ReportOperation, StartOperation } from "../api/operations.js";
 import type { AppEnv } from "../http/app-env.js";
@@ -17,7 +18,7 @@ export const operations = new Hono<AppEnv>();
 
 const operationId = (c: Context<AppEnv>) => {
   const id = c.req.param("operation") ?? "";
-  if (id.length === 0 || id.length > 100) refused(404, "no such operation");
+  if (id.length === 0 || id.length > 100) refused(404, "no such operation", CODES.operationNotFound);
   return id;
 };
 
@@ -29,7 +30,7 @@ operations.post("/threads/:id/operations", notWhileDraining, jsonBody(StartOpera
   thread(c, id);
   const body = c.req.valid("json");
   const misfit = operationShapeRefusal(body);
-  if (misfit) refused(400, misfit);
+  if (misfit) refused(400, misfit, CODES.invalidBody);
   const started = await startOperation(c.env, c.var.config, id, body, idempotencyKey(c));
   return answer(c, started, started.ok && started.value.replayed ? 200 : 201);
 });

@@ -120,7 +120,7 @@ operator.get("/metrics", async (c) => {
 
 operator.get("/metrics/history", async (c) => {
   const raw = c.req.query("since");
-  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`);
+  if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`, CODES.invalidQuery);
   const since = raw === undefined ? Date.now() - HISTORY_DEFAULT_MS : Number(raw);
   const samples = await hostOf(c.env).hostSamples(since);
   return c.json({

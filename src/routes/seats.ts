@@ -42,9 +42,9 @@ seats.post("/threads/:id/handoff", jsonBody(OfferHandoff), async (c) => {
 seats.get("/threads/:id/handoffs", async (c) => answer(c, await thread(c, c.req.param("id")).handoffList()));
 
 seats.post("/threads/:id/handoffs/:fromSeq/accept", async (c) =>
-  answer(c, await thread(c, c.req.param("id")).acceptHandoff(seqParam(c.req.param("fromSeq"), "fromSeq"))),
+  answer(c, await thread(c, c.req.param("id")).acceptHandoff(seqParam(c.req.param("fromSeq"), "fromSeq", CODES.invalidParam))),
 );
 
 seats.post("/threads/:id/handoffs/:fromSeq/decline", async (c) =>
-  answer(c, await thread(c, c.req.param("id")).declineHandoff(seqParam(c.req.param("fromSeq"), "fromSeq"))),
+  answer(c, await thread(c, c.req.param("id")).declineHandoff(seqParam(c.req.param("fromSeq"), "fromSeq", CODES.invalidParam))),
 );

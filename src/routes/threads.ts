@@ -2,7 +2,8 @@ import { Hono } from "hono";
 import { TAIL_MAX_WAIT_MS } from "../api/tail.js";
 import { CODES } from "../api/errors.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } from "../api/threads.js";
-import { answer, answerText, refused, valueOf } from "../http/answer.js";
+import { answer, answerText, fail, refused, valueOf } from "../http/answer.js";
+import { emptyMessageRefusal } from "../rules/message-empty.js";
 import { jsonBody, valid } from "../http/validate.js";
 import type { AppEnv } from "../http/app-env.js";
 import { createThread } from "../flows/create-thread.js";
@@ -44,7 +45,7 @@ threads.get("/threads/:id/head", async (c) => answer(c, await thread(c, c.req.pa
 
 threads.delete("/threads/:id", async (c) => {
   const reason = c.req.query("reason") || null;
-  if (reason && reason.length > 1000) refused(400, "reason is longer than 1000 characters");
+  if (reason && reason.length > 1000) refused(400, "reason is longer than 1000 characters", CODES.invalidQuery);
   return c.json({ archived: true, ...valueOf(await thread(c, c.req.param("id")).archive(reason)) });
 });
 
@@ -57,19 +58,21 @@ threads.put("/threads/:id/seat-lease", jsonBody(SeatLease), async (c) =>
 );
 
 threads.post("/threads/:id/messages", notWhileDraining, jsonBody(PostMessage), async (c) => {
+  const empty = emptyMessageRefusal(c.req.valid("json"));
+  if (empty) fail(empty);
   const outcome = await thread(c, c.req.param("id")).postMessage(c.req.valid("json"), idempotencyKey(c));
   return answer(c, outcome, 202);
 });
 
 threads.patch("/threads/:id/messages/:seq", jsonBody(PatchMessage), async (c) => {
-  const seq = seqParam(c.req.param("seq"), "seq");
+  const seq = seqParam(c.req.param("seq"), "seq", CODES.invalidParam);
   // A release is a new message for the next turn: refused while the host drains, as a post is.
   if (c.req.valid("json").hold === false) await refuseWhileDraining(c.env, (p) => c.executionCtx.waitUntil(p));
   return answer(c, await thread(c, c.req.param("id")).editHeld(seq, c.req.valid("json")));
 });
 
 threads.delete("/threads/:id/messages/:seq", async (c) => {
-  const seq = seqParam(c.req.param("seq"), "seq");
+  const seq = seqParam(c.req.param("seq"), "seq", CODES.invalidParam);
   return answer(c, await thread(c, c.req.param("id")).deleteHeld(seq));
 });
 
@@ -87,7 +90,7 @@ threads.get("/threads/:id/follow", async (c) => {
 threads.get("/threads/:id/stream", (c) => thread(c, c.req.param("id")).fetch("https://thread/stream"));
 
 threads.get("/threads/:id/tool-results/:seq", async (c) => {
-  const seq = seqParam(c.req.param("seq"), "seq");
+  const seq = seqParam(c.req.param("seq"), "seq", CODES.invalidParam);
   return answerText(await thread(c, c.req.param("id")).toolResult(seq));
 });
 

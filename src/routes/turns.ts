@@ -1,3 +1,4 @@
+import { CODES } from "../api/errors.js";
 import { Hono } from "hono";
 import { z } from "zod";
 import { CompactRequest } from "../api/compaction.js";
@@ -6,7 +7,8 @@ import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswer
 import type { AppEnv } from "../http/app-env.js";
 import { createThread } from "../flows/create-thread.js";
 import { notWhileDraining } from "../http/drain-gate.js";
-import { answer, refused } from "../http/answer.js";
+import { answer, fail, refused } from "../http/answer.js";
+import { emptyMessageRefusal } from "../rules/message-empty.js";
 import { jsonBody } from "../http/validate.js";
 import { thread } from "./thread-stub.js";
 
@@ -17,6 +19,8 @@ const requestId = z.string().min(1).max(100);
 
 turns.post("/threads/:id/send", notWhileDraining, jsonBody(SendMessage), async (c) => {
   const { async: dontWait, ...message } = c.req.valid("json");
+  const empty = emptyMessageRefusal(message);
+  if (empty) fail(empty);
   const stub = thread(c, c.req.param("id"));
   if (dontWait) return answer(c, await stub.postMessage(message), 202);
   const sent = await stub.send(message);
@@ -37,7 +41,7 @@ turns.post("/threads/:id/compact", jsonBody(CompactRequest), async (c) =>
 
 turns.post("/threads/:id/approvals/:approvalId", jsonBody(ApprovalDecisionBody), async (c) => {
   const id = requestId.safeParse(c.req.param("approvalId"));
-  if (!id.success) refused(400, "approvalId must be 1 to 100 characters");
+  if (!id.success) refused(400, "approvalId must be 1 to 100 characters", CODES.invalidParam);
   return answer(c, await thread(c, c.req.param("id")).resolveApproval(id.data, c.req.valid("json").decision));
 });
 

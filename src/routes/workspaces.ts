@@ -1,3 +1,5 @@
+import { refuseUnknownModels } from "../flows/known-models.js";
+import { engineForModel } from "../rules/spawn.js";
 import { Hono, type Context } from "hono";
 import { CODES } from "../api/errors.js";
 import { Name } from "../api/threads.js";
@@ -44,6 +46,7 @@ workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
     refused(400, `default account ${account} is not in workspace ${ws.name}'s roster`, CODES.accountNotInRoster, { accounts: ws.accounts });
   if (account && c.var.config.accounts.size > 0 && !c.var.config.accounts.has(account))
     refused(400, `no account ${account} on this host`, CODES.unknownAccount, { accounts: [...c.var.config.accounts.keys()] });
+  if (model) await refuseUnknownModels(c.env, { engine: policy.defaults.engine ?? engineForModel(model), model }, "defaults.model");
   await workspaceOf(c.env, ws.name).setPolicy(JSON.stringify(policy));
   return c.json({ workspace: ws.name, policy });
 });
@@ -51,7 +54,7 @@ workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
 workspaces.get("/workspaces/:name/head", async (c) => {
   const name = c.req.param("name");
   if (c.var.config.workspaces) configured(c, name);
-  else if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  else if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64", CODES.invalidParam);
   return c.json({ workspace: name, head: await workspaceOf(c.env, name).head() });
 });
 
@@ -60,7 +63,7 @@ function indexName(c: Context<AppEnv>): string {
   const name = c.req.param("name")!;
   if (name === DEFAULT_WORKSPACE) return name;
   if (c.var.config.workspaces) return configured(c, name).name;
-  if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64");
+  if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64", CODES.invalidParam);
   return name;
 }
 
@@ -88,9 +91,9 @@ workspaces.get("/workspaces/:name/events", async (c) => {
 function watchedThreads(raw: string | undefined): string | null {
   if (raw === undefined) return null;
   const ids = raw.split(",");
-  if (ids.length > MAX_WATCHED_THREADS) refused(400, `threads names ${ids.length} threads; at most ${MAX_WATCHED_THREADS}`);
+  if (ids.length > MAX_WATCHED_THREADS) refused(400, `threads names ${ids.length} threads; at most ${MAX_WATCHED_THREADS}`, CODES.invalidQuery);
   const bad = ids.find((id) => !isThreadId(id));
-  if (bad !== undefined) refused(400, `threads must be comma-separated thread ids, and ${JSON.stringify(bad)} is not one`);
+  if (bad !== undefined) refused(400, `threads must be comma-separated thread ids, and ${JSON.stringify(bad)} is not one`, CODES.invalidQuery);
   return raw;
 }
 

@@ -4,8 +4,12 @@ import { ok, refuse, type Outcome } from "../api/outcome.js";
 import type { Engine, EngineModel, SpawnSpec, ThreadSpec } from "../api/threads.js";
 import type { RuntimeConfig } from "../platform/config.js";
 
-/** Short family aliases of the engine_a vendor's models. */
+/** Short family aliases of the engine_a vendor's models: engine_a's own client turns one into a model id of the family. */
 const ENGINE_A_ALIASES = new Set(["opus", "sonnet", "haiku"]);
+
+export function isEngineAAlias(model: string): boolean {
+  return ENGINE_A_ALIASES.has(model);
+}
 
 export function isEngineAModel(model: string): boolean {
   return model.startsWith("claude-") || ENGINE_A_ALIASES.has(model);

@@ -69,7 +69,7 @@ describe("engine_b: codex app-server 0.160.0, offline against the simulator", ()
     // gpt-sim is one of the simulator's models: $1 per million input tokens, $2 per million output.
     expect((await log(priced)).find((e) => e.kind === "usage")?.body).toMatchObject({ inputTokens: 1_000_000, outputTokens: 500_000, usd: 2 });
     expect((await call(base, "GET", `/threads/${priced}`)).body.cost.usd).toBe(2);
-    const unpriced = await spawn({ model: "gpt-unpriced", permissions: "allow" });
+    const unpriced = await spawn({ model: "sim-unpriced", permissions: "allow" });
     expect((await call(base, "POST", `/threads/${unpriced}/send`, { text: "hi" })).body.outcome).toBe("completed");
     expect((await log(unpriced)).find((e) => e.kind === "usage")?.body.usd).toBeNull();
     expect((await call(base, "GET", `/threads/${unpriced}`)).body.cost).toMatchObject({ usd: 0, unpricedCalls: 1 });

@@ -86,11 +86,11 @@ describe("length stops", () => {
 
 describe("cost", () => {
   it("reports usd null for a model no catalog prices, and counts the call as unpriced", async () => {
-    const id = await spawn({ engine: "pi", model: "unpriced-model" });
+    const id = await spawn({ engine: "pi", model: "sim-unpriced" });
     const r = await call(front().url, "POST", `/threads/${id}/send`, { text: "hi" });
     expect(r.body.outcome).toBe("completed");
     const usage = (await events(front().url, id)).find((e) => e.kind === "usage");
-    expect(usage?.body).toMatchObject({ model: "unpriced-model", usd: null });
+    expect(usage?.body).toMatchObject({ model: "sim-unpriced", usd: null });
     expect((await call(front().url, "GET", `/threads/${id}`)).body.cost).toMatchObject({ usd: 0, unpricedCalls: 1 });
   });
 });

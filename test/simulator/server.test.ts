@@ -233,11 +233,14 @@ describe("side endpoints", () => {
     await fetch(`${sim.url}/_sim/requests`, { method: "DELETE" });
   });
 
-  it("lists sim models OpenAI-style", async () => {
+  it("lists its catalog OpenAI-style: its own models first, then the providers', none deprecated or failing on purpose", async () => {
     const res = await fetch(`${sim.url}/v1/models`);
     const body = (await res.json()) as { object: string; data: { id: string; object: string; owned_by: string; created: number }[] };
     expect(body.object).toBe("list");
-    expect(body.data.map((m) => m.id)).toEqual(["sim-1", "sim-2", "sim-3", "sim-mini", "sim-8k", "gpt-sim", "claude-sim", "claude-sim-8k"]);
+    const ids = body.data.map((m) => m.id);
+    expect(ids.slice(0, 9)).toEqual(["sim-1", "sim-2", "sim-3", "sim-mini", "sim-unpriced", "sim-8k", "gpt-sim", "claude-sim", "claude-sim-8k"]);
+    expect(ids).toEqual(expect.arrayContaining(["gpt-5", "claude-sonnet-4-5"]));
+    for (const hidden of ["sim-legacy", "sim-broken", "gpt-4"]) expect(ids).not.toContain(hidden);
     expect(body.data.every((m) => m.object === "model" && m.owned_by === "simulator" && Number.isInteger(m.created))).toBe(true);
   });
 

@@ -81,5 +81,8 @@ export function problemWith(req: FuzzRequest, res: FuzzAnswer, waitOutCodes: rea
   // The completions routes answer OpenAI's error shape, `{error: {message, type, code}}`, for OpenAI's SDKs.
   const openAi = req.path.startsWith("/v1/") && typeof (error as { message?: unknown } | null)?.message === "string";
   if (typeof error !== "string" && !openAi) return `answered ${res.status} without a string error: ${res.text.slice(0, 200)}`;
+  // Every refusal carries a code a program can branch on, the simple input errors too (docs/api.md "Errors").
+  const refusalCode = openAi ? (error as { code?: unknown }).code : code;
+  if (!res.cut && (typeof refusalCode !== "string" || refusalCode === "")) return `answered ${res.status} without a code: ${res.text.slice(0, 200)}`;
   return null;
 }

@@ -42,9 +42,13 @@ const NOT_A_ROUTE_S = new Set<string>([
   CODES.requestTimeout,
   CODES.methodNotAllowed,
   CODES.internal,
-  // The account pool's answer to the router, which answers its callers `model_not_found`.
-  CODES.modelNotFound,
+  // A clash of random thread ids: a bug, not a refusal any route means to give.
+  CODES.threadExists,
+  CODES.routeNotFound,
   // Every route's, added to each by src/http/openapi.ts.
+  CODES.invalidBody,
+  CODES.invalidQuery,
+  CODES.invalidParam,
   CODES.untrustedCaller,
   CODES.bodyTooLarge,
   CODES.draining,

@@ -22,23 +22,25 @@ describe("query values of the log routes", () => {
     expect(intParam("0", "wait", 0, 30_000, 0)).toBe(0);
   });
 
-  it("refuses with a plain 400 (no code) a value that is not a whole number of at least its minimum", () => {
+  it("refuses with 400 invalid-query a value that is not a whole number of at least its minimum", () => {
     for (const raw of ["0", "-1", "1.5", "abc", "1e3", "9999999999"]) {
       const r = refusalOf(() => intParam(raw, "limit", 50, 200));
       expect(r.status, raw).toBe(400);
-      expect(r.body, raw).toEqual({ error: `limit must be an integer of at least 1, not ${JSON.stringify(raw)}` });
+      expect(r.body, raw).toEqual({ error: `limit must be an integer of at least 1, not ${JSON.stringify(raw)}`, code: "invalid-query" });
     }
   });
 
   it("reads a cursor, and refuses one that is not", () => {
     expect(seqParam("0", "after")).toBe(0);
     expect(seqParam("42", "after")).toBe(42);
-    expect(refusalOf(() => seqParam("x", "after")).body).toEqual({ error: 'after is not a valid cursor: "x"' });
+    expect(refusalOf(() => seqParam("x", "after")).body).toEqual({ error: 'after is not a valid cursor: "x"', code: "invalid-query" });
+    // The same seq in a path is the path's fault, and says so.
+    expect((refusalOf(() => seqParam("x", "seq", "invalid-param")).body as { code?: string }).code).toBe("invalid-param");
   });
 
   it("reads a page's after, before (a cursor or latest) and limit, never both directions", () => {
     expect(pageParams({ after: "3" })).toEqual({ after: 3, before: undefined, limit: 200 });
     expect(pageParams({ before: "latest", limit: "10" })).toEqual({ after: undefined, before: Number.MAX_SAFE_INTEGER, limit: 10 });
-    expect(refusalOf(() => pageParams({ after: "1", before: "2" })).status).toBe(400);
+    expect(refusalOf(() => pageParams({ after: "1", before: "2" })).body).toEqual({ error: "give after or before, not both", code: "invalid-query" });
   });
 });

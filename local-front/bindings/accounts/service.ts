@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ACCOUNTS_TOKEN_HEADER } from "../../../src/api/accounts.js";
+import { ACCOUNTS_TOKEN_HEADER, type ModelCatalogAnswer } from "../../../src/api/accounts.js";
 import type { CompletionCall, CompletionReport } from "../../../src/api/completions.js";
 import { CODES } from "../../../src/api/errors.js";
 import { readJson, reply, replyOutcome } from "../http.js";
 import { runCompletion, type CompletionDeps } from "../completions/call.js";
+import { servedModels } from "../../simulator/models.js";
 import type { AccountPool } from "./pool.js";
 
 export interface AccountService {
@@ -42,13 +43,18 @@ export async function startAccountService(pool: AccountPool, completions: Comple
     }
     const path = new URL(req.url ?? "/", "http://accounts").pathname;
     if (req.method === "POST" && path === "/completions")
-      return void complete(req, res).catch(() => (res.headersSent ? res.destroy() : reply(res, 400, { error: "a completion call is JSON" })));
+      return void complete(req, res).catch(() => (res.headersSent ? res.destroy() : reply(res, 400, { error: "a completion call is JSON", code: CODES.invalidBody })));
     req.resume();
     if (req.method === "GET" && path === "/models") return reply(res, 200, { object: "list", data: completions.catalog.list() });
     const model = /^\/models\/([^/]+)$/.exec(path);
     if (req.method === "GET" && model) {
       const entry = completions.catalog.entry(decodeModelId(model[1]!));
       return entry ? reply(res, 200, entry) : reply(res, 404, { error: `no model ${model[1]}`, code: CODES.modelNotFound });
+    }
+    if (req.method === "GET" && path === "/catalog") {
+      const closed = completions.simulatorUrl !== null;
+      const catalog: ModelCatalogAnswer = { closed, models: closed ? servedModels().map((m) => m.id) : [] };
+      return reply(res, 200, catalog);
     }
     if (req.method === "GET" && path === "/accounts") return reply(res, 200, { accounts: pool.views(), simulator: completions.simulatorUrl !== null });
     const m = /^\/accounts\/([^/]+)\/access-token$/.exec(path);
@@ -57,7 +63,7 @@ export async function startAccountService(pool: AccountPool, completions: Comple
         (issued) => replyOutcome(res, issued),
         (err: unknown) => reply(res, 503, { error: (err as Error).message, code: CODES.credentialUnreachable }),
       );
-    reply(res, 404, { error: `no account route ${req.method} ${path}` });
+    reply(res, 404, { error: `no account route ${req.method} ${path}`, code: CODES.routeNotFound });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,3 +1,4 @@
+import { CODES } from "../../../src/api/errors.js";
 import type { ChecksPage, CommentsPage, CommentsQuery, DiffFile, DiffPage, PageQuery, PullCheck, PullComment, PullParams, PullsPage, PullsQuery, PullSummary } from "../../../src/api/code-host.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { hunksOf, rangeOf } from "../../../src/rules/diff-hunks.js";
@@ -21,9 +22,9 @@ function pageAt(q: { cursor?: string; limit?: number }): Outcome<At> {
   if (!q.cursor) return ok({ list: "c", page: 1, size: q.limit ?? PER_PAGE });
   const m = /^([crv]?)(\d+)\.(\d+)$/.exec(q.cursor);
   const at = m ? { list: m[1] || "c", page: Number(m[2]), size: Number(m[3]) } : null;
-  if (!at || at.page < 1 || at.size < 1 || at.size > 100) return refuse(400, "cursor: a cursor is a nextCursor this route answered");
+  if (!at || at.page < 1 || at.size < 1 || at.size > 100) return refuse(400, "cursor: a cursor is a nextCursor this route answered", CODES.invalidQuery);
   // The page number counts pages of the cursor's size: another size would start somewhere else.
-  if (q.limit !== undefined && q.limit !== at.size) return refuse(400, `limit: this cursor pages by ${at.size}; leave limit out, or give ${at.size}`);
+  if (q.limit !== undefined && q.limit !== at.size) return refuse(400, `limit: this cursor pages by ${at.size}; leave limit out, or give ${at.size}`, CODES.invalidQuery);
   return ok(at);
 }
 

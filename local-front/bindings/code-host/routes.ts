@@ -1,3 +1,4 @@
+import { CODES } from "../../../src/api/errors.js";
 import { CommentsQuery, OverlapRequest, PageQuery, PullParams, PullsQuery, RepoParams } from "../../../src/api/code-host.js";
 import { refuse, type Outcome } from "../../../src/api/outcome.js";
 import type { HostClients } from "./clients.js";
@@ -7,8 +8,9 @@ import { listPulls, pullChecks, pullComments, pullDiff } from "./reads.js";
 const PULLS = /^\/github\/([^/]+)\/([^/]+)\/prs$/;
 const PULL = /^\/github\/([^/]+)\/([^/]+)\/prs\/([^/]+)\/(diff|comments|checks)$/;
 
-function invalid(error: { issues: { path: PropertyKey[]; message: string }[] }) {
-  return refuse(400, error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; "));
+/** `code`: which part of the request was wrong (CODES.invalidBody, invalidParam or invalidQuery). */
+function invalid(error: { issues: { path: PropertyKey[]; message: string }[] }, code: string) {
+  return refuse(400, error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; "), code);
 }
 
 /**
@@ -19,7 +21,7 @@ export async function codeHostRoute(clients: HostClients, method: string, url: U
   const query = Object.fromEntries(url.searchParams);
   if (method === "POST" && url.pathname === "/github/overlap") {
     const req = OverlapRequest.safeParse(await body());
-    if (!req.success) return invalid(req.error);
+    if (!req.success) return invalid(req.error, CODES.invalidBody);
     const client = clients.forOwner(req.data.repo.split("/")[0]!);
     return client.ok ? overlapPass(client.value, req.data) : client;
   }
@@ -28,23 +30,23 @@ export async function codeHostRoute(clients: HostClients, method: string, url: U
   if (many) {
     const repo = RepoParams.safeParse({ owner: decodeURIComponent(many[1]!), repo: decodeURIComponent(many[2]!) });
     const q = PullsQuery.safeParse(query);
-    if (!repo.success) return invalid(repo.error);
-    if (!q.success) return invalid(q.error);
+    if (!repo.success) return invalid(repo.error, CODES.invalidParam);
+    if (!q.success) return invalid(q.error, CODES.invalidQuery);
     const client = clients.forOwner(repo.data.owner);
     return client.ok ? listPulls(client.value, repo.data, q.data) : client;
   }
   const one = PULL.exec(url.pathname);
   if (!one) return null;
   const pull = PullParams.safeParse({ owner: decodeURIComponent(one[1]!), repo: decodeURIComponent(one[2]!), number: one[3] });
-  if (!pull.success) return invalid(pull.error);
+  if (!pull.success) return invalid(pull.error, CODES.invalidParam);
   if (one[4] === "comments") {
     const q = CommentsQuery.safeParse(query);
-    if (!q.success) return invalid(q.error);
+    if (!q.success) return invalid(q.error, CODES.invalidQuery);
     const client = clients.forOwner(pull.data.owner);
     return client.ok ? pullComments(client.value, pull.data, q.data) : client;
   }
   const q = PageQuery.safeParse(query);
-  if (!q.success) return invalid(q.error);
+  if (!q.success) return invalid(q.error, CODES.invalidQuery);
   const client = clients.forOwner(pull.data.owner);
   if (!client.ok) return client;
   return one[4] === "diff" ? pullDiff(client.value, pull.data, q.data) : pullChecks(client.value, pull.data, q.data);

@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, sep } from "node:path";
 import type { Outcome } from "../../../src/api/outcome.js";
 import { ok, refuse } from "../../../src/api/outcome.js";
 import { CODES } from "../../../src/api/errors.js";
-import { isTracked } from "./git.js";
+import { isTracked, trackedFiles } from "./git.js";
 
 /** A registered repository: its name, the real path of its checkout, and the workspace that registered it. */
 export interface RootEntry {
@@ -61,6 +61,9 @@ export async function openFenced(root: RootEntry, path: string): Promise<Outcome
   const f = await fenced(root, path);
   if (!f.ok) return f;
   const tracked = await isTracked(root.path, f.value.rel);
+  // A directory is never a tracked file, but one that holds tracked files is there to list, not missing.
+  if (tracked === false && (await trackedFiles(root.path, f.value.rel))?.length)
+    return refuse(400, `${path} in root ${root.name} is a directory: list its files with GET /code/files?root=${root.name}&path=${path}`, CODES.codePathNotFile);
   if (tracked === false || (tracked === null && f.value.rel.split("/").some((s) => s.startsWith("."))))
     return refuse(404, `${path} is not a file the checkout of root ${root.name} tracks`, CODES.codePathNotFound);
   let handle: FileHandle;

@@ -4,7 +4,7 @@ import { Language, Parser, type Node } from "web-tree-sitter";
 import type { CodeSymbol, OutlineAnswer, OutlineQuery } from "../../../src/api/code.js";
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
-import type { RootEntry } from "./fence.js";
+import { openFenced, type RootEntry } from "./fence.js";
 import { fileText } from "./read.js";
 
 /** Larger files are not parsed: the parse runs on the front's own thread. */
@@ -134,7 +134,13 @@ function symbolsOf(root: Node, source: string[]): CodeSymbol[] {
 /** `GET /code/outline`: the symbols of a file, by a real parser (tree-sitter). */
 export async function outline(root: RootEntry, q: OutlineQuery): Promise<Outcome<OutlineAnswer>> {
   const language = LANGUAGES[extname(q.path).toLowerCase()];
-  if (!language) return refuse(415, `no outline for ${extname(q.path) || "files without an extension"}: it reads ${Object.keys(LANGUAGES).join(" ")}`, CODES.codeLanguageUnknown);
+  if (!language) {
+    // What the path is comes before its name: a directory (or a missing file) is refused as such, unread.
+    const f = await openFenced(root, q.path);
+    if (!f.ok) return f;
+    await f.value.handle.close();
+    return refuse(415, `no outline for ${extname(q.path) || "files without an extension"}: it reads ${Object.keys(LANGUAGES).join(" ")}`, CODES.codeLanguageUnknown);
+  }
   const file = await fileText(root, q.path, OUTLINE_FILE_MAX);
   if (!file.ok) return file;
   const source = file.value.text;

@@ -31,6 +31,8 @@ export async function fileText(root: RootEntry, path: string, max: number): Prom
 }
 
 export async function readLines(root: RootEntry, q: ReadQuery): Promise<Outcome<ReadAnswer>> {
+  if (q.start !== undefined && q.end !== undefined && q.end < q.start)
+    return refuse(400, `end (${q.end}) comes before start (${q.start}): a range runs from start to end, both lines included`, CODES.codeRangeReversed, { start: q.start, end: q.end });
   const file = await fileText(root, q.path, READ_FILE_MAX);
   if (!file.ok) return file;
   const { rel, bytes } = file.value;

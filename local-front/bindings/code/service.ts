@@ -58,7 +58,7 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
     if (req.headers[CODE_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the code service answers the runtime's worker only" });
     if (url.pathname.startsWith("/github/")) {
       const answered = await codeHostRoute(codeHost, req.method ?? "GET", url, () => readJson(req));
-      return answered ? replyOutcome(res, answered) : reply(res, 404, { error: `no code-host route ${req.method} ${url.pathname}` });
+      return answered ? replyOutcome(res, answered) : reply(res, 404, { error: `no code-host route ${req.method} ${url.pathname}`, code: CODES.routeNotFound });
     }
     const query = Object.fromEntries(url.searchParams);
     if (req.method === "GET" && url.pathname === "/roots") {
@@ -75,8 +75,9 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
             : req.method === "GET" && url.pathname === "/outline"
               ? OutlineQuery.safeParse(query)
               : null;
-    if (!parsed) return reply(res, 404, { error: `no code route ${req.method} ${url.pathname}` });
-    if (!parsed.success) return reply(res, 400, { error: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") });
+    if (!parsed) return reply(res, 404, { error: `no code route ${req.method} ${url.pathname}`, code: CODES.routeNotFound });
+    if (!parsed.success)
+      return reply(res, 400, { error: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "), code: url.pathname === "/search" ? CODES.invalidBody : CODES.invalidQuery });
     if (url.pathname === "/search") {
       const q = parsed.data as CodeSearchRequest;
       const picked: RootEntry[] = [];
@@ -101,7 +102,7 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
       // git that cannot answer for a checkout (a foreign owner, a timeout) is refused, never read past.
       if (err instanceof GitFailed) return replyOutcome(res, refuse(503, err.message, CODES.codeGitFailed));
       if (err instanceof GlobInvalid) return replyOutcome(res, refuse(400, err.message, CODES.codeGlobInvalid));
-      reply(res, 500, { error: `the code service failed: ${(err as Error).message}` });
+      reply(res, 500, { error: `the code service failed: ${(err as Error).message}`, code: CODES.internal });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -1,3 +1,4 @@
+import { CODES } from "../../../src/api/errors.js";
 import { realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -156,13 +157,13 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     if (path === "/reflections") return reply(res, 200, await writeReflections(body as ReflectionRequest, deps.network));
     if (path === "/merges") {
       const work = MergeBody.safeParse(body);
-      if (!work.success) return reply(res, 400, { error: "a merge is {into, from, message}, with absolute paths" });
+      if (!work.success) return reply(res, 400, { error: "a merge is {into, from, message}, with absolute paths", code: CODES.invalidBody });
       const m = await mergeWork(work.data);
       return reply(res, m.status, m.body);
     }
     const m = /^\/turns\/([^/]+)\/(interrupt|steer|approvals|questions)(?:\/([^/]+))?$/.exec(path);
     const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
-    if (!m) return reply(res, 404, { error: `no engine route ${path}` });
+    if (!m) return reply(res, 404, { error: `no engine route ${path}`, code: CODES.routeNotFound });
     if (!turn) return reply(res, 404, { error: `no running turn ${m[1]}` });
     if (m[2] === "interrupt") {
       turn.interrupt();
@@ -170,24 +171,24 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     }
     if (m[2] === "steer") {
       const steer = SteerBody.safeParse(body);
-      if (!steer.success) return reply(res, 400, { error: "a steer is {seq, text}" });
+      if (!steer.success) return reply(res, 400, { error: "a steer is {seq, text}", code: CODES.invalidBody });
       return (await turn.steer(steer.data)) ? reply(res, 200, { queued: true }) : reply(res, 409, { error: `turn ${m[1]} cannot take a steering message now` });
     }
     const id = decodeURIComponent(m[3] ?? "");
     if (m[2] === "approvals") {
       const d = DecisionBody.safeParse(body);
-      if (!d.success) return reply(res, 400, { error: "decision must be allow or deny" });
+      if (!d.success) return reply(res, 400, { error: "decision must be allow or deny", code: CODES.invalidBody });
       // A deny nobody gave (the thread's approval timeout passed) is told to the model as such.
       return turn.decide(id, d.data.expired ? "expired" : d.data.decision) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no approval ${id}` });
     }
     const q = QuestionBody.safeParse(body);
-    if (!q.success) return reply(res, 400, { error: "action must be answer, dismiss or continue" });
+    if (!q.success) return reply(res, 400, { error: "action must be answer, dismiss or continue", code: CODES.invalidBody });
     return turn.reply(id, q.data) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no question ${id}` });
   };
 
   const server: Server = createServer((req, res) => {
     route(req, res).catch((err: unknown) => {
-      if (!res.headersSent) reply(res, 400, { error: (err as Error).message });
+      if (!res.headersSent) reply(res, 400, { error: (err as Error).message, code: CODES.invalidBody });
       else res.destroy();
     });
   });

@@ -1,15 +1,11 @@
 import { getModels, type Api, type KnownProvider, type Model } from "@mariozechner/pi-ai";
 import type { Provider } from "../../../src/api/accounts.js";
-import { SIMULATED_MODELS } from "../../simulator/models.js";
+import { simulatedPriced } from "../../simulator/models.js";
 
 /** $ per million tokens, as pi-ai's catalog states prices. */
 export type Price = Model<Api>["cost"];
 
-/**
- * The simulator's own models have a price, so cost accounting is exercised offline;
- * `SIMULATED_MODELS` (the simulator's catalog) names them.
- */
-const SIMULATED = new Set(SIMULATED_MODELS.map((m) => m.id));
+/** The simulator's own models have a price (`sim-unpriced` aside), so cost accounting is exercised offline. */
 const SIM_PRICE: Price = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 };
 
 /** A known model's catalog entry (prices, limits) from pi-ai, if it has one. */
@@ -22,7 +18,8 @@ export function catalogEntry(provider: Provider, id: string): Model<Api> | undef
  * spend is unknown, and reporting it as 0 would undercount a thread's cost unseen.
  */
 export function priceOf(provider: Provider, id: string): Price | null {
-  if (SIMULATED.has(id)) return SIM_PRICE;
+  const simulated = simulatedPriced(id);
+  if (simulated !== null) return simulated ? SIM_PRICE : null;
   return catalogEntry(provider, id)?.cost ?? null;
 }
 
