@@ -1,7 +1,7 @@
 import "./process/launched-env.js";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, readFrontConfig, type FrontConfig } from "./process/config.js";
+import { ConfigError, formerEngineStateDir, readFrontConfig, type FrontConfig } from "./process/config.js";
 import { alive, DataDirBusy, DataLock, findWorkerdChildren } from "./process/data-lock.js";
 import { FollowRelays } from "./front/follow-relay.js";
 import { startPipe } from "./front/pipe.js";
@@ -35,6 +35,8 @@ async function main(): Promise<void> {
   const logRefused = logConfigRefusal();
   if (logRefused) throw logRefused;
   const config = readFrontConfig(process.env, projectDir);
+  if (!process.env.SERVICE_ENGINE_STATE_DIR && config.engineStateDir === formerEngineStateDir())
+    log.info(`engine state stays in ${config.engineStateDir}, where an earlier build kept it, so its threads resume; to keep it in the data directory, stop the front and move it to ${join(config.dataDir, "engine")}`);
   scrubEnvironment(process.env);
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
