@@ -21,7 +21,8 @@ import { spawn } from "node:child_process";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./process/workerd.js";
 import { readShardLayout } from "./process/shard-layout.js";
-import { fencedPlaces } from "./bindings/sandbox/config.js";
+import { fencedPlaces, secretPlaces } from "./bindings/sandbox/config.js";
+import { recordPlaces } from "./bindings/sandbox/registry.js";
 import { scrubEnvironment } from "./bindings/sandbox/environment.js";
 import { Sandbox } from "./bindings/sandbox/fence.js";
 import { shardOfRequest, shardOfThread } from "../src/shared/shards.js";
@@ -57,6 +58,8 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const layout = readShardLayout(config.dataDir);
   const network = await startNetwork(config);
   undo.push(() => network.close());
+  // Recorded whatever this runtime's own sandbox mode: other runtimes' sessions must not read its places either.
+  recordPlaces(config.dataDir, secretPlaces(config));
   const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started, config.dataDir);
   undo.push(async () => sandbox.close());
   const enginesToken = randomBytes(24).toString("hex");
