@@ -96,7 +96,7 @@ describe("runtimes on one host are apart", () => {
   }, 120_000);
   afterAll(async () => {
     for (const front of [a, runtimeB, runtimeC]) await front?.stop();
-    removeDir(a.dataDir);
+    if (a) removeDir(a.dataDir);
     removeDir(root);
   });
 
@@ -107,6 +107,20 @@ describe("runtimes on one host are apart", () => {
       expect(existsSync(join(front.dataDir, "engine", "engine_a", "threads", `${thread}.json`))).toBe(true);
     }
     expect(existsSync(join(home, ".service", "engine"))).toBe(false);
+  });
+
+  it("an installation upgraded in place keeps its engine state at ~/.service/engine, and says so", async () => {
+    const upgraded = join(root, "upgraded-home");
+    mkdirSync(join(upgraded, ".service", "engine"), { recursive: true });
+    const front = await startFront({ dataDir: join(upgraded, ".service", "agents-host"), env: { HOME: upgraded, SERVICE_SIMULATOR: "on", SERVICE_AGENTS_DATA_DIR: "", SERVICE_ENGINE_STATE_DIR: "" } });
+    try {
+      expect(front.output()).toContain(`engine state stays in ${join(upgraded, ".service", "engine")}, where an earlier build kept it`);
+      const thread = await engineTurn(front);
+      expect(existsSync(join(upgraded, ".service", "engine", "engine_a", "threads", `${thread}.json`))).toBe(true);
+      expect(existsSync(join(front.dataDir, "engine"))).toBe(false);
+    } finally {
+      await front.stop();
+    }
   });
 
   it("a session of A reads a file beside B's places, and not B's accounts file, data directory or engine state, nor C's under the default place", async () => {
