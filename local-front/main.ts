@@ -59,7 +59,12 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const network = await startNetwork(config);
   undo.push(() => network.close());
   // Recorded whatever this runtime's own sandbox mode: other runtimes' sessions must not read its places either.
-  recordPlaces(config.dataDir, secretPlaces(config));
+  // A home that cannot be written to is no reason not to serve; the line says what is then unprotected.
+  try {
+    recordPlaces(config.dataDir, secretPlaces(config));
+  } catch (err) {
+    log.warn(`could not record this runtime's places in ~/.service/runtimes (${(err as Error).message}): sessions of other runtimes on this host may read its data directory, accounts file and engine state when they lie outside ~/.service`);
+  }
   const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started, config.dataDir);
   undo.push(async () => sandbox.close());
   const enginesToken = randomBytes(24).toString("hex");

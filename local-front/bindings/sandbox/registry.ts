@@ -17,7 +17,7 @@ interface Entry {
 }
 
 /** Where runtimes keep their state by default: hidden whole from every session. */
-function serviceParent(home = homedir()): string {
+function serviceParent(home: string): string {
   return join(home, ".service");
 }
 
