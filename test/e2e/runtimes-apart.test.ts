@@ -72,9 +72,9 @@ function expectApart(result: string): void {
   expect(shown).toEqual([MARKERS.readable]);
 }
 
-/** An engine_a turn, so that engine state is written where the front keeps it. */
-async function engineTurn(front: Front): Promise<string> {
-  const { threadId } = (await call(front.url, "POST", "/spawn", { engine: "engine_a", model: "claude-sim" })).body;
+/** A turn of an engine that keeps a session, so that engine state is written where the front keeps it. */
+async function engineTurn(front: Front, spec = { engine: "engine_a", model: "claude-sim" }): Promise<string> {
+  const { threadId } = (await call(front.url, "POST", "/spawn", spec)).body;
   const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: "hello" });
   expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
   return threadId;
@@ -106,6 +106,9 @@ describe("runtimes on one host are apart", () => {
       const thread = await engineTurn(front);
       expect(existsSync(join(front.dataDir, "engine", "engine_a", "threads", `${thread}.json`))).toBe(true);
     }
+    // Under ~/.service, which every sandbox hides whole, each engine's own home is still bound in for its thread.
+    const codex = await engineTurn(runtimeC, { engine: "engine_b", model: "gpt-sim" });
+    expect(existsSync(join(c.data, "engine", "engine_b", "threads", `${codex}.json`))).toBe(true);
     expect(existsSync(join(home, ".service", "engine"))).toBe(false);
   });
 
