@@ -1,7 +1,7 @@
 import "./process/launched-env.js";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, readFrontConfig, type FrontConfig } from "./process/config.js";
+import { ConfigError, formerEngineStateDir, readFrontConfig, type FrontConfig } from "./process/config.js";
 import { alive, DataDirBusy, DataLock, findWorkerdChildren } from "./process/data-lock.js";
 import { FollowRelays } from "./front/follow-relay.js";
 import { startPipe } from "./front/pipe.js";
@@ -21,7 +21,8 @@ import { spawn } from "node:child_process";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./process/workerd.js";
 import { readShardLayout } from "./process/shard-layout.js";
-import { fencedPlaces, SANDBOX_PACKAGES } from "./bindings/sandbox/config.js";
+import { fencedPlaces, SANDBOX_PACKAGES, secretPlaces } from "./bindings/sandbox/config.js";
+import { recordPlaces } from "./bindings/sandbox/registry.js";
 import { scrubEnvironment } from "./bindings/sandbox/environment.js";
 import { Sandbox } from "./bindings/sandbox/fence.js";
 import { installMissing } from "./process/debian-packages.js";
@@ -36,6 +37,8 @@ async function main(): Promise<void> {
   const logRefused = logConfigRefusal();
   if (logRefused) throw logRefused;
   const config = readFrontConfig(process.env, projectDir);
+  if (!process.env.SERVICE_ENGINE_STATE_DIR && config.engineStateDir === formerEngineStateDir())
+    log.info(`engine state stays in ${config.engineStateDir}, where an earlier build kept it, so its threads resume; to keep it in the data directory, stop the front and move it to ${join(config.dataDir, "engine")}`);
   scrubEnvironment(process.env);
   const lock = new DataLock(config.dataDir);
   await lock.acquire();
@@ -56,6 +59,13 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const layout = readShardLayout(config.dataDir);
   const network = await startNetwork(config);
   undo.push(() => network.close());
+  // Recorded whatever this runtime's own sandbox mode: other runtimes' sessions must not read its places either.
+  // A home that cannot be written to is no reason not to serve; the line says what is then unprotected.
+  try {
+    recordPlaces(config.dataDir, secretPlaces(config));
+  } catch (err) {
+    log.warn(`could not record this runtime's places in ~/.service/runtimes (${(err as Error).message}): sessions of other runtimes on this host may read its data directory, accounts file and engine state when they lie outside ~/.service`);
+  }
   const notInstalled = config.sandbox === "on" ? installMissing(SANDBOX_PACKAGES, config.sandboxInstall === "auto", (line) => console.log(line)) : null;
   const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started, config.dataDir, notInstalled);
   undo.push(async () => sandbox.close());

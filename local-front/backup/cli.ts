@@ -2,7 +2,7 @@
  * `npm run backup -- <dir> [--data-dir <dir>] [--engine-state <dir>] [--scratch]`
  * `npm run restore -- <backup dir> [<data dir>] [--engine-state <dir>] [--force]`
  * The data and engine state directories default as the front's do (SERVICE_AGENTS_DATA_DIR,
- * SERVICE_ENGINE_STATE_DIR). docs/backup.md has the details.
+ * SERVICE_ENGINE_STATE_DIR, else the engine state of the data directory given). docs/backup.md has the details.
  */
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,10 +36,11 @@ async function main(command: string | undefined, argv: string[]): Promise<void> 
   const dir = (flag: string | boolean | undefined, fallback: string) => (typeof flag === "string" ? resolve(flag) : fallback);
   if (command === "backup") {
     const { values, positionals } = args(argv, { "data-dir": "string", "engine-state": "string", scratch: "boolean" }, [1, 1], USAGE.backup);
+    const dataDir = dir(values["data-dir"], dataDirOf(env));
     await backup({
       target: positionals[0]!,
-      dataDir: dir(values["data-dir"], dataDirOf(env)),
-      engineStateDir: dir(values["engine-state"], engineStateDirOf(env)),
+      dataDir,
+      engineStateDir: dir(values["engine-state"], engineStateDirOf(env, dataDir)),
       scratch: values.scratch === true,
       build: buildOf(env, projectDir),
       log,
@@ -51,7 +52,8 @@ async function main(command: string | undefined, argv: string[]): Promise<void> 
     const { values, positionals } = args(argv, { "engine-state": "string", force: "boolean" }, [1, 2], USAGE.restore);
     const dataDir = positionals[1] ?? dataDirOf(env);
     try {
-      await restore({ backupDir: positionals[0]!, dataDir, engineStateDir: dir(values["engine-state"], engineStateDirOf(env)), force: values.force === true, log });
+      // The engine state goes where a front on that data directory will look for it.
+      await restore({ backupDir: positionals[0]!, dataDir, engineStateDir: dir(values["engine-state"], engineStateDirOf(env, dataDir)), force: values.force === true, log });
     } catch (err) {
       if (err instanceof Refusal) throw err;
       throw new Error(`${(err as Error).message} (${dataDir} may hold a partial restore: empty it before trying again)`);

@@ -61,7 +61,7 @@ export interface FrontConfig {
   workerVars: Record<string, string>;
   /** Start the provider simulator (SERVICE_SIMULATOR: auto = when no provider key is set). */
   simulator: boolean;
-  /** Engine resume state (SERVICE_ENGINE_STATE_DIR, default ~/.service/engine). */
+  /** Engine resume state (SERVICE_ENGINE_STATE_DIR, default <data dir>/engine). */
   engineStateDir: string;
   /** SERVICE_ENGINE_B_BIN: engine_b's CLI, instead of the one npm installed. */
   engineABin: string | undefined;
@@ -98,15 +98,31 @@ const WORKER_VARS = Object.values(SETTINGS)
 
 export class ConfigError extends Error {}
 
+const defaultDataDir = () => join(homedir(), ".service", "agents-host");
+
 /** SERVICE_AGENTS_DATA_DIR, absolute (default ~/.service/agents-host). */
 export function dataDirOf(env: NodeJS.ProcessEnv): string {
-  const rawDir = env.SERVICE_AGENTS_DATA_DIR || join(homedir(), ".service", "agents-host");
+  const rawDir = env.SERVICE_AGENTS_DATA_DIR || defaultDataDir();
   return isAbsolute(rawDir) ? rawDir : resolve(rawDir);
 }
 
-/** SERVICE_ENGINE_STATE_DIR, absolute (default ~/.service/engine). */
-export function engineStateDirOf(env: NodeJS.ProcessEnv): string {
-  return resolve(env.SERVICE_ENGINE_STATE_DIR || join(homedir(), ".service", "engine"));
+/** Where builds before issue 27 kept engine state by default, whatever the data directory. */
+export function formerEngineStateDir(): string {
+  return join(homedir(), ".service", "engine");
+}
+
+/**
+ * SERVICE_ENGINE_STATE_DIR, absolute; by default `<data dir>/engine`, so that runtimes on
+ * one host keep their engines' sessions apart. An installation upgraded in place (the
+ * default data directory, state at the former default and none inside) keeps using the
+ * former place, so its threads resume (docs/decisions.md, "Runtimes on one host are apart").
+ */
+export function engineStateDirOf(env: NodeJS.ProcessEnv, dataDir = dataDirOf(env)): string {
+  if (env.SERVICE_ENGINE_STATE_DIR) return resolve(env.SERVICE_ENGINE_STATE_DIR);
+  const inside = join(dataDir, "engine");
+  const former = formerEngineStateDir();
+  const upgraded = resolve(dataDir) === defaultDataDir() && !existsSync(inside) && existsSync(former) && statSync(former).isDirectory();
+  return upgraded ? former : inside;
 }
 
 /** SERVICE_BUILD, else the checkout's commit. */
@@ -252,7 +268,8 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
       return [resolve(p)];
     }
   };
-  const codeRoots = codeRootsOf(env.SERVICE_CODE_ROOTS, workspaces, [dataDir, engineStateDirOf(env), accountsPath, resolve(env.SERVICE_PROXY_CA || join(dataDir, "proxy", "ca.pem"))].flatMap(existing));
+  const engineStateDir = engineStateDirOf(env, dataDir);
+  const codeRoots = codeRootsOf(env.SERVICE_CODE_ROOTS, workspaces, [dataDir, engineStateDir, accountsPath, resolve(env.SERVICE_PROXY_CA || join(dataDir, "proxy", "ca.pem"))].flatMap(existing));
   // The worker fences build threads out of these checkouts (src/rules/spawn.ts), by their real paths and the paths as registered.
   const fence = [...new Set([...codeRoots.map((r) => r.path), ...(env.SERVICE_CODE_ROOTS ?? "").split(":").filter(Boolean).map((p) => resolve(p)), ...(workspaces?.workspaces ?? []).flatMap((w) => w.repos.map((r) => resolve(r.path)))])];
   if (codeRoots.length) workerVars.SERVICE_CODE_FENCE = JSON.stringify(fence);
@@ -267,7 +284,7 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     heartbeatMs: Number.isFinite(heartbeatMs) && heartbeatMs > 0 ? heartbeatMs : 15_000,
     workerVars,
     simulator: sim === "on" || (sim === "auto" && accounts.length === 0),
-    engineStateDir: engineStateDirOf(env),
+    engineStateDir,
     engineABin: env.SERVICE_ENGINE_A_BIN || undefined,
     engineBBin: env.SERVICE_ENGINE_B_BIN || undefined,
     simulatorPort: Number(rawSimPort),

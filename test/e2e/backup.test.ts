@@ -27,11 +27,11 @@ afterAll(async () => {
   removeDir(tmp);
 });
 
-/** `npm run <script> -- ...args` as an operator runs it, with the front's variables. */
+/** `npm run <script> -- ...args` as an operator runs it, with the front's variables (its engine state at the default, `<data dir>/engine`). */
 function npmRun(script: "backup" | "restore", args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawnChild("npm", ["run", "-s", script, "--", ...args], {
     cwd: PROJECT_DIR,
-    env: { ...process.env, SERVICE_AGENTS_DATA_DIR: front.dataDir, SERVICE_ENGINE_STATE_DIR: join(front.dataDir, "engine"), ...env },
+    env: { ...process.env, SERVICE_AGENTS_DATA_DIR: front.dataDir, SERVICE_ENGINE_STATE_DIR: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -156,13 +156,14 @@ describe("npm run backup / npm run restore", () => {
   });
 
   it("restores into a fresh data directory, where every thread reads back whole", { timeout: 180_000 }, async () => {
-    const run = await npmRun("restore", [backupDir, restoredDir], { SERVICE_ENGINE_STATE_DIR: join(restoredDir, "engine") });
+    // No engine state named: it goes into the restored data directory, where a front on it looks.
+    const run = await npmRun("restore", [backupDir, restoredDir]);
     expect(run.err).toBe("");
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/^restore: .* into .*restored/m);
     expect(existsSync(join(restoredDir, "front.pid"))).toBe(false);
     expect(statSync(join(restoredDir, "proxy", "ca.pem")).mode & 0o777).toBe(0o600);
-    restored = await startFront({ dataDir: restoredDir });
+    restored = await startFront({ dataDir: restoredDir, env: { SERVICE_ENGINE_STATE_DIR: "" } });
     const base = restored.url;
 
     const logs = backedUpLogs(backupDir);

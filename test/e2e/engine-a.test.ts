@@ -52,6 +52,18 @@ describe("engine_a: the vendor's agent SDK, offline against the simulator", () =
     expect(row.cost.inputTokens).toBeGreaterThan(0);
   });
 
+  it("prints no raw SDK deprecation warning, and the runtime's tool server still reaches the agent", async () => {
+    const id = await spawn({ permissions: "allow" });
+    const r = await call(base, "POST", `/threads/${id}/send`, { text: sim({ tool: { name: "recall", input: { query: "anything" } }, reply: "recalled" }) });
+    expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
+    // The tool server was handed over (now over stdin): the agent called it, and the runtime answered.
+    const result = (await log(id)).find((e) => e.kind === "tool-result");
+    expect(result?.body.name).toBe("mcp__runtime__recall");
+    // The SDK warns once per process, on the first query that passes servers the deprecated way; any turn so far would have printed it.
+    expect(front.output()).toMatch(/listening on/);
+    expect(front.output()).not.toMatch(/DeprecationWarning|DEPRECATED/);
+  });
+
   it("asks for approval through canUseTool: allowed runs the command, denied does not", async () => {
     for (const decision of ["allow", "deny"] as const) {
       const id = await spawn({ cwd: work });

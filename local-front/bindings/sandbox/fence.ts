@@ -23,6 +23,8 @@ export class SandboxRefused extends Error {}
 export interface FencedPlaces {
   /** Directories and files hidden from every session: the data directory, the engine state, secret files kept elsewhere. */
   hidden: string[];
+  /** Other runtimes' places, hidden the same way; asked again for each session, as runtimes start after this one. */
+  others?: () => string[];
   /** Files inside hidden places that sessions are told to read (the proxy's CA certificate and trust bundle). */
   readable: string[];
 }
@@ -127,7 +129,7 @@ export class Sandbox {
 
   /** The bwrap arguments that fence `session`, or a refusal. */
   private fenceArgs(session: SessionPlaces): string[] {
-    const present = this.places.hidden.filter(existsSync).map(real);
+    const present = [...new Set([...this.places.hidden, ...(this.places.others?.() ?? [])].filter(existsSync).map(real))];
     // A secret inside a hidden directory is hidden with it.
     const hidden = present.filter((h, i) => !present.some((other, j) => j !== i && other !== h && within(h, other)));
     const own = session.own.map(real);

@@ -180,6 +180,10 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
         canUseTool,
         // The runtime's server, and no other the CLI might find in a config file.
         mcpServers: { [RUNTIME_TOOLS_SERVER]: { type: "http", url: deps.tools.url, headers: { authorization: `Bearer ${deps.tools.token}` } } },
+        // Over stdin, not on the CLI's command line: the turn's tool token stays out of every
+        // process listing, and the SDK's default (argv, deprecated) would print a raw warning.
+        // Needs a CLI at least as new as the SDK's own, which SERVICE_ENGINE_A_BIN must then be.
+        mcpServersDelivery: "initialize",
         strictMcpConfig: true,
         // The CLI runs inside the fence; its tools inherit it. Its own sandbox is bubblewrap too, which cannot nest here (docs/credentials.md).
         spawnClaudeCodeProcess: ({ command, args, env, signal }) =>

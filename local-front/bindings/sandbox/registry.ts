@@ -1,0 +1,106 @@
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
+
+/**
+ * The host's runtimes and their secret places, so that a session of one runtime cannot read
+ * another's (docs/credentials.md, "Other runtimes on the host"). Each front records its
+ * places when it starts, in `~/.service/runtimes/<hash of its data dir>.json`, and keeps
+ * the entry when it stops: its secrets stay on disk, and hiding them costs nothing. The
+ * entries hold paths only, no secret; they live under `~/.service`, which every sandbox
+ * hides whole, so no session can read or change them.
+ */
+interface Entry {
+  dataDir: string;
+  places: string[];
+}
+
+/** Where runtimes keep their state by default: hidden whole from every session. */
+function serviceParent(home: string): string {
+  return join(home, ".service");
+}
+
+function registryOf(home: string): string {
+  return join(serviceParent(home), "runtimes");
+}
+
+/**
+ * The home directories whose runtimes a session must not see: the front's own (`HOME`)
+ * and every account's in /etc/passwd, since a front that runs as root could otherwise
+ * read another user's runtime.
+ */
+function homes(): string[] {
+  let passwd = "";
+  try {
+    passwd = readFileSync("/etc/passwd", "utf8");
+  } catch {
+    // No passwd file (a minimal container): the front's own home still counts.
+  }
+  const listed = passwd.split("\n").map((line) => line.split(":")[5] ?? "").filter((h) => isAbsolute(h) && h !== "/");
+  return [...new Set([homedir(), ...listed])];
+}
+
+/**
+ * A place another account's entry names counts only if that account owns it: its entries
+ * cannot hide the system (or a third user's files) from this runtime's sessions.
+ */
+function ownedBy(path: string, uid: number): boolean {
+  try {
+    return statSync(path).uid === uid;
+  } catch {
+    return false;
+  }
+}
+
+/** Each readable entry in `dir`, with the account that wrote it. */
+function entriesIn(dir: string): { path: string; uid: number; entry: Entry }[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const path = join(dir, name);
+    try {
+      const entry = JSON.parse(readFileSync(path, "utf8")) as Entry;
+      if (typeof entry.dataDir !== "string" || !Array.isArray(entry.places)) return [];
+      return [{ path, uid: statSync(path).uid, entry }];
+    } catch {
+      // Not an entry, or removed meanwhile.
+      return [];
+    }
+  });
+}
+
+/**
+ * Records this runtime's places, and drops entries none of whose places exist any more (a
+ * removed data directory has no secret left to hide). Written whole and renamed, owner only.
+ */
+export function recordPlaces(dataDir: string, places: string[]): void {
+  const dir = registryOf(homedir());
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const { path, entry } of entriesIn(dir)) if (!entry.places.some((p) => existsSync(p))) rmSync(path, { force: true });
+  const file = join(dir, `${createHash("sha256").update(dataDir).digest("hex").slice(0, 16)}.json`);
+  writeFileSync(`${file}.tmp`, JSON.stringify({ dataDir, places } satisfies Entry), { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+}
+
+/**
+ * Every place a session must not read, whichever runtime started it: each home's
+ * `~/.service` (the default data directory and engine state, and the registry itself), and
+ * every place the registries name. Read again for each session, so a runtime started later
+ * is hidden from sessions started after it.
+ */
+export function registeredPlaces(): string[] {
+  const ownUid = process.getuid?.() ?? -1;
+  const found: string[] = [];
+  for (const home of homes()) {
+    found.push(serviceParent(home));
+    for (const { uid, entry } of entriesIn(registryOf(home)))
+      for (const place of entry.places)
+        if (typeof place === "string" && isAbsolute(place) && (uid === ownUid || ownedBy(place, uid))) found.push(place);
+  }
+  return found;
+}
