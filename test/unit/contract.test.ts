@@ -45,6 +45,8 @@ const NOT_A_ROUTE_S = new Set<string>([
   // A clash of random thread ids: a bug, not a refusal any route means to give.
   CODES.threadExists,
   CODES.routeNotFound,
+  // The Thread's answer to the Host's eviction under the session cap, which no route asks.
+  CODES.turnNotIdle,
   // Every route's, added to each by src/http/openapi.ts.
   CODES.invalidBody,
   CODES.invalidQuery,
