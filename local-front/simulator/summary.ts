@@ -61,6 +61,13 @@ function clipWords(text: string, most: number): string {
   return all.length <= most ? all.join(" ") : `${all.slice(0, most).join(" ")} …`;
 }
 
+const STATE_HEADING = "Where it stands:";
+
+/** An earlier summary's "where it stands" is no longer where it stands: its section, to the next blank line, goes. */
+function withoutStaleState(text: string): string {
+  return text.replace(new RegExp(`^${STATE_HEADING}\\n(?:.+\\n?)*`, "gm"), "");
+}
+
 /**
  * The sentences of a text. A line is never joined to the next (a list item or a heading is
  * its own sentence); within a line, a sentence ends at `.`, `!` or `?` before a space. A
@@ -68,7 +75,7 @@ function clipWords(text: string, most: number): string {
  * is content, which also keeps a summary of a summary from quoting its headings.
  */
 export function sentencesOf(text: string): string[] {
-  return text
+  return withoutStaleState(text)
     .split(/\r?\n/)
     .map((line) => line.replace(/^\s*(?:[-*•]|\d+[.)])\s+/, "").trim())
     .filter((line) => line !== "" && !line.endsWith(":") && !/^\[[^\]]*\]$/.test(line))
@@ -156,7 +163,7 @@ export function summarize(said: Said[], shape: SummaryShape): string {
     lastUser !== undefined ? `The user last asked: "${clipWords(lastUser, Math.min(LAST_WORDS, Math.floor(budget / 8)))}"` : "",
     lastAgent !== undefined ? `The agent last answered: "${clipWords(lastAgent, Math.min(LAST_WORDS, Math.floor(budget / 10)))}"` : "",
   ].filter((t) => t !== "");
-  const stateText = state.length > 0 ? `Where it stands:\n${state.join(" ")}` : "";
+  const stateText = state.length > 0 ? `${STATE_HEADING}\n${state.join(" ")}` : "";
 
   const refs = references(said);
   let refText = refs.length > 0 ? `Commands and files it used, newest first:\n${refs.map((r) => `\`${r}\``).join(", ")}.` : "";

@@ -94,8 +94,9 @@ describe("the curator's summary, further", () => {
     ];
     const { text } = await summaryOf("openai-completions", entries);
     for (const fact of [...PLANTED, "Also: the release branch must be named release/2026-11."]) expect(text).toContain(fact);
-    // The earlier summary's headings are not quoted as if they were instructions.
+    // The earlier summary's headings are not quoted as if they were instructions, nor where it stood then.
     expect(text.match(/The user's instructions and facts, word for word:/g)).toHaveLength(1);
+    expect(text.match(/The user last asked/g)).toHaveLength(1);
   });
 
   it("follows a directive in the curator's message instead: the @sim grammar still scripts the reply", async () => {
