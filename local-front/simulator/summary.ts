@@ -40,11 +40,14 @@ const FAILURE = /\b(error|failed|failure|exception|not found|denied|refused|cann
 const MIN_WORDS = 3;
 /** A sentence longer than this is cut: one long paragraph must not take the whole budget. */
 const SENTENCE_WORDS = 60;
+/** Characters a word may take on average in a quote. */
+const WORD_CHARS = 12;
 /** A quoted last message: enough to say what was asked. */
 const LAST_WORDS = 40;
 /** Commands and files named, newest first. */
 const MOST_REFERENCES = 6;
 const REFERENCE_CHARS = 120;
+const REFERENCE_KEYS = /command|cmd|path|file|dir|url|pattern|query/i;
 
 interface Sentence {
   text: string;
@@ -56,9 +59,11 @@ interface Sentence {
 
 const words = (text: string) => text.split(/\s+/).filter((w) => w !== "").length;
 
+/** At most `most` words, and a word's worth of characters each: a tool's output can be one long word. */
 function clipWords(text: string, most: number): string {
   const all = text.split(/\s+/).filter((w) => w !== "");
-  return all.length <= most ? all.join(" ") : `${all.slice(0, most).join(" ")} …`;
+  const clipped = all.length <= most ? all.join(" ") : `${all.slice(0, most).join(" ")} …`;
+  return clipped.length <= most * WORD_CHARS ? clipped : `${clipped.slice(0, most * WORD_CHARS)} …`;
 }
 
 const STATE_HEADING = "Where it stands:";
@@ -130,8 +135,9 @@ function references(said: Said[]): string[] {
       continue;
     }
     if (typeof input !== "object" || input === null) continue;
-    for (const value of Object.values(input)) {
-      if (typeof value !== "string" || value === "" || value.length > REFERENCE_CHARS) continue;
+    for (const [key, value] of Object.entries(input)) {
+      // What was run or opened, not the call's description or its file contents.
+      if (!REFERENCE_KEYS.test(key) || typeof value !== "string" || value === "" || value.length > REFERENCE_CHARS) continue;
       if (!out.includes(value)) out.push(value);
     }
     if (out.length >= MOST_REFERENCES) break;
