@@ -147,7 +147,7 @@ describe("the engines' own compaction requests", () => {
         { type: "message", role: "user", content: [{ type: "input_text", text: "Never push to main. Rename src/old.ts to src/new.ts." }] },
         { type: "function_call", call_id: "call_1", name: "exec_command", arguments: JSON.stringify({ cmd: "git mv src/old.ts src/new.ts" }) },
         { type: "function_call_output", call_id: "call_1", output: "Process exited with code 0" },
-        { type: "message", role: "assistant", content: [{ type: "output_text", text: "Renamed src/old.ts to src/new.ts; the import in src/index.ts still needs updating.", annotations: [] }] },
+        { type: "message", role: "assistant", content: "Renamed src/old.ts to src/new.ts; the import in src/index.ts still needs updating." },
         { type: "message", role: "user", content: [{ type: "input_text", text: CODEX_COMPACT }] },
       ],
     });
