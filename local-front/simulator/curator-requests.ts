@@ -67,10 +67,18 @@ function fromDocument(document: string): Said[] {
   return said.map((s) => (s.who === "user" ? { ...s, text: spoken(s.text) } : s));
 }
 
+/**
+ * The agent SDK hands its earlier summary back as a user message in words of its own
+ * (what the session is, where the transcript lies, to go on without asking): only the
+ * summary inside is the conversation's. Codex's wrapper is one line ending in a colon,
+ * which a summary never quotes anyway.
+ */
+const CLAUDE_CARRIER = /^This session is being continued from a previous conversation[\s\S]*?\nSummary:\n([\s\S]*?)(?:\n\nIf you need specific details from before compaction[\s\S]*)?$/;
+
 /** A protocol's conversation as said: the assistant's tool calls are the JSON lines of its entries. */
 function fromEntries(entries: Entry[]): Said[] {
   return entries.flatMap((e): Said[] => {
-    if (e.role === "user") return [{ who: "user", text: spoken(e.text) }];
+    if (e.role === "user") return [{ who: "user", text: spoken(e.text).replace(CLAUDE_CARRIER, "$1") }];
     if (e.role === "tool") return [{ who: "result", text: e.text }];
     if (e.role !== "assistant") return [];
     const lines = e.text.split("\n");

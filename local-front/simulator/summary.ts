@@ -66,6 +66,9 @@ function clipWords(text: string, most: number): string {
   return clipped.length <= most * WORD_CHARS ? clipped : `${clipped.slice(0, most * WORD_CHARS)} …`;
 }
 
+const USER_HEADING = "The user's instructions and facts, word for word:";
+const WORK_HEADING = "What the agent found and decided:";
+const REFERENCES_HEADING = "Commands and files it used, newest first:";
 const STATE_HEADING = "Where it stands:";
 
 /** An earlier summary's "where it stands" is no longer where it stands: its section, to the next blank line, goes. */
@@ -79,7 +82,7 @@ function withoutStaleState(text: string): string {
  * line that ends with a colon is a heading and a line wholly in brackets a marker: neither
  * is content, which also keeps a summary of a summary from quoting its headings.
  */
-export function sentencesOf(text: string): string[] {
+function sentencesOf(text: string): string[] {
   return withoutStaleState(text)
     .split(/\r?\n/)
     .map((line) => line.replace(/^\s*(?:[-*•]|\d+[.)])\s+/, "").trim())
@@ -172,11 +175,11 @@ export function summarize(said: Said[], shape: SummaryShape): string {
   const stateText = state.length > 0 ? `${STATE_HEADING}\n${state.join(" ")}` : "";
 
   const refs = references(said);
-  let refText = refs.length > 0 ? `Commands and files it used, newest first:\n${refs.map((r) => `\`${r}\``).join(", ")}.` : "";
+  let refText = refs.length > 0 ? `${REFERENCES_HEADING}\n${refs.map((r) => `\`${r}\``).join(", ")}.` : "";
   if (words(refText) > budget / 5) refText = "";
 
-  // What the quoted sentences may take: the budget less the other sections and the headings.
-  let left = budget - words(stateText) - words(refText) - 16;
+  // What the quoted sentences may take: the budget less the other sections and their headings.
+  let left = budget - words(stateText) - words(refText) - words(USER_HEADING) - words(WORK_HEADING);
   const chosen: Sentence[] = [];
   const byNeed = candidates(said).sort((a, b) => b.score - a.score || b.at - a.at);
   for (const s of byNeed) {
@@ -188,8 +191,8 @@ export function summarize(said: Said[], shape: SummaryShape): string {
   chosen.sort((a, b) => a.at - b.at);
   const fromUser = chosen.filter((s) => s.who === "user").map((s) => asSentence(s.text));
   const fromWork = chosen.filter((s) => s.who !== "user").map((s) => asSentence(s.text));
-  if (fromUser.length > 0) sections.push(`The user's instructions and facts, word for word:\n${fromUser.join(" ")}`);
-  if (fromWork.length > 0) sections.push(`What the agent found and decided:\n${fromWork.join(" ")}`);
+  if (fromUser.length > 0) sections.push(`${USER_HEADING}\n${fromUser.join(" ")}`);
+  if (fromWork.length > 0) sections.push(`${WORK_HEADING}\n${fromWork.join(" ")}`);
   if (refText !== "") sections.push(refText);
   if (stateText !== "") sections.push(stateText);
   if (sections.length === 0) sections.push("Nothing in the conversation needs keeping.");

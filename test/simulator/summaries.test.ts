@@ -109,6 +109,16 @@ const CLAUDE_COMPACT =
   "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\n" +
   "Your task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests and your previous actions.\n" +
   "Your entire response must be plain text: an <analysis> block followed by a <summary> block.";
+/** How the agent SDK hands an earlier summary back to the model after `/compact`. */
+const CARRIED =
+  "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n" +
+  "Summary:\nThe user's instructions and facts, word for word:\nNever push to main.\n\n" +
+  "If you need specific details from before compaction (like exact code snippets), read the full transcript at: /tmp/x.jsonl\n" +
+  "Continue the conversation from where it left off without asking the user any further questions.";
+/** How codex hands an earlier summary back to the model after its compaction. */
+const CODEX_CARRIER =
+  "Another language model started to solve this problem and produced a summary of its thinking process. Use this to build on the work that has already been done. " +
+  "Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:";
 const CODEX_COMPACT =
   "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.\n\n" +
   "Include:\n- Current progress and key decisions made\n- Important context, constraints, or user preferences\n- What remains to be done (clear next steps)\n";
@@ -122,6 +132,8 @@ describe("the engines' own compaction requests", () => {
       max_tokens: 4096,
       tools: [{ name: "Bash", input_schema: { type: "object", properties: {} } }],
       messages: [
+        { role: "user", content: CARRIED },
+        { role: "assistant", content: "Understood." },
         { role: "user", content: [{ type: "text", text: "<system-reminder>\nToday's date is 2026-11-27.\n</system-reminder>" }, { type: "text", text: `${script}\nAlways answer in French. The deploy key is DK-4471.` }] },
         { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "ls src/" } }] },
         { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "app.ts\nmath.ts" }, { type: "text", text: CLAUDE_COMPACT }] },
@@ -134,6 +146,10 @@ describe("the engines' own compaction requests", () => {
     expect(summary).toContain("Always answer in French. The deploy key is DK-4471.");
     expect(summary).toContain("`ls src/`");
     expect(summary).not.toContain("Today's date");
+    // An earlier summary is carried over; the agent's own words around it are not the user's.
+    expect(summary).toContain("Never push to main.");
+    expect(summary).not.toContain("Continue the conversation");
+    expect(summary).not.toContain("This session is being continued");
   });
 
   it("engine_b's compaction turn gets a summary of the session before it", async () => {
@@ -144,6 +160,7 @@ describe("the engines' own compaction requests", () => {
       input: [
         { type: "message", role: "developer", content: [{ type: "input_text", text: "<permissions instructions>sandbox</permissions instructions>" }] },
         { type: "message", role: "user", content: [{ type: "input_text", text: "<environment_context>\n<cwd>/w</cwd>\n</environment_context>" }] },
+        { type: "message", role: "user", content: [{ type: "input_text", text: `${CODEX_CARRIER}\nKeep the public API stable.` }] },
         { type: "message", role: "user", content: [{ type: "input_text", text: "Never push to main. Rename src/old.ts to src/new.ts." }] },
         { type: "function_call", call_id: "call_1", name: "exec_command", arguments: JSON.stringify({ cmd: "git mv src/old.ts src/new.ts" }) },
         { type: "function_call_output", call_id: "call_1", output: "Process exited with code 0" },
@@ -157,5 +174,7 @@ describe("the engines' own compaction requests", () => {
     expect(text).toContain("`git mv src/old.ts src/new.ts`");
     expect(text).not.toContain("<environment_context>");
     expect(text).not.toContain("<summary>");
+    expect(text).toContain("Keep the public API stable.");
+    expect(text).not.toContain("Another language model");
   });
 });
