@@ -177,4 +177,16 @@ describe("the engines' own compaction requests", () => {
     expect(text).toContain("Keep the public API stable.");
     expect(text).not.toContain("Another language model");
   });
+
+  it("keeps to the words a compaction prompt allows, the instructions first", async () => {
+    const client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: "x", maxRetries: 0 });
+    const said = [...PLANTED.map((fact) => `${FILLER}. ${fact}`), "ok"];
+    const response = await client.responses.create({
+      model: "gpt-sim",
+      input: [...said.map((text) => ({ role: "user" as const, content: text })), { role: "user", content: `${CODEX_COMPACT}\nWrite at most 60 words.` }],
+    });
+    expect(words(response.output_text)).toBeLessThanOrEqual(60);
+    expect(response.output_text).toContain("Never touch config/prod.yaml.");
+    expect(response.output_text).not.toContain(FILLER);
+  });
 });
