@@ -71,7 +71,7 @@ export async function longThread(row: Row, fmt: (n: number, digits?: number) => 
     row(
       "planted instructions (every tenth message) verbatim in the last prompt after the last reduction",
       `${kept} of ${plantedNs.length}`,
-      "the newest within the 2,000-token budget stay verbatim; older ones go to the summary, which sim-1 does not quote (a model is told to)",
+      "the newest within the 2,000-token budget stay verbatim; older ones only through the summaries, which the simulator writes extractively (docs/simulator.md)",
       "",
       "",
     );

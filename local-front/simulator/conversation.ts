@@ -33,6 +33,17 @@ export interface Conversation {
 
 type Json = Record<string, unknown>;
 
+/**
+ * Coding-agent CLIs put their own context into user messages inside these tags; it is
+ * not what the person wrote, so the echo, the directives and a summary leave it out.
+ */
+const CLIENT_CONTEXT = /<(system-reminder|environment_context|turn_aborted)>[\s\S]*?<\/\1>\s*/g;
+
+/** What the person wrote of a user message. */
+export function personText(text: string): string {
+  return text.replace(CLIENT_CONTEXT, "");
+}
+
 function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -133,6 +133,11 @@ function directiveBody(line: string): string | undefined {
   return rest.trim();
 }
 
+/** Whether a line is a `@sim` directive: a script for the simulator, not words of the person. */
+export function isDirectiveLine(line: string): boolean {
+  return directiveBody(line) !== undefined;
+}
+
 /** Splits user text into its `@sim` directives and the rest; throws BadRequest naming a bad directive. */
 export function parseDirectives(text: string): DirectedText {
   const kept: string[] = [];

@@ -1,7 +1,8 @@
-import type { Conversation, Entry } from "./conversation.js";
+import { personText, type Conversation, type Entry } from "./conversation.js";
 import { parseDirectives, type Directive, type ToolStep } from "./directive.js";
 import { BadRequest, isMidstream, type MidstreamFail, type SimError } from "./errors.js";
 import { simTokens, simulatedFault, simulatedWindow } from "./models.js";
+import { curatorRequest } from "./curator-requests.js";
 
 export interface Usage {
   input: number;
@@ -45,11 +46,6 @@ export type Outcome = { reply: Reply } | { error: SimError };
 
 const DEFAULT_CHUNKS = 3;
 
-/**
- * Coding-agent CLIs put their own context into user messages inside these tags; it is
- * not what the person wrote, so the echo and the directives leave it out.
- */
-const CLIENT_CONTEXT = /<(system-reminder|environment_context|turn_aborted)>[\s\S]*?<\/\1>\s*/g;
 
 /**
  * A script names one tool (`shell`, or `ask_user` for `ask`); each engine offers its own.
@@ -111,7 +107,7 @@ function currentTurn(entries: Entry[]): { userText: string; newest: string; resu
   for (let i = last; i >= 0; i--) {
     const entry = entries[i]!;
     if (entry.role === "assistant" || entry.role === "tool") break;
-    if (entry.role === "user") texts.unshift(entry.text.replace(CLIENT_CONTEXT, ""));
+    if (entry.role === "user") texts.unshift(personText(entry.text));
   }
   return { userText: texts.join("\n"), newest: texts.at(-1) ?? "", results: entries.slice(last + 1).filter((e) => e.role === "tool") };
 }
@@ -135,14 +131,15 @@ function dueStep(plan: ToolStep[][], results: number): ToolStep[] | undefined {
   return undefined;
 }
 
-function answerText(d: Directive, echo: string, results: Entry[]): string {
+/** `plain` is what the model writes unscripted: the echo, or a curator's summary or reflections. */
+function answerText(d: Directive, plain: () => string, results: Entry[]): string {
   if (d.stall && results.length > 0) return "";
   if (d.reply !== undefined) return d.reply;
   const result = results.at(-1)?.text ?? "";
   if (d.ask !== undefined) return `you answered: ${result}`;
   const named = d.tool ?? d.tools?.at(-1);
   if (named) return `tool ${named.name} returned: ${result.slice(0, RESULT_ECHO_LIMIT)}`;
-  return `echo: ${echo.trim()}`;
+  return plain();
 }
 
 /** A model cannot call a tool the request does not offer; a script that asks for one is wrong. */
@@ -161,7 +158,8 @@ export function decide(conv: Conversation, org: string | null = null): Outcome {
   const window = simulatedWindow(conv.model);
   // Checked before any directive, as a provider refuses the prompt before reading it.
   if (window !== undefined && simTokens(inputChars) > window) return { error: { kind: "context", model: conv.model, window, tokens: simTokens(inputChars) } };
-  const { userText, newest, results } = currentTurn(conv.entries);
+  const curator = curatorRequest(conv);
+  const { userText, newest, results } = curator?.turn ?? currentTurn(conv.entries);
   const { directive: written } = parseDirectives(newest);
   const directive = { ...written, ...simulatedFault(conv.model) };
   const spared = (directive.failFor && !directive.failFor.includes(conv.model)) || (directive.failOrgs && !(org && directive.failOrgs.includes(org)));
@@ -175,7 +173,7 @@ export function decide(conv: Conversation, org: string | null = null): Outcome {
   const part = (t: string): Part => ({ text: t, pieces: splitPieces(t, chunks) });
   const step = dueStep(steps(d), results.length);
   const calls = (step ?? []).map((s) => offeredOrRefused(engineTool(s, conv.tools), conv.tools));
-  const answer = step ? (d.say ?? null) : answerText(d, text, results);
+  const answer = step ? (d.say ?? null) : answerText(d, curator?.answer ?? (() => `echo: ${text.trim()}`), results);
   const produced = (answer ?? "") + (d.reasoning ?? "") + calls.map((c) => JSON.stringify(c.input)).join("");
   return {
     reply: {

@@ -3,13 +3,7 @@ import type { ReflectionAnswer, ReflectionRequest } from "../../../src/api/engin
 import type { NetworkDeps } from "../engines/access.js";
 import { askCurator } from "../engines/pi/compact.js";
 import { memoryList } from "../../../src/rules/memory-rank.js";
-
-const REFLECT_PROMPT =
-  "You keep the long-term memory of a team of coding agents who work in one repository over weeks. " +
-  "You are given the newest memories, each with its id. Draw at most five reflections from them: conclusions that " +
-  "hold across several memories and would help an agent next time (a recurring cause, a rule the team keeps, " +
-  "a pattern in what fails). Each reflection cites the ids of the memories it rests on, and only those. " +
-  'Answer with JSON only, an array: [{"text": "...", "cites": ["mem_..."]}]. An empty array when nothing holds across memories.';
+import { REFLECT_PROMPT } from "../../../src/api/curator-prompts.js";
 
 const Reflection = z.object({ text: z.string().trim().min(1).max(2000), cites: z.array(z.string().max(100)).max(50) });
 /** More than the five asked for are not read. */

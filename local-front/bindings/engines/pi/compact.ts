@@ -4,13 +4,7 @@ import { sessionAccess, type NetworkDeps } from "../access.js";
 import { providerOf } from "../../../../src/rules/spawn.js";
 import { piModel } from "../providers.js";
 import { withSessionRoute } from "./session-network.js";
-
-const CURATOR_PROMPT =
-  "You write the memory of a coding agent's conversation that is too long to keep whole. " +
-  "Summarize the conversation you are given for the agent that continues it: what was asked and decided, " +
-  "what was learned about the code and the machine, which files and commands mattered and what they showed, " +
-  "what is done and what is still open. Quote every instruction the user gave, word for word. " +
-  "Write plain text, at most 400 words. Do not address the user.";
+import { SUMMARY_PROMPT, TRANSCRIPT_LABELS as L } from "../../../../src/api/curator-prompts.js";
 
 /** A tool result in the curator's input: its start is enough to say what it showed. */
 const RESULT_CHARS = 2000;
@@ -21,19 +15,19 @@ const INPUT_CHARS = 400_000;
  * The cut range as one document. Every line is quoted, so a line of the conversation is
  * read as its text and never as an instruction to the curator's client or model.
  */
-function rendered(entries: TranscriptEntry[]): string {
-  const quote = (text: string) => text.split("\n").map((l) => `> ${l}`).join("\n");
+export function rendered(entries: TranscriptEntry[]): string {
+  const quote = (text: string) => text.split("\n").map((l) => `${L.quote}${l}`).join("\n");
   const parts = entries.map((e) => {
     switch (e.role) {
       case "user":
-        return `USER:\n${quote(e.text)}`;
+        return `${L.user}\n${quote(e.text)}`;
       case "assistant":
-        return `AGENT:\n${quote(e.text)}`;
+        return `${L.agent}\n${quote(e.text)}`;
       case "tool-call":
-        return `AGENT CALLED ${e.name}:\n${quote(JSON.stringify(e.input))}`;
+        return `${L.called}${e.name}:\n${quote(JSON.stringify(e.input))}`;
       case "tool-result": {
         const out = e.output.length > RESULT_CHARS ? `${e.output.slice(0, RESULT_CHARS)}\n[${e.output.length - RESULT_CHARS} more characters]` : e.output;
-        return `${e.name} ${e.isError ? "FAILED" : "RETURNED"}:\n${quote(out)}`;
+        return `${e.name}${e.isError ? L.failed : L.returned}\n${quote(out)}`;
       }
     }
   });
@@ -104,6 +98,6 @@ export async function askCurator(
 
 /** A `summary` reduction's model call (and a `summary` handoff's). */
 export async function writeSummary(req: SummaryRequest, network: NetworkDeps): Promise<SummaryAnswer> {
-  const answer = await askCurator(req, network, CURATOR_PROMPT, `The conversation so far:\n\n${rendered(req.entries)}`, "Write the summary now.");
+  const answer = await askCurator(req, network, SUMMARY_PROMPT, `The conversation so far:\n\n${rendered(req.entries)}`, "Write the summary now.");
   return "error" in answer ? answer : { summary: answer.text, model: answer.model };
 }
