@@ -103,7 +103,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     const entry = engineEntries(deps).find((e) => e.engine === request.engine);
     const startedAt = Date.now();
     if (entry && !entry.available) {
-      logTurnEnd(request, "engine-unavailable", startedAt);
+      logTurnEnd(request, { class: "engine-unavailable" }, startedAt);
       return reply(res, 503, { class: "engine-unavailable", error: `${entry.engine} is not available: ${entry.reason}` });
     }
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
@@ -113,7 +113,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       if (ended || res.writableEnded) return;
       if (r.type === "end") {
         ended = true;
-        logTurnEnd(request, r.failure?.class ?? null, startedAt);
+        logTurnEnd(request, r.failure ?? null, startedAt);
         r = withProxyCause(r, deps.proxyFailureSince(request.threadId, startedAt));
       }
       res.write(`${JSON.stringify(r)}\n`);
