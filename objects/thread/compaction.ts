@@ -167,11 +167,27 @@ export class Compaction {
     return base ? base.tokens + estimateEntries(this.thread.tables.heldAfter(base.row)) : estimateEntries(this.thread.tables.context());
   }
 
-  /** The engine's own prompt and tools, in tokens: the counted size at the base less the estimate of the transcript it held. */
+  /** The engine's own prompt and tools, in tokens (WindowState.ownTokens); before any measure, the base less the transcript it held. */
   private ownPrompt(): number {
-    const base = this.read().base;
-    if (!base) return 0;
+    const { base, ownTokens } = this.read();
+    if (ownTokens !== undefined) return ownTokens;
+    return base ? this.heldBeyond(base) : 0;
+  }
+
+  private heldBeyond(base: { row: number; tokens: number }): number {
     return Math.max(0, base.tokens - estimateEntries(this.thread.tables.context().filter((h) => (h.row ?? 0) <= base.row)));
+  }
+
+  /**
+   * The runtime's cut reaches an engine with a session of its own as a new session seeded
+   * from the reduced transcript, which may hold much more than the session it replaces (one
+   * the engine compacted): the context is counted as that new session would be.
+   */
+  private async rebase(): Promise<void> {
+    await this.thread.commits.write(() => {
+      this.ws().base = { row: this.thread.tables.lastRow(), tokens: this.ownPrompt() + estimateEntries(this.thread.tables.context()) };
+      this.thread.saveState();
+    });
   }
 
   /** Inside the commit that starts a turn: whether its engine must start a new session from the reduced context (and no later turn need), and why. */
@@ -179,6 +195,7 @@ export class Compaction {
     const ws = this.thread.state()!.window;
     const reseed = ws?.reseed ?? false;
     if (ws) ws.reseed = false;
+    if (ws && reseed) ws.summarized = false;
     return reseed;
   }
 
@@ -187,6 +204,7 @@ export class Compaction {
     await this.thread.commits.write(() => {
       if (!this.thread.state()!.window) return;
       this.ws().reseed = false;
+      this.ws().summarized = false;
       this.thread.saveState();
     });
   }
@@ -214,7 +232,10 @@ export class Compaction {
    */
   noteCall(report: UsageReport, sizesContext: boolean): void {
     const ws = this.ws();
-    if (sizesContext) ws.base = { row: this.thread.tables.lastRow(), tokens: report.contextTokens ?? report.inputTokens + report.outputTokens };
+    if (sizesContext) {
+      ws.base = { row: this.thread.tables.lastRow(), tokens: report.contextTokens ?? report.inputTokens + report.outputTokens };
+      if (!ws.summarized) ws.ownTokens = this.heldBeyond(ws.base);
+    }
     if (report.contextWindow) ws.windows[report.model] = report.contextWindow;
   }
 
@@ -236,6 +257,7 @@ export class Compaction {
       this.thread.tables.addWindow(e.seq, body);
       const ws = this.ws();
       ws.base = { row: this.thread.tables.lastRow(), tokens: after };
+      ws.summarized = true;
       if (ws.pending && !ws.pending.forced) ws.pending = null;
       this.thread.saveState();
       return e.seq;
@@ -314,10 +336,13 @@ export class Compaction {
       if (!unsettled && !this.forced()) return;
       const turn = this.thread.state()!.turns + 1;
       const trigger = unsettled && !atOnce ? "deadline" : "line";
-      const done = await this.reduce(this.choice(), trigger, turn, {}, true);
+      const { done, summaryFailed } = await this.reduce(this.choice(), trigger, turn, {}, true);
       // An engine's own summary that left the context forced: the cheap kinds, and a new session.
-      if (this.forced() && this.ownsSession()) done.push(...(await this.reduce(CHEAP, trigger, turn, {}, true)));
-      if (this.forced()) done.push(...(await this.dropOldest(trigger, turn, 0, done)));
+      if (this.forced() && this.ownsSession()) {
+        await this.rebase();
+        done.push(...(await this.reduce(CHEAP, trigger, turn, {}, true)).done);
+      }
+      if (this.forced()) done.push(...(await this.dropOldest(trigger, turn, 0, done, summaryFailed)));
       // Still forced: settled as refused (a caller's request was recorded as theirs already).
       if (this.forced()) await this.noHeadroom(false);
       else await this.dispose({ settledBy: atOnce ? "at-once" : "deadline", mode: done.at(-1)?.kind ?? null });
@@ -340,7 +365,7 @@ export class Compaction {
       const forced = this.read().pending?.forced === true;
       // While a turn runs in the engine's session, the cheap kinds reach it with its next session.
       const modes = mode ? [mode] : busy ? CHEAP : this.choice();
-      const done = await this.reduce(modes, "request", now.turns + (now.turn ? 0 : 1), {}, forced);
+      const { done } = await this.reduce(modes, "request", now.turns + (now.turn ? 0 : 1), {}, forced);
       // What `reduce` refused as WindowBlocked: nothing ran, and a cut was among what the caller could have had.
       if (done.length === 0 && this.delegationOpen() && modes.some((m) => m !== "microcompact" && this.options().includes(m))) return refuse(409, "a delegation of this thread has not answered: the context is not cut until its result has joined (WindowBlocked)", CODES.windowBlocked);
       if (forced) await this.dispose({ settledBy: "request", mode: mode ?? done.at(-1)?.kind ?? null });
@@ -362,11 +387,12 @@ export class Compaction {
         return "WindowThrash";
       }
       await this.say("info", RECOVERING(stage), turnId);
+      if (stage === "restarted") await this.rebase();
       // Inside a turn an engine's session is busy: the cheap kinds, and a new session from them.
-      const done = await this.reduce(this.ownsSession() ? CHEAP : CHEAPEST_FIRST, "recovery", turn, RECUT);
-      if (done.length === 0 || this.forced()) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })));
+      const { done, summaryFailed } = await this.reduce(this.ownsSession() ? CHEAP : CHEAPEST_FIRST, "recovery", turn, RECUT);
+      if (done.length === 0 || this.forced()) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })).done);
       // The turn's own messages stay: it goes on from them.
-      if (done.length === 0 || this.forced()) done.push(...(await this.dropOldest("recovery", turn, 1, done)));
+      if (done.length === 0 || this.forced()) done.push(...(await this.dropOldest("recovery", turn, 1, done, summaryFailed)));
       if (done.length > 0) return null;
       await this.noHeadroom(true, turnId);
       return "WindowNoHeadroom";
@@ -447,9 +473,10 @@ export class Compaction {
    * is under the target; each that cuts something is one `window` event. A summary that no
    * model wrote cuts nothing: the cheap kinds not yet run take its place, their events
    * saying why (`summaryFailed`). `forcedWindow`: the reduction settles a forced window, so
-   * an engine's next session replaces one too full to resume (`resume-skipped`).
+   * an engine's next session replaces one too full to resume (`resume-skipped`). Answers
+   * the reductions, and why no summary was written when one was asked and failed.
    */
-  private async reduce(modes: readonly CompactionMode[], trigger: WindowTrigger, turn: number, over: Partial<WindowSettings> = {}, forcedWindow = false): Promise<Recorded[]> {
+  private async reduce(modes: readonly CompactionMode[], trigger: WindowTrigger, turn: number, over: Partial<WindowSettings> = {}, forcedWindow = false): Promise<{ done: Recorded[]; summaryFailed?: string }> {
     const settings = this.settings(over);
     const lines = this.lines();
     const done: Recorded[] = [];
@@ -500,7 +527,7 @@ export class Compaction {
       if (under(body.tokensAfter)) break;
     }
     if (blocked && done.length === 0) await this.blocked(forcedWindow);
-    return done;
+    return { done, ...(summaryFailed ? { summaryFailed } : {}) };
   }
 
   private blocked(forcedWindow: boolean): Promise<void> {
@@ -510,10 +537,10 @@ export class Compaction {
   /**
    * The last resort, when the runtime's choice (a summary among it) left the context
    * forced: the oldest turns leave it whole, the newest `keepTurns` aside, until it is
-   * under the target. A system line names the cut seqs and why no summary did it.
-   * `before`: the reductions of this round so far, which say why.
+   * under the target. A system line names the cut seqs and why no summary did it:
+   * `summaryFailed`, else what `before` (this round's reductions so far) shows.
    */
-  private async dropOldest(trigger: WindowTrigger, turn: number, keepTurns: number, before: readonly Recorded[]): Promise<Recorded[]> {
+  private async dropOldest(trigger: WindowTrigger, turn: number, keepTurns: number, before: readonly Recorded[], summaryFailed: string | undefined): Promise<Recorded[]> {
     const lines = this.lines();
     if (!lines) return [];
     if (this.delegationOpen()) {
@@ -527,7 +554,7 @@ export class Compaction {
     const cut = planDrop(view, keepTurns, trigger === "recovery" ? Math.max(1, excess) : excess);
     if (cut.size === 0) return [];
     const ranges = rangesOf(view, cut);
-    const why = before.find((w) => w.summaryFailed)?.summaryFailed ?? (before.some((w) => w.kind === "summary") ? "the summary left too little room" : "no summary could run");
+    const why = summaryFailed ?? (before.some((w) => w.kind === "summary") ? "the summary left too little room" : "no summary could make room");
     const body: WindowBody = { kind: "drop", cut: ranges, tokensBefore: tokens, tokensAfter: Math.max(0, tokens - savingOf("drop", view, cut, estimateEntry(dropEntry(ranges)))), trigger, summaryFailed: why };
     const seqs = ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
     await this.say("error", `the oldest turns left the context to make room (events ${seqs}; ${why})`);
