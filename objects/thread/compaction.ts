@@ -526,12 +526,9 @@ export class Compaction {
       done.push(await this.record(body, turn, done.length === 0, forcedWindow));
       if (under(body.tokensAfter)) break;
     }
-    if (blocked && done.length === 0) await this.blocked(forcedWindow);
+    if (blocked && done.length === 0)
+      await this.refuse("WindowBlocked", "WindowBlocked: a delegation of this thread has not answered; the context is not cut until its result has joined", forcedWindow, undefined);
     return { done, ...(summaryFailed ? { summaryFailed } : {}) };
-  }
-
-  private blocked(forcedWindow: boolean): Promise<void> {
-    return this.refuse("WindowBlocked", "WindowBlocked: a delegation of this thread has not answered; the context is not cut until its result has joined", forcedWindow, undefined);
   }
 
   /**
@@ -542,11 +539,8 @@ export class Compaction {
    */
   private async dropOldest(trigger: WindowTrigger, turn: number, keepTurns: number, before: readonly Recorded[], summaryFailed: string | undefined): Promise<Recorded[]> {
     const lines = this.lines();
-    if (!lines) return [];
-    if (this.delegationOpen()) {
-      await this.blocked(trigger !== "recovery");
-      return [];
-    }
+    // A cut waits for an open delegation's result; the kinds before this one said so (WindowBlocked).
+    if (!lines || this.delegationOpen()) return [];
     const view = this.thread.tables.context();
     const tokens = this.tokens();
     // In a recovery the provider refused what the count says fits: at least one turn goes.
