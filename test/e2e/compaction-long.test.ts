@@ -63,3 +63,20 @@ describe.each([
     }
   }, 300_000);
 });
+
+describe("the curator in the default configuration", () => {
+  it("is an engine_a thread's own claude-* model, called on its Anthropic route: a summary handoff it wrote", async () => {
+    const base = front().url;
+    const id = (await call(base, "POST", "/spawn", { model: "claude-sim", permissions: "allow" })).body.threadId as string;
+    expect((await call(base, "POST", `/threads/${id}/send`, { text: "the history before the handoff" })).body.outcome).toBe("completed");
+    await call(base, "POST", `/threads/${id}/seats`, { name: "next", model: "claude-sim" });
+    const fromSeq = (await call(base, "POST", `/threads/${id}/handoff`, { to: "next", context: "summary" })).body.fromSeq as number;
+    const accepted = await call(base, "POST", `/threads/${id}/handoffs/${fromSeq}/accept`);
+    expect(accepted.body.state, JSON.stringify(accepted.body)).toBe("accepted");
+    const event = (await events(base, id)).find((e) => e.kind === "handoff-accepted")!;
+    expect(event.body).toMatchObject({ fromSeq, summaryModel: "claude-sim", summary: expect.any(String) });
+    // The curator's call offers no tools; the agent's own calls always do.
+    const { requests } = (await (await fetch(`${front().simulatorUrl}/_sim/requests`)).json()) as { requests: { protocol: string; model: string | null; body: { tools?: unknown } }[] };
+    expect(requests.filter((r) => r.model === "claude-sim" && r.body.tools === undefined).map((r) => r.protocol)).toEqual(["anthropic-messages"]);
+  });
+});
