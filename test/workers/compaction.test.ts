@@ -49,4 +49,29 @@ describe("a full window in the default configuration (scripted engine, no summar
     const said = (await events(stub)).filter((e) => e.kind === "system").map((e) => e.body.text);
     expect(said.some((t) => t.startsWith("no model wrote the summary (the scripted engine writes no summaries)"))).toBe(true);
   });
+
+  it("waits for the caller while two modes or more would each make room, and settles by the caller's choice", async () => {
+    const { stub } = await newThread({ permissions: "allow" });
+    const forcedWindow = async () => {
+      for (let n = 1; n <= 12; n++) {
+        void stub.send({ text: `withtool ${message(n)}` });
+        for (let i = 0; i < 400; i++) {
+          const status = value(await stub.compactionStatus());
+          if (status.pending?.forced) return status.pending;
+          const turn = value(await stub.turnStatus());
+          if (!turn.running && turn.queued === 0) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }
+      throw new Error("no forced window in 12 turns");
+    };
+    const pending = await forcedWindow();
+    // Stubbing the tool outputs and collapsing the turns would each make room: the deadline runs.
+    expect(pending.deadlineMs).toBe(10_000);
+    expect(value(await stub.turnStatus())).toMatchObject({ running: false, queued: 1 });
+    expect(value(await stub.compact("microcompact")).reductions.map((w) => w.kind)).toEqual(["microcompact"]);
+    for (let i = 0; i < 400 && value(await stub.turnStatus()).queued > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const dispositions = (await events(stub)).filter((e) => e.kind === "compaction-disposition").map((e) => e.body);
+    expect(dispositions).toEqual([{ settledBy: "request", mode: "microcompact" }]);
+  });
 });

@@ -7,7 +7,8 @@
  * `garbage` (a malformed report line), `bigtool` (a tool result of 300,000 bytes), `unpriced`
  * (usage without a price), `cut` (a turn the output limit ended), `smallwindow` (the
  * reply echoes the message, and the usage counts the whole context, four characters a
- * token, in a window of 4,096); anything else gets `engine saw: <text>`. No summary is
+ * token, in a window of 4,096; with `withtool` too, a shell call's 2,000-character result
+ * comes first); anything else gets `engine saw: <text>`. No summary is
  * ever written: `/summaries` answers every curator request with an error.
  */
 const hanging = new Map<string, () => void>();
@@ -46,6 +47,10 @@ export async function scriptedEngine(request: Request): Promise<Response> {
       }
       if (text.includes("smallwindow")) {
         const input = Math.ceil((JSON.stringify(turn.transcript).length + text.length) / 4);
+        if (text.includes("withtool")) {
+          controller.enqueue(line({ type: "tool-call", callId: `call_${turn.turnId}`, name: "shell", input: { command: "cat notes" } }));
+          controller.enqueue(line({ type: "tool-result", callId: `call_${turn.turnId}`, name: "shell", output: "n".repeat(2000), isError: false }));
+        }
         controller.enqueue(line({ type: "reply", text }));
         controller.enqueue(line({ type: "usage", model: turn.model, inputTokens: input, outputTokens: Math.ceil(text.length / 4), usd: 0.001, contextWindow: 4096 }));
         controller.enqueue(line({ type: "end", outcome: "completed" }));
