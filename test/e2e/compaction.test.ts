@@ -106,6 +106,10 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
     expect(r.outcome).toBe("failed");
     expect(r.failure.class).toBe("session");
     expect(r.failure.error).toMatch(/^the context window is full and the runtime could not reduce it \(WindowNoHeadroom\)/);
+    // The front's log: the refused run as window-full, then the turn's end as failed, once.
+    const lines = front().output().split("\n").filter((l) => l.includes(`turn=${r.turnId} `));
+    expect(lines.filter((l) => l.includes("turn failed") && l.includes("class=session")).length).toBe(1);
+    expect(lines.filter((l) => l.includes("turn ended"))).toEqual([]);
     const status = (await call(base, "GET", `/threads/${id}/compact`)).body;
     expect(status.refusals.length).toBeGreaterThan(0);
     expect(status.refusals.every((x: { refusal: string }) => x.refusal === "WindowNoHeadroom")).toBe(true);

@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type ReflectionRequest, type SummaryRequest, type TurnRequest } from "../../../src/api/engine.js";
+import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type ReflectionRequest, type SummaryRequest, type TurnEndNote, type TurnRequest } from "../../../src/api/engine.js";
 import { writeReflections } from "../memory/reflect.js";
 import { runEngineATurn } from "./engine-a/turn.js";
 import type { EngineEntry } from "../../../src/api/engines.js";
@@ -154,6 +154,11 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     if (path === "/turns") return startTurn(body as TurnRequest, res);
     if (path === "/summaries") return reply(res, 200, await writeSummary(body as SummaryRequest, deps.network));
     if (path === "/reflections") return reply(res, 200, await writeReflections(body as ReflectionRequest, deps.network));
+    if (path === "/turn-ends") {
+      const note = body as TurnEndNote;
+      logTurnEnd(note, { class: note.class }, note.startedAt);
+      return reply(res, 200, { logged: true });
+    }
     if (path === "/merges") {
       const work = MergeBody.safeParse(body);
       if (!work.success) return reply(res, 400, { error: "a merge is {into, from, message}, with absolute paths" });

@@ -8,10 +8,11 @@ import { log } from "../../process/log.js";
  *
  * A run the provider refused as longer than the window (`windowFull`) is not the turn's
  * end: the runtime reduces the context and runs the turn again under the same id, and
- * that run's line is the turn's. It is said at info level as `window-full`, never as a
+ * that run's line is the turn's; when no reduction makes room the runtime fails the turn
+ * and says so (`POST /turn-ends`). It is said at info level as `window-full`, never as a
  * failed turn (docs/compaction.md, "Recovery inside a turn").
  */
-export function logTurnEnd(request: TurnRequest, failure: Pick<TurnFailure, "class" | "windowFull"> | null, startedAt: number): void {
+export function logTurnEnd(request: Pick<TurnRequest, "threadId" | "turnId" | "engine" | "model">, failure: Pick<TurnFailure, "class" | "windowFull"> | null, startedAt: number): void {
   const fields = {
     thread: request.threadId,
     turn: request.turnId,
