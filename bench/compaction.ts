@@ -1,6 +1,7 @@
 /**
  * The compaction rows of `npm run bench`: a long tool-heavy `pi` thread on a small window
- * against the same script on a window that never fills, and the time the non-model
+ * against the same script on a window that never fills, a thread of long messages in the
+ * default configuration against the same on a large window, and the time the non-model
  * reductions take on a 200,000-token transcript.
  */
 import type { WindowBody } from "../src/api/compaction.js";
@@ -75,6 +76,48 @@ export async function longThread(row: Row, fmt: (n: number, digits?: number) => 
       "",
       "",
     );
+  } finally {
+    await front.stop();
+    removeDir(front.dataDir);
+  }
+}
+
+/** A message of `words` words, which the simulator echoes: a turn of 600 words takes a fifth of an 8,192-token window. */
+const wordy = (n: number, words: number) => `message ${n}: ${Array.from({ length: words }, (_, i) => `w${n}x${i}`).join(" ")}`;
+
+/** Each turn's wall time as the sender waits for it, and how many failed. */
+async function timedTurns(front: Front, model: string, words: number, turns: number): Promise<{ times: number[]; failed: number }> {
+  const { threadId } = await front.client.spawn({ model, permissions: "allow" });
+  const times: number[] = [];
+  let failed = 0;
+  for (let n = 1; n <= turns; n++) {
+    const t = performance.now();
+    if ((await front.client.send(threadId, { text: wordy(n, words) })).outcome !== "completed") failed++;
+    times.push(performance.now() - t);
+  }
+  return { times, failed };
+}
+
+/**
+ * Issue 27's thread: 24 turns of long messages on sim-8k in the default configuration (no
+ * curator model, the 10 s forced-window deadline), against the same script on sim-1, whose
+ * window never fills. Before issue 27, 19 of 24 turns failed and each forced window waited 10 s.
+ */
+export async function defaultConfigThread(row: Row, fmt: (n: number, digits?: number) => string): Promise<void> {
+  const front = await startFront();
+  try {
+    for (const words of [600, 900]) {
+      const small = await timedTurns(front, "sim-8k", words, 24);
+      const large = await timedTurns(front, "sim-1", words, 24);
+      const p = (times: number[]) => `p50 ${fmt(percentile(times, 50))} ms, p95 ${fmt(percentile(times, 95))} ms`;
+      row(
+        `a 24-turn pi thread of ${words}-word messages on sim-8k, default configuration (turn wall time)`,
+        `${p(small.times)}; ${small.failed} failed`,
+        `the same script on sim-1 (200,000 tokens): ${p(large.times)}; ${large.failed} failed`,
+        fmt(percentile(small.times, 95) / percentile(large.times, 95), 2),
+        "0 failed, no turn waits the 10 s deadline",
+      );
+    }
   } finally {
     await front.stop();
     removeDir(front.dataDir);

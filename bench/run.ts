@@ -14,7 +14,7 @@ import { streamSimple, type Api, type Model } from "@mariozechner/pi-ai";
 import OpenAI from "openai";
 import { startSimulator } from "../local-front/simulator/server.js";
 import { percentile, postLoad, sequential, type LoadResult } from "./load.js";
-import { longThread, reductionTimes } from "./compaction.js";
+import { defaultConfigThread, longThread, reductionTimes } from "./compaction.js";
 import { seatRows } from "./seats.js";
 import { operationRows } from "./operations.js";
 import { toolRows } from "./tools.js";
@@ -481,6 +481,8 @@ async function main(): Promise<void> {
     reductionTimes(row, fmt);
     log("compaction: a long thread on a small window, and the same script on a large one");
     await longThread(row, fmt);
+    log("compaction: 24 turns of long messages in the default configuration, and the same on a large window");
+    await defaultConfigThread(row, fmt);
   }
 
   const header = ["measure", "result", "baseline in the same run", "ratio", "target"];

@@ -336,10 +336,19 @@ export class Workspace extends DurableObject<Env> {
     return run;
   }
 
+  /**
+   * A workspace has no thread whose model could reflect: with no curator configured, the
+   * model its threads get when they name none (its policy's default, else the runtime's).
+   */
+  private defaultModel(workspace: string): string {
+    const owned = this.policy();
+    const policy: Policy | undefined = owned ? (JSON.parse(owned) as Policy) : this.config.workspaces?.get(workspace)?.policy;
+    return policy?.defaults.model ?? this.config.defaultModel;
+  }
+
   private async reflectNow(workspace: string, limit: number): Promise<Outcome<Reflected>> {
     const c = this.config;
-    const models = curatorModels(c);
-    if (models.length === 0) return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so nothing reflects on memory", CODES.reflectUnavailable);
+    const models = curatorModels(c, this.defaultModel(workspace));
     const read = this.memories.recent(limit);
     if (read.length < 2) return ok({ reflections: [], droppedCitations: [], model: null });
     // Marked before the model answers: one that fails is tried again only after as many new memories, not on every retain.
@@ -375,10 +384,10 @@ export class Workspace extends DurableObject<Env> {
     });
   }
 
-  /** The automatic reflection: once enough memory was stored since the last (`SERVICE_MEMORY_REFLECT_EVERY`), with a curator model. */
+  /** The automatic reflection: once enough memory was stored since the last (`SERVICE_MEMORY_REFLECT_EVERY`). */
   private reflectWhenDue(workspace: string): void {
     const every = this.config.memoryReflectEvery;
-    if (every === 0 || this.reflecting || curatorModels(this.config).length === 0) return;
+    if (every === 0 || this.reflecting) return;
     if (this.memories.since(Number(this.setting("memory-reflected-upto") ?? 0)) < every) return;
     this.reflecting = true;
     void this.reflect(workspace)

@@ -5,6 +5,7 @@ import {
   type CompactResult,
   type WindowBody,
   type WindowRefusal,
+  type WindowKind,
   type WindowTrigger,
 } from "../../src/api/compaction.js";
 import type { TurnRequest } from "../../src/api/engine.js";
@@ -16,9 +17,11 @@ import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import {
   CHEAPEST_FIRST,
   DEFAULT_WINDOW_SETTINGS,
+  dropEntry,
   estimateEntries,
   estimateEntry,
   linesOf,
+  planDrop,
   planOf,
   rangesOf,
   savingOf,
@@ -39,8 +42,8 @@ import { activeModel, runKey, seatNamed, type WindowState } from "./thread-state
 /** Reductions kept for WindowThrash's count, and refusals for `GET /compact`. */
 const KEPT = 10;
 
-/** What an engine's own summary of its session is taken to hold until its next call says. */
-const ENGINE_SUMMARY_TOKENS = 500;
+/** What a summary is taken to hold before it is written (an engine's own, until its next call says). */
+const SUMMARY_TOKENS = 500;
 
 /** The kinds that cut the runtime's transcript, without a model. */
 const CHEAP: readonly CompactionMode[] = ["microcompact", "collapse"];
@@ -97,13 +100,39 @@ export class Compaction {
     return (s.window ??= { ...NO_WINDOW, windows: {}, rounds: [], refusals: [] });
   }
 
-  /** An engine with a session of its own writes its summaries itself; `pi`'s come from the curator model. */
+  /** An engine with a session of its own writes its summaries itself; `pi`'s come from the curator model (by default the thread's own). */
   private ownsSession(): boolean {
     return activeModel(this.thread.state()!).engine !== "pi";
   }
 
+  /** The modes `POST /compact` takes: every one, as some model can always be asked for a summary. */
   private options(): CompactionMode[] {
-    return COMPACTION_MODES.filter((m) => m !== "summary" || this.ownsSession() || this.thread.config.curatorModel !== null);
+    return [...COMPACTION_MODES];
+  }
+
+  /**
+   * Whether `mode` alone, as a caller would ask it, would leave the next call room: what
+   * its plan cuts, less what a summary is taken to put back. A cut waits for an open
+   * delegation, so it fits nothing then.
+   */
+  private wouldFit(mode: CompactionMode, lines: Lines): boolean {
+    if (mode !== "microcompact" && this.delegationOpen()) return false;
+    const before = this.tokens();
+    const view = this.thread.tables.context();
+    const after =
+      mode === "summary" && this.ownsSession()
+        ? Math.min(before, this.ownPrompt() + estimateEntries(view.filter((h) => h.entry.role === "user")) + SUMMARY_TOKENS)
+        : before - savingOf(mode, view, planOf(mode, view, this.settings()), mode === "summary" ? SUMMARY_TOKENS : 0);
+    return after + this.thread.tables.queuedTokens() <= lines.forcedAt;
+  }
+
+  /**
+   * A forced window is worth a wait only when the caller has a choice: two modes or more
+   * that would each make room. With one (the runtime's choice reaches it anyway) or none
+   * (only the runtime's last resort can), nobody's answer would change the outcome.
+   */
+  private callerCanChoose(lines: Lines): boolean {
+    return this.options().filter((m) => this.wouldFit(m, lines)).length >= 2;
   }
 
   /**
@@ -138,11 +167,27 @@ export class Compaction {
     return base ? base.tokens + estimateEntries(this.thread.tables.heldAfter(base.row)) : estimateEntries(this.thread.tables.context());
   }
 
-  /** The engine's own prompt and tools, in tokens: the counted size at the base less the estimate of the transcript it held. */
+  /** The engine's own prompt and tools, in tokens (WindowState.ownTokens); before any measure, the base less the transcript it held. */
   private ownPrompt(): number {
-    const base = this.read().base;
-    if (!base) return 0;
+    const { base, ownTokens } = this.read();
+    if (ownTokens !== undefined) return ownTokens;
+    return base ? this.heldBeyond(base) : 0;
+  }
+
+  private heldBeyond(base: { row: number; tokens: number }): number {
     return Math.max(0, base.tokens - estimateEntries(this.thread.tables.context().filter((h) => (h.row ?? 0) <= base.row)));
+  }
+
+  /**
+   * The runtime's cut reaches an engine with a session of its own as a new session seeded
+   * from the reduced transcript, which may hold much more than the session it replaces (one
+   * the engine compacted): the context is counted as that new session would be.
+   */
+  private async rebase(): Promise<void> {
+    await this.thread.commits.write(() => {
+      this.ws().base = { row: this.thread.tables.lastRow(), tokens: this.ownPrompt() + estimateEntries(this.thread.tables.context()) };
+      this.thread.saveState();
+    });
   }
 
   /** Inside the commit that starts a turn: whether its engine must start a new session from the reduced context (and no later turn need), and why. */
@@ -150,6 +195,7 @@ export class Compaction {
     const ws = this.thread.state()!.window;
     const reseed = ws?.reseed ?? false;
     if (ws) ws.reseed = false;
+    if (ws && reseed) ws.summarized = false;
     return reseed;
   }
 
@@ -158,6 +204,7 @@ export class Compaction {
     await this.thread.commits.write(() => {
       if (!this.thread.state()!.window) return;
       this.ws().reseed = false;
+      this.ws().summarized = false;
       this.thread.saveState();
     });
   }
@@ -185,7 +232,10 @@ export class Compaction {
    */
   noteCall(report: UsageReport, sizesContext: boolean): void {
     const ws = this.ws();
-    if (sizesContext) ws.base = { row: this.thread.tables.lastRow(), tokens: report.contextTokens ?? report.inputTokens + report.outputTokens };
+    if (sizesContext) {
+      ws.base = { row: this.thread.tables.lastRow(), tokens: report.contextTokens ?? report.inputTokens + report.outputTokens };
+      if (!ws.summarized) ws.ownTokens = this.heldBeyond(ws.base);
+    }
     if (report.contextWindow) ws.windows[report.model] = report.contextWindow;
   }
 
@@ -199,7 +249,7 @@ export class Compaction {
     const s = this.thread.state()!;
     const before = preTokens ?? this.tokens();
     const users = estimateEntries(this.thread.tables.context().filter((h) => h.entry.role === "user"));
-    const after = Math.min(before, this.ownPrompt() + users + ENGINE_SUMMARY_TOKENS);
+    const after = Math.min(before, this.ownPrompt() + users + SUMMARY_TOKENS);
     const body: WindowBody = { kind: "summary", cut: [], tokensBefore: before, tokensAfter: after, trigger, summaryModel: activeModel(s).model };
     const prepared = await this.thread.log.prepare("window", body);
     const seq = await this.thread.commits.write(() => {
@@ -207,6 +257,7 @@ export class Compaction {
       this.thread.tables.addWindow(e.seq, body);
       const ws = this.ws();
       ws.base = { row: this.thread.tables.lastRow(), tokens: after };
+      ws.summarized = true;
       if (ws.pending && !ws.pending.forced) ws.pending = null;
       this.thread.saveState();
       return e.seq;
@@ -267,7 +318,7 @@ export class Compaction {
         }
         return false;
       }
-      if (!this.read().pending?.forced) await this.pend(true, tokens, lines);
+      if (!this.read().pending?.forced) await this.pend(true, tokens, lines, this.callerCanChoose(lines));
       if (thrashes(this.read().rounds, turn, this.settings())) {
         await this.thrash();
         return false;
@@ -275,20 +326,26 @@ export class Compaction {
       return true;
     });
     if (!forced) return;
+    const pending = this.read().pending;
+    const atOnce = pending?.forced === true && pending.deadlineMs === 0;
     // Outside the lock: a caller's POST /compact takes it, and claims the window first.
-    await this.waitForCaller(this.read().pending?.deadlineAt ?? Date.now());
+    if (!atOnce) await this.waitForCaller(pending?.deadlineAt ?? Date.now());
     await this.exclusive(async () => {
-      const byDeadline = this.read().pending?.forced === true;
+      const unsettled = this.read().pending?.forced === true;
       // A caller settled it and made room: nothing more to do.
-      if (!byDeadline && !this.forced()) return;
+      if (!unsettled && !this.forced()) return;
       const turn = this.thread.state()!.turns + 1;
-      const trigger = byDeadline ? "deadline" : "line";
-      const done = await this.reduce(this.choice(), trigger, turn, {}, true);
+      const trigger = unsettled && !atOnce ? "deadline" : "line";
+      const { done, summaryFailed } = await this.reduce(this.choice(), trigger, turn, {}, true);
       // An engine's own summary that left the context forced: the cheap kinds, and a new session.
-      if (this.forced() && this.ownsSession()) done.push(...(await this.reduce(CHEAP, trigger, turn, {}, true)));
+      if (this.forced() && this.ownsSession()) {
+        await this.rebase();
+        done.push(...(await this.reduce(CHEAP, trigger, turn, {}, true)).done);
+      }
+      if (this.forced()) done.push(...(await this.dropOldest(trigger, turn, 0, done, summaryFailed)));
       // Still forced: settled as refused (a caller's request was recorded as theirs already).
       if (this.forced()) await this.noHeadroom(false);
-      else await this.dispose({ settledBy: "deadline", mode: done.at(-1)?.kind ?? null });
+      else await this.dispose({ settledBy: atOnce ? "at-once" : "deadline", mode: done.at(-1)?.kind ?? null });
     });
   }
 
@@ -298,8 +355,6 @@ export class Compaction {
     if (!s) return missing();
     const held = s.archivedAt ? archivedRefusal(s) : s.degraded ? degradedRefusal(s) : recordOnlyRefusal(s);
     if (held) return held;
-    if (mode === "summary" && !this.options().includes("summary"))
-      return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so no summary can be written", CODES.summaryUnavailable);
     // The caller claims the forced window the next turn waits on: its deadline no longer runs.
     this.settleForced?.();
     return this.exclusive(async (): Promise<Outcome<CompactResult>> => {
@@ -310,7 +365,7 @@ export class Compaction {
       const forced = this.read().pending?.forced === true;
       // While a turn runs in the engine's session, the cheap kinds reach it with its next session.
       const modes = mode ? [mode] : busy ? CHEAP : this.choice();
-      const done = await this.reduce(modes, "request", now.turns + (now.turn ? 0 : 1), {}, forced);
+      const { done } = await this.reduce(modes, "request", now.turns + (now.turn ? 0 : 1), {}, forced);
       // What `reduce` refused as WindowBlocked: nothing ran, and a cut was among what the caller could have had.
       if (done.length === 0 && this.delegationOpen() && modes.some((m) => m !== "microcompact" && this.options().includes(m))) return refuse(409, "a delegation of this thread has not answered: the context is not cut until its result has joined (WindowBlocked)", CODES.windowBlocked);
       if (forced) await this.dispose({ settledBy: "request", mode: mode ?? done.at(-1)?.kind ?? null });
@@ -332,10 +387,12 @@ export class Compaction {
         return "WindowThrash";
       }
       await this.say("info", RECOVERING(stage), turnId);
+      if (stage === "restarted") await this.rebase();
       // Inside a turn an engine's session is busy: the cheap kinds, and a new session from them.
-      const done = await this.reduce(this.ownsSession() ? CHEAP : CHEAPEST_FIRST, "recovery", turn, RECUT);
-      const lines = this.lines();
-      if (done.length === 0 || (lines && this.tokens() > lines.forcedAt)) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })));
+      const { done, summaryFailed } = await this.reduce(this.ownsSession() ? CHEAP : CHEAPEST_FIRST, "recovery", turn, RECUT);
+      if (done.length === 0 || this.forced()) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })).done);
+      // The turn's own messages stay: it goes on from them.
+      if (done.length === 0 || this.forced()) done.push(...(await this.dropOldest("recovery", turn, 1, done, summaryFailed)));
       if (done.length > 0) return null;
       await this.noHeadroom(true, turnId);
       return "WindowNoHeadroom";
@@ -361,8 +418,9 @@ export class Compaction {
     });
   }
 
-  private async pend(forced: boolean, tokens: number, lines: Lines): Promise<void> {
-    const deadlineMs = this.thread.config.windowDeadlineMs;
+  /** A line crossed: `waits`, for a forced one, whether the caller's choice is waited for (else its deadline is 0). */
+  private async pend(forced: boolean, tokens: number, lines: Lines, waits = true): Promise<void> {
+    const deadlineMs = waits ? this.thread.config.windowDeadlineMs : 0;
     const options = this.options();
     const body = { forced, tokens, window: lines.window, ...(forced ? { deadlineMs } : {}), options };
     const prepared = await this.thread.log.prepare("window-pending", body);
@@ -374,7 +432,7 @@ export class Compaction {
   }
 
   /** Settles the forced window, once: a window already settled gets no second disposition. */
-  private async dispose(body: { settledBy: "request" | "deadline"; mode: CompactionMode | null }): Promise<void> {
+  private async dispose(body: { settledBy: "request" | "deadline" | "at-once"; mode: WindowKind | null }): Promise<void> {
     const prepared = await this.thread.log.prepare("compaction-disposition", body);
     await this.thread.commits.write(() => {
       if (!this.read().pending?.forced) return;
@@ -415,9 +473,10 @@ export class Compaction {
    * is under the target; each that cuts something is one `window` event. A summary that no
    * model wrote cuts nothing: the cheap kinds not yet run take its place, their events
    * saying why (`summaryFailed`). `forcedWindow`: the reduction settles a forced window, so
-   * an engine's next session replaces one too full to resume (`resume-skipped`).
+   * an engine's next session replaces one too full to resume (`resume-skipped`). Answers
+   * the reductions, and why no summary was written when one was asked and failed.
    */
-  private async reduce(modes: readonly CompactionMode[], trigger: WindowTrigger, turn: number, over: Partial<WindowSettings> = {}, forcedWindow = false): Promise<Recorded[]> {
+  private async reduce(modes: readonly CompactionMode[], trigger: WindowTrigger, turn: number, over: Partial<WindowSettings> = {}, forcedWindow = false): Promise<{ done: Recorded[]; summaryFailed?: string }> {
     const settings = this.settings(over);
     const lines = this.lines();
     const done: Recorded[] = [];
@@ -464,27 +523,59 @@ export class Compaction {
       } else {
         body = { kind, cut: rangesOf(view, cut), tokensBefore: before, tokensAfter: Math.max(0, before - savingOf(kind, view, cut)), trigger, ...(summaryFailed ? { summaryFailed } : {}) };
       }
-      const prepared = await this.thread.log.prepare("window", body);
-      const recorded = body;
-      const seq = await this.thread.commits.write(() => {
-        const e = this.thread.append(prepared);
-        this.thread.tables.addWindow(e.seq, recorded);
-        const ws = this.ws();
-        ws.base = { row: this.thread.tables.lastRow(), tokens: recorded.tokensAfter };
-        // A reduction answers a warning; a forced window is settled by its disposition.
-        if (ws.pending && !ws.pending.forced) ws.pending = null;
-        if (done.length === 0) ws.rounds = [...ws.rounds, turn].slice(-KEPT);
-        // The runtime's cut reaches an engine with a session of its own through a new session.
-        ws.reseed = forcedWindow || ws.reseed === "forced" ? "forced" : "asked";
-        this.thread.saveState();
-        return e.seq;
-      });
-      done.push({ seq, ...body });
+      done.push(await this.record(body, turn, done.length === 0, forcedWindow));
       if (under(body.tokensAfter)) break;
     }
     if (blocked && done.length === 0)
       await this.refuse("WindowBlocked", "WindowBlocked: a delegation of this thread has not answered; the context is not cut until its result has joined", forcedWindow, undefined);
-    return done;
+    return { done, ...(summaryFailed ? { summaryFailed } : {}) };
+  }
+
+  /**
+   * The last resort, when the runtime's choice (a summary among it) left the context
+   * forced: the oldest turns leave it whole, the newest `keepTurns` aside, until it is
+   * under the target. A system line names the cut seqs and why no summary did it:
+   * `summaryFailed`, else what `before` (this round's reductions so far) shows.
+   */
+  private async dropOldest(trigger: WindowTrigger, turn: number, keepTurns: number, before: readonly Recorded[], summaryFailed: string | undefined): Promise<Recorded[]> {
+    const lines = this.lines();
+    // A cut waits for an open delegation's result; the kinds before this one said so (WindowBlocked).
+    if (!lines || this.delegationOpen()) return [];
+    const view = this.thread.tables.context();
+    const tokens = this.tokens();
+    // In a recovery the provider refused what the count says fits: at least one turn goes.
+    const excess = tokens + this.thread.tables.queuedTokens() - targetOf(lines);
+    const cut = planDrop(view, keepTurns, trigger === "recovery" ? Math.max(1, excess) : excess);
+    if (cut.size === 0) return [];
+    const ranges = rangesOf(view, cut);
+    const why = summaryFailed ?? (before.some((w) => w.kind === "summary") ? "the summary left too little room" : "no summary could make room");
+    const body: WindowBody = { kind: "drop", cut: ranges, tokensBefore: tokens, tokensAfter: Math.max(0, tokens - savingOf("drop", view, cut, estimateEntry(dropEntry(ranges)))), trigger, summaryFailed: why };
+    const seqs = ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
+    await this.say("error", `the oldest turns left the context to make room (events ${seqs}; ${why})`);
+    return [await this.record(body, turn, before.length === 0, trigger !== "recovery")];
+  }
+
+  /**
+   * One reduction, in one commit: its `window` event, its row, the new count. `newRound`:
+   * the first of a round (WindowThrash counts rounds). `forcedWindow`: it settles a forced
+   * window, so an engine's next session replaces one too full to resume.
+   */
+  private async record(body: WindowBody, turn: number, newRound: boolean, forcedWindow: boolean): Promise<Recorded> {
+    const prepared = await this.thread.log.prepare("window", body);
+    const seq = await this.thread.commits.write(() => {
+      const e = this.thread.append(prepared);
+      this.thread.tables.addWindow(e.seq, body);
+      const ws = this.ws();
+      ws.base = { row: this.thread.tables.lastRow(), tokens: body.tokensAfter };
+      // A reduction answers a warning; a forced window is settled by its disposition.
+      if (ws.pending && !ws.pending.forced) ws.pending = null;
+      if (newRound) ws.rounds = [...ws.rounds, turn].slice(-KEPT);
+      // The runtime's cut reaches an engine with a session of its own through a new session.
+      ws.reseed = forcedWindow || ws.reseed === "forced" ? "forced" : "asked";
+      this.thread.saveState();
+      return e.seq;
+    });
+    return { seq, ...body };
   }
 
   /**

@@ -3,20 +3,20 @@ import { accountScope } from "../../src/rules/accounts.js";
 import { callEngine } from "../../src/platform/engine-call.js";
 import { curatorModels } from "../../src/platform/config.js";
 import type { ThreadAccess } from "./thread-access.js";
+import { activeModel } from "./thread-state.js";
 
 /**
- * The curator model's summary of `entries` (then its fallback's), through the engine host's
+ * The curator's summary of `entries` (then its fallback's), through the engine host's
  * `POST /summaries`, on the thread's own account rules; the error when no model wrote one.
- * A summary reduction and a handoff with `context: "summary"` both ask it.
+ * With no curator configured the thread's own model writes it, on the thread's own
+ * account. A summary reduction and a handoff with `context: "summary"` both ask it.
  */
 export async function curatorSummary(thread: ThreadAccess, entries: TranscriptEntry[]): Promise<SummaryAnswer> {
   const c = thread.config;
-  const models = curatorModels(c);
-  if (models.length === 0) return { error: "no curator model is configured (SERVICE_CURATOR_MODEL)" };
   const s = thread.state()!;
   const request: SummaryRequest = {
     threadId: s.id,
-    models,
+    models: curatorModels(c, activeModel(s).model),
     account: s.spec.account,
     accountChoice: accountScope(c, s.spec.workspace),
     proxyEnv: s.spec.proxyEnv,

@@ -75,8 +75,6 @@ export class Handoffs {
       if (t.holder === to) return refuse(409, `seat ${to} holds the thread already`, CODES.seatHoldsThread);
       const open = this.pending();
       if (open) return refuse(409, `offer ${open.fromSeq} (${open.from} to ${open.to}) is pending: accept or decline it first`, CODES.handoffPending, { fromSeq: open.fromSeq });
-      if (context === "summary" && this.thread.config.curatorModel === null)
-        return refuse(409, "no curator model is configured (SERVICE_CURATOR_MODEL), so no summary can be handed over; offer context full", CODES.summaryUnavailable);
       return null;
     };
     const early = refusal(s);

@@ -48,6 +48,15 @@ export interface WindowState {
    * was too full to resume.
    */
   reseed: false | "asked" | "forced";
+  /**
+   * The engine's own prompt and tools, in tokens: a counted call less the estimate of the
+   * transcript its session held. Measured only while the session holds the whole reduced
+   * transcript (`summarized` false): after an engine compacted its own session, the
+   * difference says nothing, and the last measure stands.
+   */
+  ownTokens?: number;
+  /** The engine compacted its session since it was started from the transcript. */
+  summarized?: boolean;
   refusals: { seq: number; ts: string; refusal: WindowRefusal; text: string }[];
 }
 

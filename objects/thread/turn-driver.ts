@@ -1,5 +1,5 @@
 import { turnAccount } from "../../src/rules/accounts.js";
-import type { SteerRequest, TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
+import type { SteerRequest, TurnEndNote, TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
 import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
@@ -418,6 +418,9 @@ export class TurnDriver {
       const refusal = await this.compaction.recover(live.id, own ? "restarted" : "recut");
       if (refusal) {
         live.dropsContext = true;
+        // The engine host logged the refused run as window-full, not as the turn's end: this is it.
+        const note: TurnEndNote = { threadId: this.state!.id, turnId: live.id, engine: request.engine, model: request.model, class: "session", startedAt: Date.parse(this.state!.turn?.startedAt ?? "") || Date.now() };
+        await callEngine(this.thread.env, "/turn-ends", note).catch(() => {});
         return { outcome: "failed", failure: { class: "session", error: `the context window is full and the runtime could not reduce it (${refusal}): ${end.failure.error}` } };
       }
       const inputs = new Set(live.inputs);

@@ -4,6 +4,12 @@ import { z } from "zod";
 export const COMPACTION_MODES = ["microcompact", "collapse", "summary"] as const;
 export type CompactionMode = (typeof COMPACTION_MODES)[number];
 
+/**
+ * What a `window` event did: a mode a caller may ask for, or `drop`, the runtime's last
+ * resort when no summary could be written: the oldest turns leave the context whole.
+ */
+export type WindowKind = CompactionMode | "drop";
+
 /** Event seqs, first and last included. */
 export type SeqRange = [number, number];
 
@@ -12,7 +18,7 @@ export type WindowTrigger = "line" | "request" | "deadline" | "recovery" | "engi
 
 /** The `window` event: one reduction. */
 export interface WindowBody {
-  kind: CompactionMode;
+  kind: WindowKind;
   /** The seqs the reduction took out of the context (microcompact: whose bodies it replaced by a stub). */
   cut: SeqRange[];
   tokensBefore: number;
@@ -22,7 +28,7 @@ export interface WindowBody {
   summaryModel?: string;
   /** The summary text, for `summary`. */
   summary?: string;
-  /** A summary was asked for and no model wrote one: the cheap kinds ran instead. */
+  /** A summary was asked for and no model wrote one: the cheap kinds (and, still forced, a drop) ran instead. */
   summaryFailed?: string;
 }
 
@@ -31,7 +37,7 @@ export interface WindowPendingBody {
   forced: boolean;
   tokens: number;
   window: number;
-  /** For a forced window: how long the runtime waits for `POST /threads/:id/compact` before it chooses. */
+  /** For a forced window: how long the runtime waits for `POST /threads/:id/compact` before it chooses (0: it does not wait, no mode a caller could pick would fit). */
   deadlineMs?: number;
   /** The modes a caller may pick. */
   options: CompactionMode[];
@@ -39,8 +45,9 @@ export interface WindowPendingBody {
 
 /** The `compaction-disposition` event: how a forced window was settled. */
 export interface CompactionDispositionBody {
-  settledBy: "request" | "deadline" | "refused";
-  mode: CompactionMode | null;
+  /** `at-once`: no mode a caller could pick would have made the context fit, so the runtime reduced without waiting. */
+  settledBy: "request" | "deadline" | "at-once" | "refused";
+  mode: WindowKind | null;
   /** For `refused`: WindowThrash, WindowNoHeadroom or WindowBlocked. */
   refusal?: WindowRefusal;
 }

@@ -312,7 +312,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     summary: "Offers the thread to another seat; the offer is the seq of its event (`fromSeq`).",
     body: OfferHandoff,
     status: 201,
-    errors: [...SEAT_NAMED, [409, CODES.seatHoldsThread], [409, CODES.handoffPending], [409, CODES.summaryUnavailable], [409, CODES.threadArchived]],
+    errors: [...SEAT_NAMED, [409, CODES.seatHoldsThread], [409, CODES.handoffPending], [409, CODES.threadArchived]],
   },
   "GET /threads/:id/handoffs": { summary: "Every handoff offer, oldest first, with its state." },
   "POST /threads/:id/handoffs/:fromSeq/accept": {
@@ -327,7 +327,6 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     summary: "Reduces the context now, with `mode` or the runtime's choice (cheapest first); settles a forced window.",
     body: CompactRequest,
     errors: [
-      [409, CODES.summaryUnavailable],
       [409, CODES.engineBusy],
       [409, CODES.windowBlocked],
     ],
@@ -413,7 +412,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /workspaces/:name/memory/reflect": {
     summary: "The curator model's reflections on the newest memories, each citing the memories it rests on.",
     body: Reflect,
-    errors: [...WORKSPACE, [409, CODES.reflectUnavailable], [503, CODES.reflectUnavailable]],
+    errors: [...WORKSPACE, [503, CODES.reflectUnavailable]],
   },
   "GET /workspaces/:name/memory": { summary: "A page of the workspace's memories, newest first, with filters.", query: MemoryQuery, errors: WORKSPACE },
   "GET /workspaces/:name/memory/:id": { summary: "One memory.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },

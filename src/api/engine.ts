@@ -136,6 +136,20 @@ export interface SummaryRequest {
   entries: TranscriptEntry[];
 }
 
+/**
+ * Body of `POST /turn-ends`: a turn the runtime failed after the engine's last run of it
+ * ended refused as too long (`windowFull`), when no reduction made room. That run was
+ * logged as `window-full`, not as the turn's end; this is its end, for the front's log.
+ */
+export interface TurnEndNote {
+  threadId: string;
+  turnId: string;
+  engine: Engine;
+  model: string;
+  class: FailureClass;
+  startedAt: number;
+}
+
 /** Body of `POST /reflections`: the curator reads these memories and draws conclusions that cite them (docs/memory.md). */
 export interface ReflectionRequest extends Omit<SummaryRequest, "entries"> {
   memories: { id: string; kind: string; text: string }[];

@@ -77,7 +77,7 @@ export const CODES = {
   peerExists: "peer-exists",
   peerNotFound: "peer-not-found",
   previewNotFound: "preview-not-found",
-  /** `POST /threads/:id/compact` with `mode: "summary"` and no curator model configured. */
+  /** A handoff's summary that no curator model wrote (`context: "summary"`). */
   summaryUnavailable: "summary-unavailable",
   /** `POST /threads/:id/compact` with `mode: "summary"` on engine_a or engine_b while a turn runs in the session it would compact. */
   engineBusy: "engine-busy",
@@ -182,7 +182,7 @@ export const CODES = {
   memoryRetired: "memory-retired",
   /** An edit that would give a memory the text, or the key, another active memory holds. */
   memoryDuplicate: "memory-duplicate",
-  /** `reflect` with no curator model configured (`SERVICE_CURATOR_MODEL`), or none that answered. */
+  /** `reflect` when no curator model answered with usable reflections. */
   reflectUnavailable: "reflect-unavailable",
   /** A runtime tool call from a turn that is not the thread's running one (it ended, or the token outlived it). */
   turnNotRunning: "turn-not-running",

@@ -76,11 +76,11 @@ export const SETTINGS = {
   interruptGraceMs: operator("SERVICE_INTERRUPT_GRACE_MS", positive, "5000", "How long an interrupt waits for the engine before the thread cuts the turn"),
   windowWarnPercent: operator("SERVICE_WINDOW_WARN_PERCENT", positive, "70", "The warning line: a `window-pending` (`forced: false`) once a thread's context passes this share of its model's window (docs/compaction.md)"),
   windowReserveTokens: operator("SERVICE_WINDOW_RESERVE_TOKENS", positive, "1024", "Tokens kept free for the answer: a context that would leave fewer is a forced window (at most a quarter of the window)"),
-  windowDeadlineMs: operator("SERVICE_WINDOW_DEADLINE_MS", whole, "10000", "How long a forced window waits for `POST /threads/:id/compact` before the runtime reduces the context its own way"),
-  curatorModel: operator("SERVICE_CURATOR_MODEL", optional, null, "The model that writes `summary` reductions (on the pi engine's accounts); unset: no summaries, the cheap kinds only"),
+  windowDeadlineMs: operator("SERVICE_WINDOW_DEADLINE_MS", whole, "10000", "How long a forced window waits for `POST /threads/:id/compact` before the runtime reduces the context its own way; waited only when two modes or more would each make room (otherwise the runtime reduces at once, docs/compaction.md)"),
+  curatorModel: operator("SERVICE_CURATOR_MODEL", optional, null, "The model that writes `summary` reductions, handoff summaries and memory reflections (through pi-ai, on the accounts of its provider); unset: the thread's own model (a workspace's reflection: its policy's default model, else `SERVICE_DEFAULT_MODEL`)"),
   curatorFallbackModel: operator("SERVICE_CURATOR_FALLBACK_MODEL", optional, null, "The model asked when the curator model fails"),
   curatorTimeoutMs: operator("SERVICE_CURATOR_TIMEOUT_MS", positive, "60000", "How long one curator model may take to write a summary before it counts as failed (an engine's own compaction gets twice as long)"),
-  memoryReflectEvery: operator("SERVICE_MEMORY_REFLECT_EVERY", whole, "50", "A workspace reflects on its memory by itself once this many memories (reflections aside) were retained since its last reflection, when a curator model is configured; 0: only on request (docs/memory.md)"),
+  memoryReflectEvery: operator("SERVICE_MEMORY_REFLECT_EVERY", whole, "50", "A workspace reflects on its memory by itself once this many memories (reflections aside) were retained since its last reflection; 0: only on request (docs/memory.md)"),
   prOverlap: operator("SERVICE_PR_OVERLAP", on, "off", "`on`: `POST /github/overlap` acts on the duplicates it finds (a comment on the newer pull request naming the older, and the `possible-duplicate` label, once a pair); otherwise it is a dry run (docs/code-host.md)"),
   onBusy: operator("SERVICE_ON_BUSY", onBusy, "queue", "What a message does when it arrives while a turn runs, for threads whose spawn and workspace policy name nothing: `queue`, `steer`, `interrupt`, `reject`"),
   faults: operator("SERVICE_FAULTS", names, null, "Fault drills: `blob-put` makes every large-body save fail (how the degraded-thread test breaks storage); `wake-deliver` keeps every wake in its watched thread's outbox (how the subscription test stops a host between a match and its delivery); `memory-retain` makes every retain's write fail (how the memory alert test breaks the memory store)"),
@@ -114,9 +114,13 @@ export type RuntimeConfig = Parsed & {
   callers: CallerPolicy;
 };
 
-/** The curator model, then its fallback: what a summary or a reflection asks, in order; empty when none is configured. */
-export function curatorModels(c: RuntimeConfig): string[] {
-  return [c.curatorModel, c.curatorFallbackModel].filter((m): m is string => m !== null);
+/**
+ * What a summary or a reflection asks, in order: the curator model (unset: `own`, the
+ * model of the thread or workspace asking, so a default configuration still writes
+ * summaries), then its fallback.
+ */
+export function curatorModels(c: RuntimeConfig, own: string): string[] {
+  return [...new Set([c.curatorModel ?? own, c.curatorFallbackModel].filter((m): m is string => m !== null))];
 }
 
 export function readConfig(vars: ConfigVars): RuntimeConfig {

@@ -6,7 +6,7 @@
  * as a `window` event, and applied whenever the context is rebuilt.
  */
 import type { TranscriptEntry } from "../api/engine.js";
-import type { CompactionMode, SeqRange, WindowBody } from "../api/compaction.js";
+import type { CompactionMode, SeqRange, WindowBody, WindowKind } from "../api/compaction.js";
 
 /** A transcript entry with the seq of the event it came from (and, from the Thread's table, its row: the transcript's order). */
 export interface HeldEntry {
@@ -97,6 +97,18 @@ export function summaryEntry(range: SeqRange[], text: string): TranscriptEntry {
   return { role: "user", text: `[Summary of the conversation from event ${from} to event ${to}, written to save context]\n${text}` };
 }
 
+/** What takes the place of the turns a drop cut, so the model knows something came before. */
+export function dropEntry(range: SeqRange[]): TranscriptEntry {
+  const seqs = range.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
+  return { role: "user", text: `[Earlier conversation (events ${seqs}) was dropped to save context: no summary of it could be written. It is still in this thread's log.]` };
+}
+
+/** The entry a reduction leaves in place of its cut, if any: a summary's text, a drop's notice. */
+function placeholderOf(w: WindowBody): TranscriptEntry | null {
+  if (w.kind === "summary" && w.summary !== undefined) return summaryEntry(w.cut, w.summary);
+  return w.kind === "drop" ? dropEntry(w.cut) : null;
+}
+
 const inRanges = (seq: number, ranges: readonly SeqRange[]) => ranges.some(([a, b]) => seq >= a && seq <= b);
 
 /**
@@ -123,9 +135,10 @@ export function applyWindows(held: readonly HeldEntry[], windows: readonly Appli
     }
     const at = view.findIndex(cuts);
     const kept = view.filter((h) => !cuts(h));
-    if (w.kind === "summary" && w.summary !== undefined && at >= 0) {
+    const placeholder = placeholderOf(w);
+    if (placeholder && at >= 0) {
       const before = view.slice(0, at).filter((h) => !cuts(h)).length;
-      kept.splice(before, 0, { seq: w.cut[0]![0], entry: summaryEntry(w.cut, w.summary) });
+      kept.splice(before, 0, { seq: w.cut[0]![0], entry: placeholder });
     }
     view = kept;
   }
@@ -218,6 +231,25 @@ export function planSummary(view: readonly HeldEntry[], s: WindowSettings): Set<
   return cut;
 }
 
+/**
+ * The last resort when no summary could be written and the context still does not fit:
+ * the oldest turns (a user message and everything that answered it) leave the context
+ * whole, oldest first, until `excess` tokens are gone. The newest `keepTurns` stay (inside
+ * a turn, the current one), and so does whatever came before the first turn.
+ */
+export function planDrop(view: readonly HeldEntry[], keepTurns: number, excess: number): Set<number> {
+  const starts = turnStarts(view);
+  const cut = new Set<number>();
+  let saved = 0;
+  for (let t = 0; t < starts.length - keepTurns && saved < excess; t++) {
+    for (const h of view.slice(starts[t], starts[t + 1] ?? view.length)) {
+      cut.add(h.seq);
+      saved += estimateEntry(h.entry);
+    }
+  }
+  return cut;
+}
+
 /** The entries a summary is written from: the cut range as the curator reads it. */
 export function summarySource(view: readonly HeldEntry[], cut: ReadonlySet<number>): HeldEntry[] {
   return view.filter((h) => cut.has(h.seq));
@@ -230,8 +262,8 @@ export function planOf(mode: CompactionMode, view: readonly HeldEntry[], s: Wind
   return mode === "microcompact" ? planMicrocompact(view, s) : mode === "collapse" ? planCollapse(view, s) : planSummary(view, s);
 }
 
-/** Tokens a plan takes off the context. */
-export function savingOf(mode: CompactionMode, view: readonly HeldEntry[], cut: ReadonlySet<number>, summaryTokens = 0): number {
+/** Tokens a plan takes off the context, less what it puts in its place (a summary, a drop's notice). */
+export function savingOf(mode: WindowKind, view: readonly HeldEntry[], cut: ReadonlySet<number>, summaryTokens = 0): number {
   let saved = 0;
   for (const h of view) {
     if (!cut.has(h.seq)) continue;

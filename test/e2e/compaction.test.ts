@@ -44,10 +44,11 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
     expect(kinds(log, "turn-failed")).toEqual([]);
     const windows = kinds(log, "window");
     expect(windows.length).toBeGreaterThan(0);
-    expect(windows.every((w) => w.body.tokensAfter < w.body.tokensBefore && w.body.summaryModel === undefined)).toBe(true);
+    expect(windows.every((w) => w.body.tokensAfter < w.body.tokensBefore)).toBe(true);
     const forced = kinds(log, "window-pending").filter((e) => e.body.forced);
     expect(forced.length).toBeGreaterThan(0);
-    expect(forced[0]!.body).toMatchObject({ deadlineMs: 300, window: 8192, options: ["microcompact", "collapse"] });
+    // Stubs and collapses would each make room: a caller has a choice, and the deadline is waited.
+    expect(forced[0]!.body).toMatchObject({ deadlineMs: 300, window: 8192, options: ["microcompact", "collapse", "summary"] });
     const dispositions = kinds(log, "compaction-disposition");
     expect(dispositions.length).toBe(forced.length);
     expect(dispositions.every((d) => d.body.settledBy === "deadline" && d.body.mode !== null)).toBe(true);
@@ -76,6 +77,11 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
     expect(recut!.seq).toBeGreaterThan(line!.seq);
     expect(kinds(log, "turn-ended").length).toBe(1);
     expect(kinds(log, "turn-failed")).toEqual([]);
+    // The front's log says the refused run as window-full, and the turn as ended, never as failed.
+    const said = front().output().split("\n").filter((l) => l.includes(`thread=${id} `));
+    expect(said.filter((l) => l.includes("outcome=window-full")).length).toBeGreaterThan(0);
+    expect(said.filter((l) => l.includes("turn ended") && l.includes("outcome=completed")).length).toBe(1);
+    expect(said.filter((l) => l.includes("turn failed"))).toEqual([]);
     // The newest result stays whole; the two before it went to stubs.
     const prompt = await lastPrompt(front().simulatorUrl!);
     expect(prompt.match(/removed to save context/g)?.length).toBe(2);
@@ -100,6 +106,10 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
     expect(r.outcome).toBe("failed");
     expect(r.failure.class).toBe("session");
     expect(r.failure.error).toMatch(/^the context window is full and the runtime could not reduce it \(WindowNoHeadroom\)/);
+    // The front's log: the refused run as window-full, then the turn's end as failed, once.
+    const lines = front().output().split("\n").filter((l) => l.includes(`turn=${r.turnId} `));
+    expect(lines.filter((l) => l.includes("turn failed") && l.includes("class=session")).length).toBe(1);
+    expect(lines.filter((l) => l.includes("turn ended"))).toEqual([]);
     const status = (await call(base, "GET", `/threads/${id}/compact`)).body;
     expect(status.refusals.length).toBeGreaterThan(0);
     expect(status.refusals.every((x: { refusal: string }) => x.refusal === "WindowNoHeadroom")).toBe(true);
@@ -116,7 +126,7 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
     expect((await call(base, "GET", `/threads/${id}/compact`)).body.tokens).toBeLessThan(3000);
   });
 
-  it("compacts on request with a mode, and refuses a summary without a curator model", async () => {
+  it("compacts on request with a mode, a summary by the thread's own model when no curator is configured", async () => {
     const base = front().url;
     const id = await spawn(base);
     for (let n = 1; n <= 4; n++) await send(base, id, sim({ tool: output(1200) }, instruction(n)));
@@ -127,8 +137,8 @@ describe("a thread on a small window, the runtime choosing at the deadline", () 
     const again = await call(base, "POST", `/threads/${id}/compact`, { mode: "collapse" });
     expect(again.body.reductions).toEqual([]);
     const summary = await call(base, "POST", `/threads/${id}/compact`, { mode: "summary" });
-    expect(summary.status).toBe(409);
-    expect(summary.body.code).toBe("summary-unavailable");
+    expect(summary.status).toBe(200);
+    expect(summary.body.reductions).toMatchObject([{ kind: "summary", trigger: "request", summaryModel: "sim-8k" }]);
     expect((await call(base, "POST", `/threads/${id}/compact`, { mode: "shrink" })).status).toBe(400);
     expect((await call(base, "GET", `/threads/thr_00000000000000000000000000/compact`)).status).toBe(404);
     // A retired thread is not compacted, as it takes no messages.

@@ -185,6 +185,21 @@ describe.each(EVERY_ENGINE)("memory through the runtime's tools on %s", (engine,
 });
 
 describe("memory without a curator, and the alert", () => {
+  it("reflects with the runtime's default model when no curator model is configured", async () => {
+    const f = await startFront();
+    try {
+      const a = await retain({ text: "The deploy failed on Friday: a migration held a lock." }, f.url);
+      const script = JSON.stringify([{ text: "Migrations that lock tables fail deploys: run them apart.", cites: [a.body.id] }]);
+      await retain({ text: `The Monday deploy waited on the same lock.\n@sim ${JSON.stringify({ reply: script })}` }, f.url);
+      const reflected = await call(f.url, "POST", `${M}/reflect`, {});
+      expect(reflected.status, JSON.stringify(reflected.body)).toBe(200);
+      expect(reflected.body).toMatchObject({ model: "sim-1", reflections: [{ kind: "reflection", cites: [a.body.id] }] });
+    } finally {
+      await f.stop();
+      removeDir(f.dataDir);
+    }
+  });
+
   it("reflects by itself once enough memory accumulated (SERVICE_MEMORY_REFLECT_EVERY)", async () => {
     const f = await startFront({ env: { SERVICE_CURATOR_MODEL: "sim-1", SERVICE_MEMORY_REFLECT_EVERY: "3" } });
     try {
@@ -204,12 +219,10 @@ describe("memory without a curator, and the alert", () => {
     }
   });
 
-  it("refuses reflect clearly without a curator model, and raises and clears the alert across a restart", async () => {
+  it("raises and clears the alert across a restart", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-memory-alert-"));
     let f = await startFront({ dataDir });
     try {
-      const refused = await call(f.url, "POST", `${M}/reflect`, {});
-      expect([refused.status, refused.body.code]).toEqual([409, "reflect-unavailable"]);
       expect((await call(f.url, "GET", "/health")).body.memoryAlert).toBeNull();
       const big = await retain({ text: "x".repeat(9000) }, f.url);
       expect([big.status, big.body.code]).toEqual([413, "memory-too-large"]);

@@ -4,9 +4,11 @@ import type { TranscriptEntry } from "../../src/api/engine.js";
 import {
   applyWindows,
   DEFAULT_WINDOW_SETTINGS,
+  dropEntry,
   estimateEntries,
   linesOf,
   planCollapse,
+  planDrop,
   planMicrocompact,
   planSummary,
   rangesOf,
@@ -165,5 +167,50 @@ describe("WindowThrash", () => {
     expect(thrashes([5, 5, 6], 6, S)).toBe(false);
     expect(thrashes([5, 5, 6, 6], 6, S)).toBe(true);
     expect(thrashes([3, 3, 4, 4], 6, S)).toBe(false);
+  });
+});
+
+describe("the last resort: a drop of the oldest turns", () => {
+  const view = transcript(4, 1, big(400));
+  const turnSeqs = (t: number) => {
+    const starts = view.flatMap((h, i) => (h.entry.role === "user" ? [i] : []));
+    return view.slice(starts[t - 1], starts[t] ?? view.length).map((h) => h.seq);
+  };
+
+  it("takes whole turns, oldest first, until the excess is gone", () => {
+    const one = estimateEntries(view.filter((h) => turnSeqs(1).includes(h.seq)));
+    expect([...planDrop(view, 0, 1)]).toEqual(turnSeqs(1));
+    expect([...planDrop(view, 0, one)]).toEqual(turnSeqs(1));
+    expect([...planDrop(view, 0, one + 1)]).toEqual([...turnSeqs(1), ...turnSeqs(2)]);
+  });
+
+  it("keeps the newest turns it is told to, and cuts nothing with no excess", () => {
+    expect([...planDrop(view, 1, 1_000_000)]).toEqual([1, 2, 3].flatMap(turnSeqs));
+    expect(planDrop(view, 4, 1_000_000).size).toBe(0);
+    expect(planDrop(view, 0, 0).size).toBe(0);
+  });
+
+  it("leaves a notice naming the cut seqs where the turns were, and saves their tokens less the notice", () => {
+    const cut = planDrop(view, 0, 1);
+    const ranges = rangesOf(view, cut);
+    const drop: WindowBody = { kind: "drop", cut: ranges, tokensBefore: 0, tokensAfter: 0, trigger: "line", summaryFailed: "no model answered" };
+    const after = applyWindows(view, [drop]);
+    expect(after[0]!.entry).toEqual(dropEntry(ranges));
+    expect((after[0]!.entry as { text: string }).text).toContain(`events ${ranges[0]![0]}-${ranges[0]![1]}`);
+    expect(after.slice(1)).toEqual(view.filter((h) => !cut.has(h.seq)));
+    const notice = estimateEntries([after[0]!]);
+    expect(savingOf("drop", view, cut, notice)).toBe(estimateEntries(view.filter((h) => cut.has(h.seq))) - notice);
+  });
+
+  it("takes an earlier drop's notice with the turn after it, so notices never pile up", () => {
+    const first = rangesOf(view, planDrop(view, 0, 1));
+    const once = applyWindows(view, [{ kind: "drop", cut: first, tokensBefore: 0, tokensAfter: 0, trigger: "line" }]);
+    const second = rangesOf(once, planDrop(once, 0, 1));
+    const twice = applyWindows(view, [
+      { kind: "drop", cut: first, tokensBefore: 0, tokensAfter: 0, trigger: "line" },
+      { kind: "drop", cut: second, tokensBefore: 0, tokensAfter: 0, trigger: "line" },
+    ]);
+    expect(twice.filter((h) => h.entry.role === "user" && h.entry.text.startsWith("[Earlier conversation")).length).toBe(1);
+    expect(twice.filter((h) => h.entry.role === "user").length).toBe(3);
   });
 });

@@ -5,8 +5,11 @@
  * Script words: `hang` (never ends until interrupted), `stubborn` (never ends, ignores
  * interrupts), `crash` (the stream breaks),
  * `garbage` (a malformed report line), `bigtool` (a tool result of 300,000 bytes), `unpriced`
- * (usage without a price), `cut` (a turn the output limit ended); anything else gets
- * `engine saw: <text>`.
+ * (usage without a price), `cut` (a turn the output limit ended), `smallwindow` (the
+ * reply echoes the message, and the usage counts the whole context, four characters a
+ * token, in a window of 4,096; with `withtool` too, a shell call's 2,000-character result
+ * comes first); anything else gets `engine saw: <text>`. No summary is
+ * ever written: `/summaries` answers every curator request with an error.
  */
 const hanging = new Map<string, () => void>();
 
@@ -17,8 +20,9 @@ export async function scriptedEngine(request: Request): Promise<Response> {
     hanging.get(interrupt[1]!)?.();
     return Response.json({ interrupting: true });
   }
+  if (path === "/summaries") return Response.json({ error: "the scripted engine writes no summaries" });
   if (path !== "/turns") return Response.json({ delivered: true });
-  const turn = (await request.json()) as { turnId: string; inputs: { text: string }[]; transcript: unknown[] };
+  const turn = (await request.json()) as { turnId: string; model: string; inputs: { text: string }[]; transcript: unknown[] };
   const text = turn.inputs.map((i) => i.text).join(" | ");
   const line = (o: unknown) => new TextEncoder().encode(JSON.stringify(o) + "\n");
   const stream = new ReadableStream<Uint8Array>({
@@ -40,6 +44,17 @@ export async function scriptedEngine(request: Request): Promise<Response> {
       if (text.includes("bigtool")) {
         controller.enqueue(line({ type: "tool-call", callId: "call_big", name: "shell", input: { command: "yes" } }));
         controller.enqueue(line({ type: "tool-result", callId: "call_big", name: "shell", output: "z".repeat(300_000), isError: false }));
+      }
+      if (text.includes("smallwindow")) {
+        const input = Math.ceil((JSON.stringify(turn.transcript).length + text.length) / 4);
+        if (text.includes("withtool")) {
+          controller.enqueue(line({ type: "tool-call", callId: `call_${turn.turnId}`, name: "shell", input: { command: "cat notes" } }));
+          controller.enqueue(line({ type: "tool-result", callId: `call_${turn.turnId}`, name: "shell", output: "n".repeat(2000), isError: false }));
+        }
+        controller.enqueue(line({ type: "reply", text }));
+        controller.enqueue(line({ type: "usage", model: turn.model, inputTokens: input, outputTokens: Math.ceil(text.length / 4), usd: 0.001, contextWindow: 4096 }));
+        controller.enqueue(line({ type: "end", outcome: "completed" }));
+        return controller.close();
       }
       controller.enqueue(line({ type: "reply", text: `engine saw: ${text} (${turn.transcript.length} before)` }));
       controller.enqueue(line({ type: "usage", model: "scripted", inputTokens: 10, outputTokens: 5, usd: text.includes("unpriced") ? null : 0.001 }));

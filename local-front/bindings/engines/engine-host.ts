@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
-import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type ReflectionRequest, type SummaryRequest, type TurnRequest } from "../../../src/api/engine.js";
+import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type ReflectionRequest, type SummaryRequest, type TurnEndNote, type TurnRequest } from "../../../src/api/engine.js";
 import { writeReflections } from "../memory/reflect.js";
 import { runEngineATurn } from "./engine-a/turn.js";
 import type { EngineEntry, EngineHostState } from "../../../src/api/engines.js";
@@ -104,7 +104,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     const entry = engineEntries(deps).find((e) => e.engine === request.engine);
     const startedAt = Date.now();
     if (entry && !entry.available) {
-      logTurnEnd(request, "engine-unavailable", startedAt);
+      logTurnEnd(request, { class: "engine-unavailable" }, startedAt);
       return reply(res, 503, { class: "engine-unavailable", error: `${entry.engine} is not available: ${entry.reason}` });
     }
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
@@ -114,7 +114,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
       if (ended || res.writableEnded) return;
       if (r.type === "end") {
         ended = true;
-        logTurnEnd(request, r.failure?.class ?? null, startedAt);
+        logTurnEnd(request, r.failure ?? null, startedAt);
         r = withProxyCause(r, deps.proxyFailureSince(request.threadId, startedAt));
       }
       res.write(`${JSON.stringify(r)}\n`);
@@ -155,6 +155,11 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     if (path === "/turns") return startTurn(body as TurnRequest, res);
     if (path === "/summaries") return reply(res, 200, await writeSummary(body as SummaryRequest, deps.network));
     if (path === "/reflections") return reply(res, 200, await writeReflections(body as ReflectionRequest, deps.network));
+    if (path === "/turn-ends") {
+      const note = body as TurnEndNote;
+      logTurnEnd(note, { class: note.class }, note.startedAt);
+      return reply(res, 200, { logged: true });
+    }
     if (path === "/merges") {
       const work = MergeBody.safeParse(body);
       if (!work.success) return reply(res, 400, { error: "a merge is {into, from, message}, with absolute paths", code: CODES.invalidBody });
