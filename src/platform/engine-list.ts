@@ -10,7 +10,9 @@ export async function engineHostState(env: Env): Promise<EngineHostState | null>
   try {
     const res = await env.ENGINES.fetch("https://engines/engines", { headers: { [ENGINES_TOKEN_HEADER]: env.SERVICE_ENGINES_TOKEN ?? "" } });
     if (!res.ok) return null;
-    return (await res.json()) as EngineHostState;
+    // An engine host of another build (or a stand-in) may answer without these: unknown, not a failed /health.
+    const state = (await res.json()) as Partial<EngineHostState> | null;
+    return Array.isArray(state?.engines) && typeof state.sandbox?.state === "string" ? (state as EngineHostState) : null;
   } catch {
     return null;
   }
