@@ -187,7 +187,8 @@ describe("methods", () => {
     expect([options.status, options.headers.allow]).toEqual([204, "POST, OPTIONS"]);
     const nowhere = await raw("GET", "/no/such/route", {});
     expect(nowhere.status).toBe(404);
-    expect(Object.keys(nowhere.body).sort()).toEqual(["build", "error"]);
+    expect(Object.keys(nowhere.body).sort()).toEqual(["build", "code", "error"]);
+    expect(nowhere.body.code).toBe("route-not-found");
   });
 });
 
