@@ -74,11 +74,12 @@ describe("memory quality on the synthetic set", () => {
     const again = await pool(set.duplicates, (text) => retain({ text }));
     const duplicatesStored = again.filter((k) => !k.duplicate || !currentIds.has(k.id)).length;
 
-    // One active memory per key, and it is the key's current one.
+    // One active fact per key, and it is the key's current one (the workspace reflects on its
+    // memory by itself every 50 retains, so reflections stand beside the facts).
     const active: { id: string; key: string | null }[] = [];
     let before: number | null = null;
     do {
-      const page: { memories: { id: string; key: string | null }[]; nextBefore: number | null } = (await call(base, "GET", `${M}?limit=500${before ? `&before=${before}` : ""}`)).body;
+      const page: { memories: { id: string; key: string | null }[]; nextBefore: number | null } = (await call(base, "GET", `${M}?kind=fact&limit=500${before ? `&before=${before}` : ""}`)).body;
       active.push(...page.memories);
       before = page.nextBefore;
     } while (before);
