@@ -58,7 +58,8 @@ export function planInstall(facts: MachineFacts): InstallPlan {
   return {
     action: "install",
     packages: missing.map((m) => m.pkg),
-    prefix: isRoot ? [] : ["sudo", "-n"],
+    // sudo's env_reset would drop DEBIAN_FRONTEND, and apt-get could then ask a question nobody answers.
+    prefix: isRoot ? [] : ["sudo", "-n", "env", "DEBIAN_FRONTEND=noninteractive"],
     announce: `installing ${purposes} from Debian's packages: ${isRoot ? "" : "sudo -n "}apt-get install ${names(missing)}`,
   };
 }
@@ -80,7 +81,7 @@ export function machineFacts(needed: Needed[], allowed: boolean): MachineFacts {
   const missing = needed.filter((n) => !onPath(n.command));
   const isRoot = process.getuid?.() === 0;
   // Asked only when it could matter: sudo may log each try.
-  const hasSudo = missing.length > 0 && !isRoot && onPath("sudo") && spawnSync("sudo", ["-n", "true"], { stdio: "ignore", timeout: 10_000 }).status === 0;
+  const hasSudo = allowed && missing.length > 0 && !isRoot && onPath("sudo") && spawnSync("sudo", ["-n", "true"], { stdio: "ignore", timeout: 10_000 }).status === 0;
   return { missing, isRoot, hasSudo, hasApt: onPath("apt-get"), allowed };
 }
 

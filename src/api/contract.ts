@@ -438,7 +438,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "GET /code/outline": {
     summary: "The symbols of a file (name, kind, range, parent, signature), parsed with tree-sitter.",
     query: OutlineQuery,
-    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [415, CODES.codeLanguageUnknown], [413, CODES.codeFileTooLarge], [422, CODES.codeParseFailed], [503, CODES.codeServiceUnavailable]],
+    errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [403, CODES.codePathDenied], [415, CODES.codeLanguageUnknown], [413, CODES.codeFileTooLarge], [422, CODES.codeParseFailed], [503, CODES.codeServiceUnavailable]],
   },
   "POST /code/search": {
     summary: "A literal or regular-expression search over one root or all, with ripgrep.",

@@ -26,7 +26,7 @@ describe("installing the sandbox's Debian packages at start", () => {
   it("installs through sudo -n when not root and sudo needs no password", () => {
     expect(planInstall(facts({ isRoot: false, hasSudo: true }))).toMatchObject({
       action: "install",
-      prefix: ["sudo", "-n"],
+      prefix: ["sudo", "-n", "env", "DEBIAN_FRONTEND=noninteractive"],
       announce: expect.stringContaining(": sudo -n apt-get install bubblewrap"),
     });
   });

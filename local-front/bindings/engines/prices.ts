@@ -8,6 +8,21 @@ export type Price = Model<Api>["cost"];
 /** The simulator's own models have a price (`sim-unpriced` aside), so cost accounting is exercised offline. */
 const SIM_PRICE: Price = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 };
 
+/**
+ * The concrete id an engine_a family alias (`sonnet`, `opus`, `haiku`) stands for when a
+ * provider is called directly: the agent's CLI resolves the alias itself, but a call made
+ * through pi-ai (the curator's summary of an engine_a thread) reaches the provider with
+ * the id as given, which a real one refuses. The newest undated id of the family in pi-ai's
+ * catalog; any other id comes back unchanged.
+ */
+export function concreteModel(provider: Provider, id: string): string {
+  if (provider !== "anthropic" || !/^(sonnet|opus|haiku)$/.test(id)) return id;
+  const version = (m: string) => /^claude-[a-z]+-(\d+)-(\d+)$/.exec(m)?.slice(1).map(Number);
+  const family = (getModels("anthropic") as Model<Api>[]).map((m) => m.id).filter((m) => m.startsWith(`claude-${id}-`) && version(m));
+  family.sort((a, b) => version(b)![0]! - version(a)![0]! || version(b)![1]! - version(a)![1]!);
+  return family[0] ?? id;
+}
+
 /** A known model's catalog entry (prices, limits) from pi-ai, if it has one. */
 export function catalogEntry(provider: Provider, id: string): Model<Api> | undefined {
   return (getModels(provider as KnownProvider) as Model<Api>[]).find((m) => m.id === id);

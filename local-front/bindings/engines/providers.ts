@@ -1,6 +1,6 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { SessionAccess } from "./access.js";
-import { catalogEntry, priceOf } from "./prices.js";
+import { catalogEntry, concreteModel, priceOf } from "./prices.js";
 import { simulatedImages, simulatedWindow } from "../../simulator/models.js";
 
 function isResponsesModel(id: string): boolean {
@@ -19,7 +19,9 @@ export function windowOf(provider: SessionAccess["provider"], id: string): numbe
  * the simulator answers all three. Prices come from pi-ai's catalog for known models
  * (local-front/bindings/engines/prices.ts).
  */
-export function piModel(access: SessionAccess, id: string): Model<Api> {
+export function piModel(access: SessionAccess, given: string): Model<Api> {
+  // Offline the simulator answers the alias itself; a real provider needs the id it stands for.
+  const id = access.account ? concreteModel(access.provider, given) : given;
   const api: Api = access.provider === "anthropic" ? "anthropic-messages" : isResponsesModel(id) ? "openai-responses" : "openai-completions";
   const known = access.account ? catalogEntry(access.provider, id) : undefined;
   return {
