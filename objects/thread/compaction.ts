@@ -342,7 +342,7 @@ export class Compaction {
         await this.rebase();
         done.push(...(await this.reduce(CHEAP, trigger, turn, {}, true)).done);
       }
-      if (this.forced()) done.push(...(await this.dropOldest(trigger, turn, 0, done, summaryFailed)));
+      if (this.forced()) done.push(...(await this.dropOldest(trigger, turn, done, summaryFailed)));
       // Still forced: settled as refused (a caller's request was recorded as theirs already).
       if (this.forced()) await this.noHeadroom(false);
       else await this.dispose({ settledBy: atOnce ? "at-once" : "deadline", mode: done.at(-1)?.kind ?? null });
@@ -391,8 +391,7 @@ export class Compaction {
       // Inside a turn an engine's session is busy: the cheap kinds, and a new session from them.
       const { done, summaryFailed } = await this.reduce(this.ownsSession() ? CHEAP : CHEAPEST_FIRST, "recovery", turn, RECUT);
       if (done.length === 0 || this.forced()) done.push(...(await this.reduce(["microcompact"], "recovery", turn, { keepToolResults: 0 })).done);
-      // The turn's own messages stay: it goes on from them.
-      if (done.length === 0 || this.forced()) done.push(...(await this.dropOldest("recovery", turn, 1, done, summaryFailed)));
+      if (done.length === 0 || this.forced()) done.push(...(await this.dropOldest("recovery", turn, done, summaryFailed)));
       if (done.length > 0) return null;
       await this.noHeadroom(true, turnId);
       return "WindowNoHeadroom";
@@ -533,11 +532,12 @@ export class Compaction {
 
   /**
    * The last resort, when the runtime's choice (a summary among it) left the context
-   * forced: the oldest turns leave it whole, the newest `keepTurns` aside, until it is
-   * under the target. A system line names the cut seqs and why no summary did it:
-   * `summaryFailed`, else what `before` (this round's reductions so far) shows.
+   * forced: the oldest turns leave it whole until it is under the target; a running turn
+   * (inside a recovery) keeps everything from its first input on, since it goes on from
+   * them. A system line names the cut seqs and why no summary did it: `summaryFailed`,
+   * else what `before` (this round's reductions so far) shows.
    */
-  private async dropOldest(trigger: WindowTrigger, turn: number, keepTurns: number, before: readonly Recorded[], summaryFailed: string | undefined): Promise<Recorded[]> {
+  private async dropOldest(trigger: WindowTrigger, turn: number, before: readonly Recorded[], summaryFailed: string | undefined): Promise<Recorded[]> {
     const lines = this.lines();
     // A cut waits for an open delegation's result; the kinds before this one said so (WindowBlocked).
     if (!lines || this.delegationOpen()) return [];
@@ -545,14 +545,28 @@ export class Compaction {
     const tokens = this.tokens();
     // In a recovery the provider refused what the count says fits: at least one turn goes.
     const excess = tokens + this.thread.tables.queuedTokens() - targetOf(lines);
-    const cut = planDrop(view, keepTurns, trigger === "recovery" ? Math.max(1, excess) : excess);
+    const cut = planDrop(view, trigger === "recovery" ? Math.max(1, excess) : excess, this.runningFrom());
     if (cut.size === 0) return [];
     const ranges = rangesOf(view, cut);
     const why = summaryFailed ?? (before.some((w) => w.kind === "summary") ? "the summary left too little room" : "no summary could make room");
     const body: WindowBody = { kind: "drop", cut: ranges, tokensBefore: tokens, tokensAfter: Math.max(0, tokens - savingOf("drop", view, cut, estimateEntry(dropEntry(ranges)))), trigger, summaryFailed: why };
+    const recorded = await this.record(body, turn, before.length === 0, trigger !== "recovery");
+    // Said once the cut is committed: a record that fails must not leave a line announcing it.
     const seqs = ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
     await this.say("error", `the oldest turns left the context to make room (events ${seqs}; ${why})`);
-    return [await this.record(body, turn, before.length === 0, trigger !== "recovery")];
+    return [recorded];
+  }
+
+  /**
+   * The transcript row of the running turn's first input. Read from the transcript as
+   * recorded, so a reduction that already cut that message still bounds the drop; its
+   * steering messages are inputs too, but join later. Undefined with no turn running, or
+   * none of its messages in the transcript.
+   */
+  private runningFrom(): number | undefined {
+    const inputs = new Set(this.thread.state()!.turn?.inputs ?? []);
+    if (inputs.size === 0) return undefined;
+    return this.thread.tables.held().find((h) => inputs.has(h.seq) && h.entry.role === "user")?.row;
   }
 
   /**

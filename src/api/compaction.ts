@@ -37,7 +37,7 @@ export interface WindowPendingBody {
   forced: boolean;
   tokens: number;
   window: number;
-  /** For a forced window: how long the runtime waits for `POST /threads/:id/compact` before it chooses (0: it does not wait, no mode a caller could pick would fit). */
+  /** For a forced window: how long the runtime waits for `POST /threads/:id/compact` before it chooses (0: it does not wait, fewer than two modes a caller could pick would each fit). */
   deadlineMs?: number;
   /** The modes a caller may pick. */
   options: CompactionMode[];
@@ -45,7 +45,7 @@ export interface WindowPendingBody {
 
 /** The `compaction-disposition` event: how a forced window was settled. */
 export interface CompactionDispositionBody {
-  /** `at-once`: no mode a caller could pick would have made the context fit, so the runtime reduced without waiting. */
+  /** `at-once`: the runtime reduced without waiting, as fewer than two modes a caller could pick would each have made the context fit: with one, the runtime's choice reaches it; with none, only its last resort can. */
   settledBy: "request" | "deadline" | "at-once" | "refused";
   mode: WindowKind | null;
   /** For `refused`: WindowThrash, WindowNoHeadroom or WindowBlocked. */

@@ -234,15 +234,19 @@ export function planSummary(view: readonly HeldEntry[], s: WindowSettings): Set<
 /**
  * The last resort when no summary could be written and the context still does not fit:
  * the oldest turns (a user message and everything that answered it) leave the context
- * whole, oldest first, until `excess` tokens are gone. The newest `keepTurns` stay (inside
- * a turn, the current one), and so does whatever came before the first turn.
+ * whole, oldest first, until `excess` tokens are gone. Nothing from the row `keepFromRow`
+ * on is cut, nor whatever came before the first turn. A running turn's first input is
+ * that row, not its newest run of user messages: a steered turn has a second one after
+ * its tool results, and the message the turn answers comes before it.
  */
-export function planDrop(view: readonly HeldEntry[], keepTurns: number, excess: number): Set<number> {
-  const starts = turnStarts(view);
+export function planDrop(view: readonly HeldEntry[], excess: number, keepFromRow = Number.POSITIVE_INFINITY): Set<number> {
+  const kept = view.findIndex((h) => h.row !== undefined && h.row >= keepFromRow);
+  const end = kept < 0 ? view.length : kept;
+  const starts = turnStarts(view.slice(0, end));
   const cut = new Set<number>();
   let saved = 0;
-  for (let t = 0; t < starts.length - keepTurns && saved < excess; t++) {
-    for (const h of view.slice(starts[t], starts[t + 1] ?? view.length)) {
+  for (let t = 0; t < starts.length && saved < excess; t++) {
+    for (const h of view.slice(starts[t], starts[t + 1] ?? end)) {
       cut.add(h.seq);
       saved += estimateEntry(h.entry);
     }

@@ -51,10 +51,10 @@ describe.each([
       const dispositions = log.filter((e) => e.kind === "compaction-disposition").map((e) => e.body);
       expect(dispositions.length).toBe(forced.length);
       expect(dispositions.filter((d) => d.settledBy !== "at-once")).toEqual([]);
-      // Where no summary made room, the oldest turns left whole, said in a line naming their seqs.
+      // Where no summary made room, the oldest turns left whole, said in the line after it naming their seqs.
       for (const drop of windows.filter((w) => w.body.kind === "drop")) {
         expect(drop.body.summaryModel).toBeUndefined();
-        expect(log.find((e) => e.seq === drop.seq - 1)!.body.text).toMatch(/^the oldest turns left the context to make room \(events [\d, -]+; /);
+        expect(log.find((e) => e.seq === drop.seq + 1)!.body.text).toMatch(/^the oldest turns left the context to make room \(events [\d, -]+; /);
       }
       if (engine === "pi") expect(windows.some((w) => w.body.kind === "summary" && w.body.summaryModel === "sim-8k" || w.body.kind === "drop")).toBe(true);
       // The front's log: every run of the thread's turns ended completed (a run the provider refused

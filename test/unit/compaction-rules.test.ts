@@ -179,19 +179,39 @@ describe("the last resort: a drop of the oldest turns", () => {
 
   it("takes whole turns, oldest first, until the excess is gone", () => {
     const one = estimateEntries(view.filter((h) => turnSeqs(1).includes(h.seq)));
-    expect([...planDrop(view, 0, 1)]).toEqual(turnSeqs(1));
-    expect([...planDrop(view, 0, one)]).toEqual(turnSeqs(1));
-    expect([...planDrop(view, 0, one + 1)]).toEqual([...turnSeqs(1), ...turnSeqs(2)]);
+    expect([...planDrop(view, 1)]).toEqual(turnSeqs(1));
+    expect([...planDrop(view, one)]).toEqual(turnSeqs(1));
+    expect([...planDrop(view, one + 1)]).toEqual([...turnSeqs(1), ...turnSeqs(2)]);
+    expect([...planDrop(view, 1_000_000)]).toEqual([1, 2, 3, 4].flatMap(turnSeqs));
   });
 
-  it("keeps the newest turns it is told to, and cuts nothing with no excess", () => {
-    expect([...planDrop(view, 1, 1_000_000)]).toEqual([1, 2, 3].flatMap(turnSeqs));
-    expect(planDrop(view, 4, 1_000_000).size).toBe(0);
-    expect(planDrop(view, 0, 0).size).toBe(0);
+  it("keeps everything from the row it is told to, and cuts nothing with no excess", () => {
+    const rowed = view.map((h, i) => ({ ...h, row: i + 1 }));
+    const fourth = rowed.find((h) => h.seq === turnSeqs(4)[0])!.row;
+    expect([...planDrop(rowed, 1_000_000, fourth)]).toEqual([1, 2, 3].flatMap(turnSeqs));
+    expect(planDrop(rowed, 1_000_000, 1).size).toBe(0);
+    expect(planDrop(view, 0).size).toBe(0);
+  });
+
+  it("in a recovery, keeps a steered turn from its first input on, not only from the steer", () => {
+    const older = transcript(2, 1, big(400));
+    let seq = older.at(-1)!.seq + 10;
+    const running: HeldEntry[] = [
+      { seq: seq++, entry: { role: "user", text: "the task the running turn answers" } },
+      { seq: seq++, entry: { role: "tool-call", callId: "r.1", name: "shell", input: { command: "step 1" } } },
+      { seq: seq++, entry: { role: "tool-result", callId: "r.1", name: "shell", output: big(400), isError: false } },
+      { seq: seq++, entry: { role: "user", text: "a steer, joined after the tool result" } },
+    ];
+    const rowed = [...older, ...running].map((h, i) => ({ ...h, row: i + 1 }));
+    const first = rowed[older.length]!.row;
+    const cut = planDrop(rowed, 1_000_000, first);
+    expect(rowed.filter((h) => !cut.has(h.seq)).map((h) => h.seq)).toEqual(running.map((h) => h.seq));
+    // Control: the older turns go whole.
+    expect([...cut]).toEqual(older.map((h) => h.seq));
   });
 
   it("leaves a notice naming the cut seqs where the turns were, and saves their tokens less the notice", () => {
-    const cut = planDrop(view, 0, 1);
+    const cut = planDrop(view, 1);
     const ranges = rangesOf(view, cut);
     const drop: WindowBody = { kind: "drop", cut: ranges, tokensBefore: 0, tokensAfter: 0, trigger: "line", summaryFailed: "no model answered" };
     const after = applyWindows(view, [drop]);
@@ -203,9 +223,9 @@ describe("the last resort: a drop of the oldest turns", () => {
   });
 
   it("takes an earlier drop's notice with the turn after it, so notices never pile up", () => {
-    const first = rangesOf(view, planDrop(view, 0, 1));
+    const first = rangesOf(view, planDrop(view, 1));
     const once = applyWindows(view, [{ kind: "drop", cut: first, tokensBefore: 0, tokensAfter: 0, trigger: "line" }]);
-    const second = rangesOf(once, planDrop(once, 0, 1));
+    const second = rangesOf(once, planDrop(once, 1));
     const twice = applyWindows(view, [
       { kind: "drop", cut: first, tokensBefore: 0, tokensAfter: 0, trigger: "line" },
       { kind: "drop", cut: second, tokensBefore: 0, tokensAfter: 0, trigger: "line" },

@@ -28,8 +28,8 @@ describe("a full window in the default configuration (scripted engine, no summar
       expect(drop.body.summaryModel).toBeUndefined();
       expect(drop.body.summaryFailed).toMatch(/the scripted engine writes no summaries/);
       expect(drop.body.tokensAfter).toBeLessThan(drop.body.tokensBefore);
-      // The system line just before it names the seqs it cut.
-      const line = log.find((e) => e.seq === drop.seq - 1)!;
+      // The system line just after it names the seqs it cut.
+      const line = log.find((e) => e.seq === drop.seq + 1)!;
       const seqs = drop.body.cut.map(([a, b]: [number, number]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
       expect(line.body.text).toContain(`(events ${seqs};`);
     }
