@@ -17,7 +17,7 @@ describe("the registry of runtimes", () => {
   });
   afterEach(() => {
     // This test's entries, in the account's real registry.
-    for (const name of readdirSync(registry).filter((n) => n.endsWith(".json")))
+    for (const name of existsSync(registry) ? readdirSync(registry).filter((n) => n.endsWith(".json")) : [])
       if (readFileSync(join(registry, name), "utf8").includes(home)) rmSync(join(registry, name), { force: true });
     removeDir(home);
   });
