@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, startFront, type Front } from "../support/front.js";
@@ -7,7 +8,7 @@ import { call, events, sim } from "../support/http.js";
 /**
  * Two runtimes on one host, same user (docs/credentials.md, "Other runtimes on the host"):
  * a session of runtime A cannot read runtime B's data directory, accounts file or engine
- * state, at custom places or at the defaults. Everything lives under /var/tmp, not /tmp:
+ * state, at custom places or at the defaults, even one started with a HOME of its own. Everything lives under /var/tmp, not /tmp:
  * every sandbox has a private /tmp, which would hide it whatever the registry says. The
  * control is a file beside B's places, which the same session reads.
  */
@@ -18,6 +19,8 @@ const MARKERS = {
   bData: `runtime-b-data-${tag}`,
   bEngine: `runtime-b-engine-${tag}`,
   cData: `runtime-c-data-${tag}`,
+  dAccount: `sk-runtime-d-${tag}`,
+  dData: `runtime-d-data-${tag}`,
 };
 
 const root = mkdtempSync("/var/tmp/agent-runtime-apart-");
@@ -25,7 +28,12 @@ const root = mkdtempSync("/var/tmp/agent-runtime-apart-");
 const home = join(root, "home");
 const b = { data: join(root, "b-data"), accounts: join(root, "b-accounts.json"), engine: join(root, "b-engine") };
 const c = { data: join(home, ".service", "agents-host") };
+/** D: the same user started with a HOME of its own, its data directory the default under it. */
+const dHome = join(root, "d-home");
+const d = { data: join(dHome, ".service", "agents-host"), accounts: join(root, "d-accounts.json") };
 const readable = join(root, "readable.txt");
+/** Where every runtime of this user records its places, whatever its HOME: the passwd home's. */
+const registry = join(userInfo().homedir, ".service", "runtimes");
 
 function placeSecrets(): void {
   mkdirSync(home);
@@ -37,6 +45,9 @@ function placeSecrets(): void {
   writeFileSync(join(b.engine, "marker.txt"), MARKERS.bEngine);
   mkdirSync(c.data, { recursive: true });
   writeFileSync(join(c.data, "marker.txt"), MARKERS.cData);
+  mkdirSync(d.data, { recursive: true });
+  writeFileSync(join(d.data, "marker.txt"), MARKERS.dData);
+  writeFileSync(d.accounts, JSON.stringify({ accounts: [{ id: "d-account", provider: "openai", apiKey: MARKERS.dAccount }] }));
 }
 
 /** Reads the control file, then tries each of B's and C's places; `|| true` so that a refused read does not end the command. */
@@ -52,6 +63,10 @@ function probe(): string {
     `cat ${join(c.data, "marker.txt")}`,
     `ls -A ${join(c.data, "engine")}`,
     `ls -A ${join(home, ".service", "runtimes")}`,
+    `ls -A ${registry}`,
+    `cat ${d.accounts}`,
+    `ls -A ${d.data}`,
+    `cat ${join(d.data, "marker.txt")}`,
   ];
   return tries.map((t) => `${t} || true`).join("; ");
 }
@@ -84,6 +99,7 @@ describe("runtimes on one host are apart", () => {
   let a: Front;
   let runtimeB: Front;
   let runtimeC: Front;
+  let runtimeD: Front;
   beforeAll(async () => {
     placeSecrets();
     const sameUser = { HOME: home, SERVICE_SIMULATOR: "on" };
@@ -91,11 +107,13 @@ describe("runtimes on one host are apart", () => {
     runtimeB = await startFront({ dataDir: b.data, env: { ...sameUser, SERVICE_ACCOUNTS_FILE: b.accounts, SERVICE_ENGINE_STATE_DIR: b.engine } });
     // C: the defaults (~/.service/agents-host, its engine state unset).
     runtimeC = await startFront({ dataDir: c.data, env: { ...sameUser, SERVICE_AGENTS_DATA_DIR: "", SERVICE_ENGINE_STATE_DIR: "" } });
+    // D: another HOME than A's (not in /etc/passwd), so A's HOME holds nothing of D's.
+    runtimeD = await startFront({ dataDir: d.data, env: { HOME: dHome, SERVICE_SIMULATOR: "on", SERVICE_AGENTS_DATA_DIR: "", SERVICE_ENGINE_STATE_DIR: "", SERVICE_ACCOUNTS_FILE: d.accounts } });
     // A: a data directory of its own, its engine state unset.
     a = await startFront({ env: { ...sameUser, SERVICE_ENGINE_STATE_DIR: "" } });
   }, 120_000);
   afterAll(async () => {
-    for (const front of [a, runtimeB, runtimeC]) await front?.stop();
+    for (const front of [a, runtimeB, runtimeC, runtimeD]) await front?.stop();
     if (a) removeDir(a.dataDir);
     removeDir(root);
   });
@@ -130,8 +148,14 @@ describe("runtimes on one host are apart", () => {
     expectApart(await runProbe(a));
   });
 
+  it("a session of A cannot read D's data directory or accounts file either, though D runs with another HOME", async () => {
+    expect(runtimeD.output()).toContain(`data=${d.data}`);
+    const result = await runProbe(a);
+    expect(result).toContain(MARKERS.readable);
+    for (const secret of [MARKERS.dAccount, MARKERS.dData]) expect(result).not.toContain(secret);
+  });
+
   it("the registry names places only: no secret in it", () => {
-    const registry = join(home, ".service", "runtimes");
     const entries = readdirSync(registry).map((name) => readFileSync(join(registry, name), "utf8"));
     expect(entries.some((e) => e.includes(b.accounts))).toBe(true);
     for (const entry of entries) expect(entry).not.toContain(MARKERS.bAccount);

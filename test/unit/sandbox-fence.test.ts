@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, readFrontConfig } from "../../local-front/process/config.js";
 import { Sandbox, SandboxRefused } from "../../local-front/bindings/sandbox/fence.js";
@@ -55,6 +55,21 @@ describe("the sandbox", () => {
     expect(() => sandbox.command(["true"], { cwd: data, own: [scratch] })).toThrow(SandboxRefused);
     expect(sandbox.refusalFor({ cwd: join(data, "scratch"), own: [scratch] })).toContain("private data");
     expect(sandbox.refusalFor({ cwd: scratch, own: [scratch] })).toBeNull();
+  });
+
+  it("hides no other runtime's place that is /, holds the system or the programs, or is gone", () => {
+    const theirs = join(root, "theirs");
+    mkdirSync(theirs);
+    const gone = join(root, "gone");
+    const fenced = Sandbox.start("on", { hidden: [], others: () => ["/", "/usr", "/var/..", dirname(process.execPath), gone, theirs], readable: [] }, new StartedProcesses(root), mkdtempSync(join(root, "fenced-")));
+    try {
+      const { args } = fenced.command(["true"], { cwd: work, own: [] });
+      const tmpfs = args.flatMap((a, i) => (a === "--tmpfs" ? [args[i + 1]] : []));
+      expect(tmpfs).toEqual(["/tmp", theirs]);
+      expect(spawnSync("bwrap", args, { cwd: work }).status).toBe(0);
+    } finally {
+      fenced.close();
+    }
   });
 
   it("refuses everything when bwrap is missing, and fences nothing when off", () => {

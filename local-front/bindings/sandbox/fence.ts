@@ -13,6 +13,8 @@ const FORWARDER = join(import.meta.dirname, "loopback-forwarder.mjs");
  * fresh clone) would vanish under the session's private /tmp, so each is bound back, read-only.
  */
 const PROGRAMS = [join(import.meta.dirname, "..", "..", ".."), dirname(process.execPath)];
+/** What every session runs on, bound from the host's `/`: another runtime's place over any of these would break every session. */
+const SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/dev", "/proc"];
 
 /** `bwrap`: every engine process and tool command runs fenced; `off`: unfenced (SERVICE_SANDBOX=off, unsafe); `unavailable`: refused. */
 export type SandboxState = Exclude<SandboxReport["state"], "unknown">;
@@ -62,6 +64,24 @@ function real(path: string): string {
 function within(path: string, dir: string): boolean {
   const rel = relative(dir, path);
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+/**
+ * Whether another runtime's place may be hidden: never `/` or a directory holding the
+ * system or the runtime's programs, whatever a registry entry (or a symlink swapped in
+ * after it was read) says.
+ */
+function hideable(place: string): boolean {
+  return ![...SYSTEM, ...PROGRAMS.map(real)].some((p) => within(p, place));
+}
+
+/** Directory or file, or null for a place that is gone: it may vanish between two looks (a runtime's data directory removed meanwhile). */
+function kindOf(path: string): "dir" | "file" | null {
+  try {
+    return statSync(path).isDirectory() ? "dir" : "file";
+  } catch {
+    return null;
+  }
 }
 
 /** The way around a missing sandbox, said where a session is refused, never taken for the operator. */
@@ -129,7 +149,12 @@ export class Sandbox {
 
   /** The bwrap arguments that fence `session`, or a refusal. */
   private fenceArgs(session: SessionPlaces): string[] {
-    const present = [...new Set([...this.places.hidden, ...(this.places.others?.() ?? [])].filter(existsSync).map(real))];
+    const kinds = new Map<string, "dir" | "file">();
+    for (const p of [...this.places.hidden.map(real), ...(this.places.others?.() ?? []).map(real).filter(hideable)]) {
+      const kind = kindOf(p);
+      if (kind) kinds.set(p, kind);
+    }
+    const present = [...kinds.keys()];
     // A secret inside a hidden directory is hidden with it.
     const hidden = present.filter((h, i) => !present.some((other, j) => j !== i && other !== h && within(h, other)));
     const own = session.own.map(real);
@@ -141,7 +166,7 @@ export class Sandbox {
     const args = [...BASE];
     for (const p of PROGRAMS.map(real)) if (within(p, "/tmp")) args.push("--ro-bind", p, p);
     for (const p of writable) if (!inHidden(p)) args.push("--bind", p, p);
-    for (const h of hidden) args.push(...(statSync(h).isDirectory() ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
+    for (const h of hidden) args.push(...(kinds.get(h) === "dir" ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
     for (const p of writable) if (inHidden(p)) args.push("--bind", p, p);
     for (const f of this.places.readable.filter(existsSync).map(real)) if (inHidden(f)) args.push("--ro-bind", f, f);
     if (session.reach) args.push("--ro-bind", this.bridge!.dir, this.bridge!.dir);
