@@ -65,7 +65,8 @@ describe("starting", () => {
       expect(code, front.output()).toBe(0);
       expect(front.output()).toContain("stopped cleanly");
     }
-  });
+    // Five starts: on a loaded two-core machine one takes ten seconds.
+  }, 180_000);
 
   it("with a SERVICE_LOG it does not know: one sentence, exit 2", async () => {
     const message = await failedStart({ SERVICE_LOG: "loud" }, dataDir());
