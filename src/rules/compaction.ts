@@ -98,9 +98,11 @@ export function summaryEntry(range: SeqRange[], text: string): TranscriptEntry {
 }
 
 /** What takes the place of the turns a drop cut, so the model knows something came before. */
+const DROP_NOTICE_OPENING = "[Earlier conversation (events ";
+
 export function dropEntry(range: SeqRange[]): TranscriptEntry {
   const seqs = range.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
-  return { role: "user", text: `[Earlier conversation (events ${seqs}) was dropped to save context: no summary of it could be written. It is still in this thread's log.]` };
+  return { role: "user", text: `${DROP_NOTICE_OPENING}${seqs}) was dropped to save context: no summary of it could be written. It is still in this thread's log.]` };
 }
 
 /** The entry a reduction leaves in place of its cut, if any: a summary's text, a drop's notice. */
@@ -245,13 +247,22 @@ export function planDrop(view: readonly HeldEntry[], excess: number, keepFromRow
   const starts = turnStarts(view.slice(0, end));
   const cut = new Set<number>();
   let saved = 0;
+  let real = false;
   for (let t = 0; t < starts.length && saved < excess; t++) {
     for (const h of view.slice(starts[t], starts[t + 1] ?? end)) {
       cut.add(h.seq);
       saved += estimateEntry(h.entry);
+      real ||= !isDropNotice(h);
     }
   }
-  return cut;
+  // An earlier drop's notice alone is no cut: the new notice would take its place, and a
+  // recovery would drop and write it again until WindowThrash.
+  return real ? cut : new Set();
+}
+
+/** The notice an earlier drop left in the context (a placeholder: it has no transcript row). */
+function isDropNotice(h: HeldEntry): boolean {
+  return h.row === undefined && h.entry.role === "user" && h.entry.text.startsWith(DROP_NOTICE_OPENING);
 }
 
 /** The entries a summary is written from: the cut range as the curator reads it. */

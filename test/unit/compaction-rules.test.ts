@@ -210,6 +210,19 @@ describe("the last resort: a drop of the oldest turns", () => {
     expect([...cut]).toEqual(older.map((h) => h.seq));
   });
 
+  it("in a recovery, counts an earlier drop's notice before the running turn as nothing to cut", () => {
+    const notice: HeldEntry = { seq: 1, entry: dropEntry([[1, 20]]) };
+    const running: HeldEntry = { seq: 21, entry: { role: "user", text: big(40_000) }, row: 21 };
+    expect(planDrop([notice, running], 1_000_000, 21).size).toBe(0);
+    // Control: a real turn beside the notice goes, and the notice with it (the new notice folds it in).
+    const turn: HeldEntry[] = [
+      { seq: 22, entry: { role: "user", text: "an older question" }, row: 22 },
+      { seq: 23, entry: { role: "assistant", text: "its answer" }, row: 23 },
+    ];
+    const later: HeldEntry = { ...running, seq: 24, row: 24 };
+    expect([...planDrop([notice, ...turn, later], 1_000_000, 24)]).toEqual([1, 22, 23]);
+  });
+
   it("leaves a notice naming the cut seqs where the turns were, and saves their tokens less the notice", () => {
     const cut = planDrop(view, 1);
     const ranges = rangesOf(view, cut);
