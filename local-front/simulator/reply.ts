@@ -1,7 +1,8 @@
 import { personText, type Conversation, type Entry } from "./conversation.js";
 import { parseDirectives, type Directive, type ToolStep } from "./directive.js";
 import { BadRequest, isMidstream, type MidstreamFail, type SimError } from "./errors.js";
-import { simTokens, simulatedFault, simulatedWindow } from "./models.js";
+import { simTokens, simulatedFault } from "./models.js";
+import { simulatedWindow } from "../../src/api/simulated-models.js";
 import { curatorRequest } from "./curator-requests.js";
 
 export interface Usage {

@@ -5,7 +5,7 @@ import type { CompletionCall, CompletionReport } from "../../../src/api/completi
 import { CODES } from "../../../src/api/errors.js";
 import { readJson, reply, replyOutcome } from "../http.js";
 import { runCompletion, type CompletionDeps } from "../completions/call.js";
-import { servedModels } from "../../simulator/models.js";
+import { servedModels } from "../served-models.js";
 import type { AccountPool } from "./pool.js";
 
 export interface AccountService {

@@ -1,7 +1,7 @@
 import { getModels, type KnownProvider } from "@mariozechner/pi-ai";
 import type { Provider } from "../../../src/api/accounts.js";
 import type { ModelEntry } from "../../../src/api/completions.js";
-import { servedModels } from "../../simulator/models.js";
+import { servedModels } from "../served-models.js";
 
 interface CatalogModel {
   id: string;
@@ -21,7 +21,7 @@ export type SimulatorRole = "none" | "upstream" | "stands-in";
 
 /**
  * The models the completions endpoint can route: the providers' catalogs (pi-ai's) for
- * providers some account serves, plus the simulator's (local-front/simulator/models.ts).
+ * providers some account serves, plus the simulator's (src/api/simulated-models.ts).
  */
 export class ModelCatalog {
   private readonly models = new Map<string, CatalogModel>();

@@ -1,6 +1,6 @@
 import { getModels, type Api, type KnownProvider, type Model } from "@mariozechner/pi-ai";
 import type { Provider } from "../../../src/api/accounts.js";
-import { simulatedPriced } from "../../simulator/models.js";
+import { simulatedPriced } from "../../../src/api/simulated-models.js";
 
 /** $ per million tokens, as pi-ai's catalog states prices. */
 export type Price = Model<Api>["cost"];

@@ -1,7 +1,7 @@
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { SessionAccess } from "./access.js";
 import { catalogEntry, concreteModel, priceOf } from "./prices.js";
-import { simulatedImages, simulatedWindow } from "../../simulator/models.js";
+import { simulatedImages, simulatedWindow } from "../../../src/api/simulated-models.js";
 
 function isResponsesModel(id: string): boolean {
   return /^(gpt-|o\d)/.test(id);

@@ -18,7 +18,7 @@ import { INTERRUPTED, refusalText, reportEnd, Waiting, type EngineTurn, type Run
 import { askedQuestion, questionAnswer, QUESTION_TOOL } from "./questions.js";
 import { newId } from "../../../../src/shared/ids.js";
 import { imagesOf, placeAttachments } from "../attachments.js";
-import { simulatedImages } from "../../../simulator/models.js";
+import { simulatedImages } from "../../../../src/api/simulated-models.js";
 
 export interface EngineADeps {
   network: NetworkDeps;

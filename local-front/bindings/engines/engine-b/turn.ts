@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, SteerRequest, QuestionReply, TurnRequest } from "../../../../src/api/engine.js";
 import { newId } from "../../../../src/shared/ids.js";
 import { imagesOf, placeAttachments } from "../attachments.js";
-import { simulatedImages } from "../../../simulator/models.js";
+import { simulatedImages } from "../../../../src/api/simulated-models.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
