@@ -28,13 +28,21 @@ export async function accountViews(env: Env): Promise<AccountView[] | null> {
   return (await accountPoolState(env))?.accounts ?? null;
 }
 
-/** Which model ids exist, asked live of the front; null when no pool answers (plain `wrangler dev`): then nothing can be known, and nothing is refused. */
+/**
+ * Kept once the front answered: whether the simulator stands in, and what it serves, is
+ * decided when the front starts, and workerd starts with it, so a spawn need not ask again.
+ */
+let catalog: ModelCatalogAnswer | null = null;
+
+/** Which model ids exist, asked of the front once; null when no pool answers (plain `wrangler dev`): then nothing can be known, and nothing is refused. */
 export async function modelCatalog(env: Env): Promise<ModelCatalogAnswer | null> {
+  if (catalog) return catalog;
   try {
     const res = await accountPool(env, "/catalog");
     if (!res.ok) return null;
     const parsed = ModelCatalogAnswer.safeParse(await res.json());
-    return parsed.success ? parsed.data : null;
+    if (parsed.success) catalog = parsed.data;
+    return catalog;
   } catch {
     return null;
   }

@@ -1,6 +1,7 @@
 import { getModels, type Api, type KnownProvider, type Model } from "@mariozechner/pi-ai";
 import type { Provider } from "../../../src/api/accounts.js";
 import { simulatedPriced } from "../../../src/api/simulated-models.js";
+import { isEngineAAlias } from "../../../src/rules/spawn.js";
 
 /** $ per million tokens, as pi-ai's catalog states prices. */
 export type Price = Model<Api>["cost"];
@@ -16,7 +17,7 @@ const SIM_PRICE: Price = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 };
  * catalog; any other id comes back unchanged.
  */
 export function concreteModel(provider: Provider, id: string): string {
-  if (provider !== "anthropic" || !/^(sonnet|opus|haiku)$/.test(id)) return id;
+  if (provider !== "anthropic" || !isEngineAAlias(id)) return id;
   const version = (m: string) => /^claude-[a-z]+-(\d+)-(\d+)$/.exec(m)?.slice(1).map(Number);
   const family = (getModels("anthropic") as Model<Api>[]).map((m) => m.id).filter((m) => m.startsWith(`claude-${id}-`) && version(m));
   family.sort((a, b) => version(b)![0]! - version(a)![0]! || version(b)![1]! - version(a)![1]!);
