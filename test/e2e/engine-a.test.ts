@@ -70,7 +70,8 @@ describe("engine_a: the vendor's agent SDK, offline against the simulator", () =
       const file = `made-by-${decision}.txt`;
       await call(base, "POST", `/threads/${id}/messages`, { text: sim({ tool: { name: "shell", input: { command: `touch ${file}` } } }) });
       const approvalId = await waitFor(async () => (await call(base, "GET", `/threads/${id}/turn`)).body.waitingOn.approvals[0]);
-      const listed = (await call(base, "GET", "/workspaces/default/approvals")).body.approvals.find((a: { approvalId: string }) => a.approvalId === approvalId);
+      // The workspace's index learns of the approval after the thread has opened it.
+      const listed = await waitFor(async () => (await call(base, "GET", "/workspaces/default/approvals")).body.approvals.find((a: { approvalId: string }) => a.approvalId === approvalId));
       expect(listed).toMatchObject({ threadId: id, name: "Bash", input: { command: `touch ${file}` } });
       expect((await call(base, "POST", `/threads/${id}/approvals/${approvalId}`, { decision })).status).toBe(200);
       await waitFor(async () => !(await call(base, "GET", `/threads/${id}/turn`)).body.running);
