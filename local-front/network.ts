@@ -69,7 +69,7 @@ export async function startNetwork(config: FrontConfig): Promise<Network> {
   const ca = ownProxy || config.providerUpstream === "simulator" ? loadOrCreateCa(config.proxy.caPath) : null;
   const simulator = config.simulator ? await startSimulator({ port: config.simulatorPort }) : null;
   const upstreamSimulator =
-    config.providerUpstream === "simulator" ? await startSimulator({ tls: { certFor: (host) => ca!.leaf(host) }, credentials: { ...simulatorCredentials(config.accounts), stateFile: join(config.dataDir, "simulator", "oauth.json") } }) : null;
+    config.providerUpstream === "simulator" ? await startSimulator({ tls: { certFor: (host) => ca!.leaf(host) }, credentials: { ...simulatorCredentials(config.accounts), stateFile: join(config.dataDir, "simulator", "oauth.json"), accessTokenSeconds: config.simulatorTokenSeconds } }) : null;
   const upstream = providerUpstream(upstreamSimulator ? { port: upstreamSimulator.port, ca: ca!.certPem } : null);
   const pool = new AccountPool(config.accounts, new TokenStore(join(config.dataDir, "accounts-tokens.json")), upstream, config.accessTokensPerMinute);
   const placeholders = new Placeholders(join(config.dataDir, "proxy", "placeholder.key"));

@@ -67,6 +67,8 @@ export interface FrontConfig {
   engineABin: string | undefined;
   engineBBin: string | undefined;
   simulatorPort: number;
+  /** SERVICE_SIMULATOR_TOKEN_SECONDS: the lifetime of the access tokens the TLS simulator issues to OAuth logins. */
+  simulatorTokenSeconds: number;
   /** accounts.json (or SERVICE_ACCOUNTS_FILE), plus OPENAI_API_KEY / ANTHROPIC_API_KEY as accounts of their own. */
   accounts: AccountConfig[];
   /** accounts.json's code-host accounts (`provider: "github"`), for the code-host client only. */
@@ -250,6 +252,9 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   const rawSimPort = env.SERVICE_SIMULATOR_PORT ?? "0";
   if (!/^\d+$/.test(rawSimPort) || Number(rawSimPort) > 65535)
     throw new ConfigError(`SERVICE_SIMULATOR_PORT must be a port number, not ${JSON.stringify(rawSimPort)}`);
+  const rawTokenSeconds = env.SERVICE_SIMULATOR_TOKEN_SECONDS || "3600";
+  if (!/^[1-9]\d{0,6}$/.test(rawTokenSeconds))
+    throw new ConfigError(`SERVICE_SIMULATOR_TOKEN_SECONDS must be a whole number of seconds from 1, not ${JSON.stringify(rawTokenSeconds)}`);
   const hostSim = env.SERVICE_CODE_HOST_SIMULATOR || "auto";
   if (!["auto", "on", "off"].includes(hostSim)) throw new ConfigError(`SERVICE_CODE_HOST_SIMULATOR must be auto, on or off, not ${JSON.stringify(hostSim)}`);
   const seedPath = env.SERVICE_CODE_HOST_SEED ? resolve(env.SERVICE_CODE_HOST_SEED) : null;
@@ -288,6 +293,7 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
     engineABin: env.SERVICE_ENGINE_A_BIN || undefined,
     engineBBin: env.SERVICE_ENGINE_B_BIN || undefined,
     simulatorPort: Number(rawSimPort),
+    simulatorTokenSeconds: Number(rawTokenSeconds),
     accounts,
     codeHostAccounts: accountsFile?.codeHosts ?? [],
     codeHostSimulator: { on: hostSimOn, seedPath, slugs: (workspaces?.workspaces ?? []).map((w) => w.slug) },

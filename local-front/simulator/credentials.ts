@@ -43,7 +43,8 @@ export interface Holder {
  * refresh issues a new refresh token and the one it used stops working.
  */
 export class SimCredentials {
-  private readonly accessTokens = new Map<string, Holder>();
+  /** Each access token it issued, and when it stops being accepted. */
+  private readonly accessTokens = new Map<string, Holder & { expiresAt: number }>();
   private readonly refreshTokens: Map<string, Login>;
   private readonly rotations: Rotations;
 
@@ -75,12 +76,21 @@ export class SimCredentials {
     return this.set.hosts[name] ?? null;
   }
 
-  /** Who holds the request's credential, if `provider` issued it. */
-  check(headers: IncomingHttpHeaders, provider: Provider | null): Holder | null {
+  /**
+   * Who holds the request's credential, if `provider` issued it; `expired` for an access
+   * token past its `expires_in`, which the providers refuse as they refuse any bad token,
+   * so a client that does not refresh on time fails here as it would there.
+   */
+  check(headers: IncomingHttpHeaders, provider: Provider | null): Holder | "expired" | null {
     const auth = headers.authorization ?? "";
     const offered = /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, "") : typeof headers["x-api-key"] === "string" ? headers["x-api-key"] : "";
-    const holder = this.set.apiKeys[offered] ?? this.accessTokens.get(offered) ?? null;
-    return holder && (provider === null || holder.provider === provider) ? holder : null;
+    const token = this.accessTokens.get(offered);
+    if (token && token.expiresAt <= Date.now()) {
+      this.accessTokens.delete(offered);
+      return provider === null || token.provider === provider ? "expired" : null;
+    }
+    const holder = this.set.apiKeys[offered] ?? token ?? null;
+    return holder && (provider === null || holder.provider === provider) ? { provider: holder.provider, org: holder.org } : null;
   }
 
   /** The OAuth token endpoint: `grant_type=refresh_token` (JSON or form body). */
@@ -97,13 +107,14 @@ export class SimCredentials {
     if (!login || (provider !== null && login.provider !== provider)) return { status: 400, body: { error: "invalid_grant", error_description: "refresh token is invalid or revoked" } };
     const refreshToken = this.rotate(fields.refresh_token, login);
     const accessToken = `sim-at-${randomBytes(12).toString("hex")}`;
-    this.accessTokens.set(accessToken, { provider: login.provider, org: login.accountId });
+    const lifetime = this.set.accessTokenSeconds ?? 3600;
+    this.accessTokens.set(accessToken, { provider: login.provider, org: login.accountId, expiresAt: Date.now() + lifetime * 1000 });
     return {
       status: 200,
       body: {
         access_token: accessToken,
         token_type: "Bearer",
-        expires_in: this.set.accessTokenSeconds ?? 3600,
+        expires_in: lifetime,
         refresh_token: refreshToken,
         account_id: login.accountId,
       },

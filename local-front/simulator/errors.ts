@@ -27,6 +27,8 @@ export type SimError =
   | { kind: "bad-request"; message: string }
   | { kind: "too-large"; limit: number }
   | { kind: "missing-key" }
+  /** An OAuth access token used past its `expires_in`. */
+  | { kind: "token-expired" }
   | { kind: "fail"; fail: AnswerFail; model: string; retryAfter: number }
   /** The prompt is longer than the model's window. */
   | { kind: "context"; model: string; window: number; tokens: number };
@@ -62,6 +64,8 @@ export function openaiError(e: SimError): ErrorResponse {
         "invalid_request_error",
         null,
       );
+    case "token-expired":
+      return openai(401, "Provided authentication token is expired. Please try signing in again.", "invalid_request_error", "token_expired");
     case "context":
       return openai(
         400,
@@ -110,6 +114,8 @@ export function anthropicError(e: SimError): ErrorResponse {
       return anthropic(413, "request_too_large", `Request exceeds the maximum allowed number of bytes (${e.limit}).`);
     case "missing-key":
       return anthropic(401, "authentication_error", "x-api-key header is required");
+    case "token-expired":
+      return anthropic(401, "authentication_error", "OAuth token has expired. Please obtain a new token or refresh your existing token.");
     case "context":
       return anthropic(400, "invalid_request_error", `prompt is too long: ${e.tokens} tokens > ${e.window} maximum`);
     case "fail":

@@ -4,7 +4,7 @@ import { createSecureContext } from "node:tls";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { anthropicMessages } from "./anthropic-messages.js";
-import { SimCredentials, type CredentialSet } from "./credentials.js";
+import { SimCredentials, type CredentialSet, type Holder } from "./credentials.js";
 import type { Conversation } from "./conversation.js";
 import type { Provider } from "../../src/api/accounts.js";
 import { anthropicError, BadRequest, type ErrorResponse, type SimError } from "./errors.js";
@@ -123,9 +123,12 @@ async function handleModelRequest(protocol: Protocol, provider: Provider | null,
   const reject = (e: SimError) => sendError(res, errorOf(e));
   if ("tooLarge" in body) return reject({ kind: "too-large", limit: BODY_LIMIT });
   if (!protocol.hasApiKey(req.headers)) return reject({ kind: "missing-key" });
-  const holder = credentials ? credentials.check(req.headers, provider) : null;
+  let holder: Holder | null = null;
   if (credentials) {
-    if (holder === null) return reject({ kind: "fail", fail: "auth", model: "", retryAfter: 0 });
+    const checked = credentials.check(req.headers, provider);
+    if (checked === "expired") return reject({ kind: "token-expired" });
+    if (checked === null) return reject({ kind: "fail", fail: "auth", model: "", retryAfter: 0 });
+    holder = checked;
     res.setHeader(provider ? ORG_HEADER_OF[provider] : ORG_HEADER[protocol.name]!, holder.org);
   }
   if (!parsed.ok) return reject({ kind: "bad-request", message: "We could not parse the JSON body of your request: it is not valid JSON." });

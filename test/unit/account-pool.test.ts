@@ -79,6 +79,18 @@ describe("the account pool", () => {
     expect(await p.issueAccessToken("o1")).toMatchObject({ ok: false, status: 429, body: { code: "access-token-rate-limited" }, headers: { "retry-after": expect.any(String) } });
     expect(await p.issueAccessToken("zz")).toMatchObject({ ok: false, status: 404, body: { code: "account-not-found" } });
   });
+
+  it("takes a 401 on an OAuth login's access token as a token to refresh, not a refused login", async () => {
+    // A token endpoint nobody listens on: a refresh shows as `unreachable`, the cached token as success.
+    const login = { refreshToken: "rt-x", accessToken: "at-cached", expiresAt: Date.now() + 3_600_000, tokenUrl: "http://127.0.0.1:9/oauth/token" };
+    const p = new AccountPool([{ id: "l1", provider: "openai", oauth: login }], new TokenStore(join(dir, "oauth-401.json")), providerUpstream(null), 2);
+    expect(await p.credential("l1")).toMatchObject({ ok: true, credential: { secret: "at-cached" } });
+    p.response("l1", 401, {}, '{"error":{"code":"token_expired"}}');
+    const [view] = p.views();
+    expect(view!.health.lastFailureClass).toBe("auth");
+    expect(view!.health.coolingDownUntil ?? null).toBeNull();
+    expect(await p.credential("l1")).toMatchObject({ ok: false, reason: "unreachable" });
+  });
 });
 
 describe("the token store", () => {

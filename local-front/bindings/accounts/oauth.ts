@@ -1,8 +1,12 @@
 import { PROVIDER_TOKEN_URLS, type AccountConfig, type OAuthLogin } from "../../../src/api/accounts.js";
 import { postJson, type Upstream } from "../proxy/upstream.js";
-import type { TokenStore } from "./token-store.js";
+import type { LoginTokens, TokenStore } from "./token-store.js";
 
-/** A token this close to expiry is refreshed before use. */
+/**
+ * A token this close to expiry is refreshed before use, or a quarter of its lifetime when
+ * that is shorter: a provider that issues tokens for a minute must not see a refresh on
+ * every call.
+ */
 const REFRESH_MARGIN_MS = 60_000;
 /** When the token endpoint names no lifetime. */
 const DEFAULT_LIFETIME_S = 3600;
@@ -33,10 +37,19 @@ export class OAuthSession {
 
   async token(): Promise<TokenResult> {
     const current = this.store.get(this.account.id, this.account.oauth);
-    if (current.accessToken && current.expiresAt && current.expiresAt - REFRESH_MARGIN_MS > Date.now())
+    if (current.accessToken && current.expiresAt && current.expiresAt - margin(current) > Date.now())
       return { ok: true, accessToken: current.accessToken, expiresAt: current.expiresAt };
     this.refreshing ??= this.refresh(current.refreshToken).finally(() => (this.refreshing = null));
     return this.refreshing;
+  }
+
+  /**
+   * The provider refused the access token before its time (revoked early, or a clock
+   * apart): the next use refreshes the login instead of sending it again.
+   */
+  forgetAccessToken(): void {
+    const current = this.store.get(this.account.id, this.account.oauth);
+    if (current.accessToken) this.store.put(this.account.id, this.account.oauth, { refreshToken: current.refreshToken });
   }
 
   private async refresh(refreshToken: string): Promise<TokenResult> {
@@ -57,14 +70,20 @@ export class OAuthSession {
     if (answer.status !== 200 || typeof body.access_token !== "string")
       return { ok: false, reason: "revoked", error: `${url.host} refused the login's refresh (${answer.status}): ${answer.text.slice(0, 200)}` };
     const lifetime = typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : DEFAULT_LIFETIME_S;
-    const expiresAt = Date.now() + lifetime * 1000;
+    const issuedAt = Date.now();
+    const expiresAt = issuedAt + lifetime * 1000;
     const id = typeof body.account_id === "string" ? body.account_id : typeof body.account?.uuid === "string" ? body.account.uuid : null;
     if (id) this.accountId = id;
     this.store.put(this.account.id, this.account.oauth, {
       refreshToken: typeof body.refresh_token === "string" ? body.refresh_token : refreshToken,
       accessToken: body.access_token,
       expiresAt,
+      issuedAt,
     });
     return { ok: true, accessToken: body.access_token, expiresAt };
   }
+}
+
+function margin(tokens: LoginTokens): number {
+  return tokens.issuedAt && tokens.expiresAt ? Math.min(REFRESH_MARGIN_MS, (tokens.expiresAt - tokens.issuedAt) / 4) : REFRESH_MARGIN_MS;
 }

@@ -158,7 +158,12 @@ export class AccountPool {
     const account = this.accounts.get(id);
     if (!account) return;
     const retryAfter = headers["retry-after"];
-    account.health.response(status, typeof retryAfter === "string" ? retryAfter : undefined, body);
+    // A refused access token is not a refused login: the next call refreshes, and only a
+    // refresh the provider turns down marks the login refused.
+    if (status === 401 && account.oauth) {
+      account.oauth.forgetAccessToken();
+      account.health.failure("auth", `provider refused the access token (${status}); the next call refreshes the login`);
+    } else account.health.response(status, typeof retryAfter === "string" ? retryAfter : undefined, body);
     for (const name of IDENTITY_HEADERS) {
       const value = headers[name];
       if (typeof value === "string" && value) account.seenId = value;

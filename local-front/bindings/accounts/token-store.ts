@@ -6,6 +6,8 @@ export interface LoginTokens {
   refreshToken: string;
   accessToken?: string;
   expiresAt?: number;
+  /** When the access token was issued, so its lifetime is known. */
+  issuedAt?: number;
 }
 
 interface Entry extends LoginTokens {
