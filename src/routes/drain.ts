@@ -9,8 +9,9 @@ import { jsonBody, valid } from "../http/validate.js";
 
 /**
  * SPEC "Operating the host": read, arm and disarm the drain. These routes take any
- * caller on loopback, with no Host or Origin check (SPEC "Authentication" 2): an
- * operator's script must be able to drain the host whatever it sends.
+ * program on loopback with no credential (SPEC "Authentication" 2), so an operator's
+ * script needs nothing to drain the host; the caller gate still keeps pages of other
+ * origins and rebound host names out, as for every route.
  */
 export const drain = new Hono<AppEnv>();
 
