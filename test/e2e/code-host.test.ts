@@ -16,14 +16,23 @@ const TOKEN = "ghp_runtime_test_token_1234567890";
 const fixture = (name: string) => JSON.parse(readFileSync(resolve(import.meta.dirname, "../fixtures/code-host", name), "utf8"));
 /**
  * The labelled sets of pull-request pairs (docs/code-host.md, "How well it judges"): the
- * two the rule was built on, held to the target of 9 in 10, and one written after it and
- * held out from it, held to what it measured there (a guard against getting worse).
+ * two the rule was built on, held to the target of 9 in 10, and the Go set, held out until
+ * it was measured once and a regression set since, held to what it measured (a guard
+ * against getting worse). `falseDuplicates` are the pairs labelled complementary or
+ * unrelated that the rule is known to call duplicates (the Go set's one, measured there);
+ * any other would comment wrongly on someone's work.
  */
 const SETS = [
-  { repo: "overlap-set", seed: "overlap-set.json", pairs: "overlap-pairs.json", floor: 0.9 },
-  { repo: "overlap-python", seed: "overlap-python.json", pairs: "overlap-python-pairs.json", floor: 0.9 },
-  { repo: "overlap-holdout-go", seed: "overlap-holdout-go.json", pairs: "overlap-holdout-go-pairs.json", floor: 0.8 },
-].map((s) => ({ repo: s.repo, floor: s.floor, pulls: Seed.parse(fixture(s.seed)).repos[0]!.pulls, pairs: fixture(s.pairs).pairs as { a: number; b: number; label: string }[] }));
+  { repo: "overlap-set", seed: "overlap-set.json", pairs: "overlap-pairs.json", floor: 0.9, falseDuplicates: [] },
+  { repo: "overlap-python", seed: "overlap-python.json", pairs: "overlap-python-pairs.json", floor: 0.9, falseDuplicates: [] },
+  { repo: "overlap-holdout-go", seed: "overlap-holdout-go.json", pairs: "overlap-holdout-go-pairs.json", floor: 0.8, falseDuplicates: ["1/13"] },
+].map((s) => ({
+  repo: s.repo,
+  floor: s.floor,
+  falseDuplicates: s.falseDuplicates,
+  pulls: Seed.parse(fixture(s.seed)).repos[0]!.pulls,
+  pairs: fixture(s.pairs).pairs as { a: number; b: number; label: string }[],
+}));
 
 let sim: CodeHostSimulator;
 let front: Front;
@@ -202,7 +211,24 @@ describe("the overlap pass", () => {
   type Pair = { older: number; newer: number; relation: string; score: number; action: string; evidence: { sharedFiles: string[] } };
   const verdictOf = (pairs: Pair[], a: number, b: number) => pairs.find((p) => p.older === a && p.newer === b)?.relation ?? "unrelated";
 
-  it("classifies the labelled pairs right (9 in 10 of the sets it was built on), finds no duplicate among the others, and in a dry run touches nothing", async () => {
+  it("labels every pair of a set that shares a file, so the unlisted pairs are ones no rule could call duplicates", () => {
+    for (const set of SETS) {
+      const listed = new Set(set.pairs.map((p) => `${Math.min(p.a, p.b)}/${Math.max(p.a, p.b)}`));
+      const files = set.pulls.map((p) => ({ number: p.number, files: new Set(p.files.flatMap((f) => [f.filename, ...(f.previousFilename ? [f.previousFilename] : [])])) }));
+      const unlisted: string[] = [];
+      for (const [i, a] of files.entries())
+        for (const b of files.slice(i + 1)) {
+          const key = `${Math.min(a.number, b.number)}/${Math.max(a.number, b.number)}`;
+          if (!listed.has(key) && [...a.files].some((f) => b.files.has(f))) unlisted.push(`${set.repo} ${key}`);
+        }
+      expect(unlisted).toEqual([]);
+      // Labelled pairs that share files but are not duplicates: what the false-duplicate check below has to get right.
+      const sharing = set.pairs.filter((p) => p.label !== "duplicate" && [...files.find((f) => f.number === p.a)!.files].some((f) => files.find((x) => x.number === p.b)!.files.has(f)));
+      expect(sharing.length, set.repo).toBeGreaterThanOrEqual(5);
+    }
+  });
+
+  it("classifies the labelled pairs right (9 in 10 of the sets it was built on), calls no other pair a duplicate, and in a dry run touches nothing", async () => {
     for (const set of SETS) {
       let right = 0;
       const wrong: string[] = [];
@@ -214,8 +240,13 @@ describe("the overlap pass", () => {
         if (verdictOf(pairs, p.a, p.b) === p.label) right++;
         else wrong.push(`${set.repo} ${p.a}/${p.b}: ${p.label}, judged ${verdictOf(pairs, p.a, p.b)}`);
       }
-      const listed = new Set(set.pairs.map((p) => `${p.a}/${p.b}`));
-      expect(pairs.filter((p) => p.relation === "duplicate" && !listed.has(`${p.older}/${p.newer}`)).map((p) => `${set.repo} ${p.older}/${p.newer}`)).toEqual([]);
+      // No duplicate but the labelled ones: among the pairs labelled complementary or unrelated
+      // (many of which share a file, a manifest line or a changelog) and among the unlisted.
+      const labelOf = new Map(set.pairs.map((p) => [`${Math.min(p.a, p.b)}/${Math.max(p.a, p.b)}`, p.label]));
+      const falseDuplicates = pairs
+        .filter((p) => p.relation === "duplicate" && labelOf.get(`${Math.min(p.older, p.newer)}/${Math.max(p.older, p.newer)}`) !== "duplicate")
+        .map((p) => `${Math.min(p.older, p.newer)}/${Math.max(p.older, p.newer)}`);
+      expect(falseDuplicates.filter((p) => !set.falseDuplicates.includes(p)).map((p) => `${set.repo} ${p}: ${labelOf.get(p) ?? "unlisted"}, judged duplicate`)).toEqual([]);
       for (const p of pairs) expect(p.action).toBe(p.relation === "duplicate" ? "would-act" : "none");
       const octokit = new Octokit({ auth: TOKEN, baseUrl: sim.url });
       for (const p of pairs.filter((x) => x.relation === "duplicate"))
