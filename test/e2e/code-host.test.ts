@@ -13,6 +13,8 @@ const work = mkdtempSync(join(tmpdir(), "agent-runtime-code-host-"));
 const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-code-host-data-"));
 const checkout = join(work, "widgets");
 const TOKEN = "ghp_runtime_test_token_1234567890";
+/** A fine-grained token that may read the `readers` repositories and write nothing. */
+const READ_TOKEN = "ghp_runtime_read_only_token_0987654321";
 const fixture = (name: string) => JSON.parse(readFileSync(resolve(import.meta.dirname, "../fixtures/code-host", name), "utf8"));
 /**
  * The labelled sets of pull-request pairs (docs/code-host.md, "How well it judges"): the
@@ -88,17 +90,20 @@ beforeAll(async () => {
         },
         { owner: "acme", name: "many", pulls: many },
         ...SETS.map((set) => ({ owner: "acme", name: set.repo, pulls: set.pulls })),
+        { owner: "readers", name: "overlap-set", pulls: SETS[0]!.pulls },
         { owner: "locked", name: "vault", pulls: [] },
       ],
     }),
   });
   sim.addToken(TOKEN, { login: "runtime-bot", owners: ["acme"] });
+  sim.addToken(READ_TOKEN, { login: "reader-bot", owners: ["readers"], access: "read" });
   writeFileSync(
     join(dataDir, "accounts.json"),
     JSON.stringify({
       accounts: [
         { id: "acme-bot", provider: "github", token: TOKEN, baseUrl: sim.url, owners: ["acme"] },
         { id: "stale-bot", provider: "github", token: "ghp_revoked", baseUrl: sim.url, owners: ["locked"] },
+        { id: "acme-reader", provider: "github", token: READ_TOKEN, baseUrl: sim.url, owners: ["readers"] },
       ],
     }),
   );
@@ -283,5 +288,28 @@ describe("the overlap pass", () => {
       expect(comments[0]!.body).toContain(`#${p.older}`);
       expect((await octokit.rest.issues.listLabelsOnIssue({ owner: "acme", repo: "overlap-set", issue_number: p.newer })).data.map((l) => l.name)).toContain("possible-duplicate");
     }
+  });
+
+  it("acting with an account that may only read, says it may not act and writes nothing", async () => {
+    const res = await call(acting!.url, "POST", "/github/overlap", { repo: "readers/overlap-set" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ repo: "readers/overlap-set", acting: true });
+    const pairs = res.body.pairs as Pair[];
+    const duplicates = pairs.filter((p) => p.relation === "duplicate");
+    expect(duplicates.map((p) => `${p.older}/${p.newer}`)).toContain("3/11");
+    for (const p of pairs) expect(p.action, `${p.older}/${p.newer}`).toBe(p.relation === "duplicate" ? "not-permitted" : "none");
+    // The reason names the account and what the host asked for, never the token.
+    expect(res.body.notPermitted).toEqual({ code: "code-host-forbidden", error: expect.stringContaining("acme-reader") });
+    expect(res.body.notPermitted.error).toContain("issues=write");
+    expect(JSON.stringify(res.body)).not.toContain(READ_TOKEN);
+    expect(acting!.output()).not.toContain(READ_TOKEN);
+    // The host's state: no comment, no label, no new label on the repository.
+    sim.addToken("ghp_observer", { login: "observer", access: "read" });
+    const octokit = new Octokit({ auth: "ghp_observer", baseUrl: sim.url });
+    for (const p of duplicates) {
+      expect((await octokit.rest.issues.listComments({ owner: "readers", repo: "overlap-set", issue_number: p.newer })).data, `#${p.newer}`).toEqual([]);
+      expect((await octokit.rest.issues.listLabelsOnIssue({ owner: "readers", repo: "overlap-set", issue_number: p.newer })).data.map((l) => l.name)).not.toContain("possible-duplicate");
+    }
+    expect((await octokit.rest.issues.listLabelsForRepo({ owner: "readers", repo: "overlap-set", per_page: 100 })).data.map((l) => l.name)).not.toContain("possible-duplicate");
   });
 });
