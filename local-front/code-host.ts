@@ -56,7 +56,8 @@ export async function startCodeHost(config: FrontConfig): Promise<CodeHost> {
     throw new ConfigError(`the code-host simulator could not start from its seed: ${(err as Error).message}`);
   }
   const token = randomBytes(24).toString("hex");
-  simulator.addToken(token, { login: "agent-runtime" });
+  // It writes: an acting overlap pass rehearsed on the simulator comments and labels there.
+  simulator.addToken(token, { login: "agent-runtime", access: "write" });
   return {
     // While the simulator runs, every repository is read there: an acting pass must not reach a real host by way of an account.
     clients: new HostClients([], { url: simulator.url, token }),

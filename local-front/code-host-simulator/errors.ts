@@ -10,12 +10,14 @@ export class GitHubError extends Error {
     message: string,
     readonly extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
+    /** The endpoint's page, where GitHub names it rather than the REST reference. */
+    readonly docs = DOCS,
   ) {
     super(message);
   }
 
   get body(): Record<string, unknown> {
-    return { message: this.message, ...this.extra, documentation_url: DOCS, status: String(this.status) };
+    return { message: this.message, ...this.extra, documentation_url: this.docs, status: String(this.status) };
   }
 }
 
@@ -30,6 +32,14 @@ export interface FieldError {
 export const notFound = (message = "Not Found") => new GitHubError(404, message);
 
 export const badCredentials = () => new GitHubError(401, "Bad credentials");
+
+/**
+ * A fine-grained personal access token without the permission an endpoint needs, as GitHub
+ * answers it: 403 with the endpoint's documentation and, in `X-Accepted-GitHub-Permissions`,
+ * the permissions that would do (sets separated by `;`).
+ */
+export const notAccessible = (permissions: string, docs: string) =>
+  new GitHubError(403, "Resource not accessible by personal access token", {}, { "x-accepted-github-permissions": permissions }, docs);
 
 export const problemsParsingJson = () => new GitHubError(400, "Problems parsing JSON");
 

@@ -3,7 +3,7 @@
  * GitHub's shape. The server has already authenticated the caller and counted the request.
  */
 import { branchExists, commitOf, comparisonOf, tipsOf, tipsOfOne, type Tips } from "./commits.js";
-import { GitHubError, notFound, unprocessable, unsupportedAccept, validationFailed, type FieldError } from "./errors.js";
+import { GitHubError, notAccessible, notFound, unprocessable, unsupportedAccept, validationFailed, type FieldError } from "./errors.js";
 import { paged } from "./pages.js";
 import { hunkUpTo, type Comparison } from "./patch.js";
 import * as shape from "./shapes.js";
@@ -43,6 +43,22 @@ function repoOf(call: Call): Repo {
   if (!repo || !call.view.store.visible(repo, call.grant)) throw notFound();
   return repo;
 }
+
+/**
+ * An endpoint that writes: a token that may read the repository but not write gets
+ * GitHub's 403 for a fine-grained token without the permission; one that may not see the
+ * repository still gets 404, as the repository is looked up first.
+ */
+function writes(permissions: string, docs: string, handle: Route["handle"]): Route["handle"] {
+  return (call) => {
+    repoOf(call);
+    if (call.grant.access !== "write") throw notAccessible(permissions, `https://docs.github.com/rest/${docs}`);
+    return handle(call);
+  };
+}
+
+/** The permissions GitHub names for writing comments and labels on an issue or a pull request. */
+const ISSUE_WRITE = "issues=write; pull_requests=write";
 
 function pullOf(call: Call, repo: Repo): Pull {
   const pull = /^[1-9]\d{0,9}$/.test(call.params.number!) ? repo.pulls.get(Number(call.params.number)) : undefined;
@@ -271,13 +287,13 @@ const ROUTES: Route[] = [
   at("GET", "/repos/:owner/:repo/pulls/:number/files", getFiles),
   at("GET", "/repos/:owner/:repo/pulls/:number/comments", getReviewComments),
   at("GET", "/repos/:owner/:repo/pulls/:number/reviews", getReviews),
-  at("POST", "/repos/:owner/:repo/pulls/:number/reviews", postReview),
+  at("POST", "/repos/:owner/:repo/pulls/:number/reviews", writes("pull_requests=write", "pulls/reviews#create-a-review-for-a-pull-request", postReview)),
   at("GET", "/repos/:owner/:repo/issues/:number/comments", getComments),
-  at("POST", "/repos/:owner/:repo/issues/:number/comments", postComment),
+  at("POST", "/repos/:owner/:repo/issues/:number/comments", writes(ISSUE_WRITE, "issues/comments#create-an-issue-comment", postComment)),
   at("GET", "/repos/:owner/:repo/issues/:number/labels", getIssueLabels),
-  at("POST", "/repos/:owner/:repo/issues/:number/labels", postIssueLabels),
+  at("POST", "/repos/:owner/:repo/issues/:number/labels", writes(ISSUE_WRITE, "issues/labels#add-labels-to-an-issue", postIssueLabels)),
   at("GET", "/repos/:owner/:repo/labels", getLabels),
-  at("POST", "/repos/:owner/:repo/labels", postLabel),
+  at("POST", "/repos/:owner/:repo/labels", writes(ISSUE_WRITE, "issues/labels#create-a-label", postLabel)),
   at("GET", "/repos/:owner/:repo/commits/:ref/check-runs", getCheckRuns),
   at("GET", "/repos/:owner/:repo/branches/:branch/protection", getProtection),
 ];

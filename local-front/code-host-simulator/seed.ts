@@ -81,8 +81,12 @@ export const SeedRepo = z
 
 export const Seed = z
   .object({
-    /** Tokens the simulator accepts, each with the login it acts as and the owners it may read (empty: every repository). */
-    tokens: z.record(z.string(), z.object({ login: Login, owners: z.array(z.string()).default([]) }).strict()).default({}),
+    /**
+     * Tokens the simulator accepts, each with the login it acts as, the owners it may read
+     * (empty: every repository) and its access: `write` (the default) may also comment,
+     * label and review; `read` is a fine-grained token with read permissions alone.
+     */
+    tokens: z.record(z.string(), z.object({ login: Login, owners: z.array(z.string()).default([]), access: z.enum(["read", "write"]).default("write") }).strict()).default({}),
     repos: z.array(SeedRepo).default([]),
   })
   .strict();

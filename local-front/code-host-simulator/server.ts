@@ -11,7 +11,7 @@ import { headersOf, RateLimits, type LimitKind } from "./rate-limit.js";
 import { route, type Answer } from "./routes.js";
 import type { Seed } from "./seed.js";
 import { rateLimit } from "./shapes.js";
-import { Store } from "./store.js";
+import { Store, type Access } from "./store.js";
 import { readBody, type Body } from "../simulator/body.js";
 
 export interface CodeHostSimulatorOptions {
@@ -27,8 +27,8 @@ export interface CodeHostSimulator {
   /** e.g. http://127.0.0.1:41234, without a trailing slash: Octokit's `baseUrl`. */
   url: string;
   port: number;
-  /** Accept another token (the runtime registers a random one when it runs the simulator itself). */
-  addToken(token: string, grant: { login: string; owners?: string[] }): void;
+  /** Accept another token (the runtime registers a random one when it runs the simulator itself); `access` is `write` unless given. */
+  addToken(token: string, grant: { login: string; owners?: string[]; access?: Access }): void;
   /**
    * Until `untilMs` (epoch ms), refuse every request with this token (or every token, for
    * "*") as GitHub refuses a rate-limited caller: by its primary limit (the default) or a

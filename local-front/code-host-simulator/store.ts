@@ -7,10 +7,14 @@ import { createHash } from "node:crypto";
 import { GitRepo } from "./git-diff.js";
 import type { Seed, SeedPull, SeedRepo } from "./seed.js";
 
+/** `read`: a fine-grained token with read permissions alone (pull requests, issues, contents); `write`: read and write. */
+export type Access = "read" | "write";
+
 export interface Grant {
   login: string;
   /** Owners whose repositories the token sees; empty: every repository. */
   owners: string[];
+  access: Access;
 }
 
 export interface Label {
@@ -177,8 +181,8 @@ export class Store {
     return id;
   }
 
-  addToken(token: string, grant: { login: string; owners?: string[] }): void {
-    this.#tokens.set(token, { login: this.#known(grant.login), owners: grant.owners ?? [] });
+  addToken(token: string, grant: { login: string; owners?: string[]; access?: Access }): void {
+    this.#tokens.set(token, { login: this.#known(grant.login), owners: grant.owners ?? [], access: grant.access ?? "write" });
   }
 
   grant(token: string): Grant | undefined {

@@ -171,10 +171,11 @@ export interface OverlapPair {
   /**
    * What the pass does about it: a duplicate gets a comment on the newer pull request
    * naming the older, and the `possible-duplicate` label. `would-act` in a dry run,
-   * `acted` when it did, `done-before` when an earlier pass did; `none` for a
-   * complementary pair.
+   * `acted` when it did, `done-before` when an earlier pass did; `not-permitted` when
+   * it should have acted but the account may not write there (`notPermitted` says why);
+   * `none` for a complementary pair.
    */
-  action: "would-act" | "acted" | "done-before" | "none";
+  action: "would-act" | "acted" | "done-before" | "not-permitted" | "none";
 }
 
 export interface OverlapAnswer {
@@ -184,6 +185,11 @@ export interface OverlapAnswer {
   /** Open pull requests the pass compared. */
   considered: number;
   pairs: OverlapPair[];
+  /**
+   * Only when an acting pass could not act: the code host refused the account's writes
+   * (`code-host-forbidden`), naming the account, never its token. Nothing was written.
+   */
+  notPermitted?: { error: string; code: string };
 }
 
 /** The label a duplicate gets, and the marker in the comment that says a pass already acted on a pair. */

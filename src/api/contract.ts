@@ -125,6 +125,7 @@ const QUESTION: readonly RouteError[] = [
 const CODE_HOST: readonly RouteError[] = [
   [404, CODES.codeHostNotFound],
   [503, CODES.codeHostCredentials],
+  [503, CODES.codeHostForbidden],
   [429, CODES.codeHostRateLimited],
   [503, CODES.codeHostUnavailable],
   [502, CODES.codeHostFailed],

@@ -160,6 +160,8 @@ export const CODES = {
   codeHostNotFound: "code-host-not-found",
   /** The code host refused the runtime's token (401): the code-host account in accounts.json needs a new one. */
   codeHostCredentials: "code-host-credentials",
+  /** The code host took the runtime's token but does not let it do this (a 403 that is no rate limit): the account's token needs more access. */
+  codeHostForbidden: "code-host-forbidden",
   /** The code host's rate limit; `Retry-After` says when to try again. */
   codeHostRateLimited: "code-host-rate-limited",
   /** No code-host account serves the repository's owner, and no simulator stands in. */

@@ -61,7 +61,7 @@ beforeAll(async () => {
   }));
   sim = await startCodeHostSimulator({
     seed: Seed.parse({
-      tokens: { "t-alice": { login: "alice" }, "t-bob": { login: "bob", owners: ["acme"] } },
+      tokens: { "t-alice": { login: "alice" }, "t-bob": { login: "bob", owners: ["acme"] }, "t-rita": { login: "rita", owners: ["acme"], access: "read" } },
       repos: [
         {
           owner: "acme",
@@ -276,6 +276,40 @@ describe("code-host simulator, driven by Octokit", () => {
     expect([none.status, none.response?.data.message]).toEqual([404, "Branch not protected"]);
     const missing = await failure(bob().rest.repos.getBranchProtection({ ...app, branch: "constructor" }));
     expect([missing.status, missing.response?.data.message]).toEqual([404, "Branch not found"]);
+  });
+
+  it("lets a read-only token read, and refuses its writes as GitHub refuses a fine-grained token without the permission", async () => {
+    const rita = client("t-rita");
+    const comments = (await rita.rest.issues.listComments({ ...app, issue_number: 1 })).data;
+    expect(comments.map((c) => c.body)).toContain("Why 9090?");
+    expect((await rita.rest.pulls.list({ ...app, state: "all" })).data.map((p) => p.number).sort()).toEqual([1, 2]);
+    expect((await rita.rest.pulls.listFiles({ ...app, pull_number: 1 })).data.length).toBeGreaterThan(0);
+    expect((await rita.rest.pulls.listReviewComments({ ...app, pull_number: 1 })).data.length).toBeGreaterThan(0);
+    const issueLabels = (await rita.rest.issues.listLabelsOnIssue({ ...app, issue_number: 1 })).data.map((l) => l.name);
+    const repoLabels = (await rita.rest.issues.listLabelsForRepo(app)).data.map((l) => l.name);
+
+    const writes: [string, () => Promise<unknown>, string, string][] = [
+      ["create comment", () => rita.rest.issues.createComment({ ...app, issue_number: 1, body: "from a reader" }), "issues/comments#create-an-issue-comment", "issues=write; pull_requests=write"],
+      ["add labels", () => rita.rest.issues.addLabels({ ...app, issue_number: 1, labels: ["possible-duplicate"] }), "issues/labels#add-labels-to-an-issue", "issues=write; pull_requests=write"],
+      ["create label", () => rita.rest.issues.createLabel({ ...app, name: "possible-duplicate" }), "issues/labels#create-a-label", "issues=write; pull_requests=write"],
+      ["create review", () => rita.rest.pulls.createReview({ ...app, pull_number: 1, event: "COMMENT", body: "from a reader" }), "pulls/reviews#create-a-review-for-a-pull-request", "pull_requests=write"],
+    ];
+    for (const [what, write, docs, permissions] of writes) {
+      const refused = await failure(write());
+      expect([what, refused.status, refused.response?.data], what).toEqual([
+        what,
+        403,
+        { message: "Resource not accessible by personal access token", documentation_url: `https://docs.github.com/rest/${docs}`, status: "403" },
+      ]);
+      expect(refused.response?.headers["x-accepted-github-permissions"], what).toBe(permissions);
+    }
+    // Nothing was written.
+    expect((await rita.rest.issues.listComments({ ...app, issue_number: 1 })).data).toEqual(comments);
+    expect((await rita.rest.issues.listLabelsOnIssue({ ...app, issue_number: 1 })).data.map((l) => l.name)).toEqual(issueLabels);
+    expect((await rita.rest.issues.listLabelsForRepo(app)).data.map((l) => l.name)).toEqual(repoLabels);
+    expect((await rita.rest.pulls.listReviews({ ...app, pull_number: 1 })).data.map((r) => r.body)).not.toContain("from a reader");
+    // A repository the token cannot see stays missing, write or not.
+    expect((await failure(rita.rest.issues.createComment({ owner: "other", repo: "secret", issue_number: 1, body: "x" }))).status).toBe(404);
   });
 
   it("refuses a bad token, hides unknown and ungranted repositories", async () => {

@@ -98,8 +98,16 @@ export function hostRefusal(err: unknown, client: HostClient, what: string): Ref
     return refuse(429, `the code host's rate limit for account ${client.account} is spent: try again in ${after} s`, CODES.codeHostRateLimited, { retryAfterSeconds: Number(after) }, { "retry-after": after });
   }
   if (err.status === 404) return refuse(404, `the code host has no ${what}, or does not show it to account ${client.account}`, CODES.codeHostNotFound);
-  if (err.status === 401 || err.status === 403)
-    return refuse(503, `the code host refused account ${client.account} (${err.status}: ${said}): its token in accounts.json needs renewing or more access`, CODES.codeHostCredentials);
+  if (err.status === 401) return refuse(503, `the code host refused account ${client.account} (401: ${said}): its token in accounts.json needs renewing`, CODES.codeHostCredentials);
+  // The token is good but may not do this: GitHub names the permissions that would do for a fine-grained token or an app.
+  if (err.status === 403) {
+    const wanted = headers["x-accepted-github-permissions"];
+    return refuse(
+      503,
+      `the code host does not let account ${client.account} do this on ${what} (403: ${said}${wanted ? `; it asks for ${brief(wanted)}` : ""}): its token in accounts.json needs more access`,
+      CODES.codeHostForbidden,
+    );
+  }
   return refuse(502, `the code host answered ${err.status} for ${what}: ${said}`, CODES.codeHostFailed);
 }
 

@@ -1,4 +1,5 @@
 import { OVERLAP_LABEL, overlapMarker, type OverlapAnswer, type OverlapPair, type OverlapRequest } from "../../../src/api/code-host.js";
+import { CODES } from "../../../src/api/errors.js";
 import { ok, type Outcome, type Refusal } from "../../../src/api/outcome.js";
 import { overlapPairs, type OverlapPull, type PairVerdict } from "../../../src/rules/pr-overlap.js";
 import { deadline, onHost, type HostClient } from "./clients.js";
@@ -38,14 +39,22 @@ function commentFor(v: PairVerdict, olderTitle: string): string {
   ].join("\n");
 }
 
+/** What one duplicate needs of the pass: the older one's title for the comment, and whether the newer one has the label already. */
+interface Target {
+  verdict: PairVerdict;
+  olderTitle: string;
+  labelled: boolean;
+}
+
 /**
  * Acts on one duplicate at most once: the marker in an earlier comment of the runtime's own
  * login on the newer pull request says a pass already did, whatever happened to the
  * runtime since (anyone else's copy of the marker counts for nothing). The label is added
- * again either way, which GitHub takes as a no-op, so a pass cut between the comment and
- * the label finishes the job.
+ * when the newer one lacks it, so a pass cut between the comment and the label finishes
+ * the job. With `mayWrite` false (the host refused an earlier write of this pass) nothing
+ * is written: a duplicate not already done is `not-permitted`.
  */
-async function act(client: HostClient, owner: string, repo: string, v: PairVerdict, olderTitle: string): Promise<Outcome<OverlapPair["action"]>> {
+async function act(client: HostClient, owner: string, repo: string, { verdict: v, olderTitle, labelled }: Target, mayWrite: boolean): Promise<Outcome<OverlapPair["action"]>> {
   const what = `pull request ${owner}/${repo}#${v.newer}`;
   const marker = overlapMarker(v.older, v.newer);
   const me = await client.login();
@@ -54,12 +63,16 @@ async function act(client: HostClient, owner: string, repo: string, v: PairVerdi
   if (!earlier.ok) return earlier;
   // The marker ends the runtime's comment; what the comment quotes cannot pose as it.
   const done = earlier.value.some((c) => c.user?.login === me.value && (c.body ?? "").trimEnd().endsWith(marker));
+  if (done && labelled) return ok("done-before");
+  if (!mayWrite) return ok("not-permitted");
   if (!done) {
     const posted = await onHost(client, what, (o) => o.rest.issues.createComment({ owner, repo, issue_number: v.newer, body: commentFor(v, olderTitle), ...deadline() }));
     if (!posted.ok) return posted;
   }
-  const labelled = await onHost(client, what, (o) => o.rest.issues.addLabels({ owner, repo, issue_number: v.newer, labels: [OVERLAP_LABEL], ...deadline() }));
-  if (!labelled.ok) return labelled;
+  if (!labelled) {
+    const added = await onHost(client, what, (o) => o.rest.issues.addLabels({ owner, repo, issue_number: v.newer, labels: [OVERLAP_LABEL], ...deadline() }));
+    if (!added.ok) return added;
+  }
   return ok(done ? "done-before" : "acted");
 }
 
@@ -79,6 +92,7 @@ export function overlapPass(client: HostClient, req: OverlapRequest): Promise<Ou
     if (!listed.ok) return listed;
     const pulls: OverlapPull[] = [];
     const titles = new Map<number, string>();
+    const labelled = new Set<number>();
     // Pages of a list that changes as it is read can show one pull request twice.
     const queue = [...new Map(listed.value.map((p) => [p.number, p])).values()];
     const stop: { refusal: Refusal | null } = { refusal: null };
@@ -99,12 +113,15 @@ export function overlapPass(client: HostClient, req: OverlapRequest): Promise<Ou
             return;
           }
           titles.set(s.number, s.title);
+          if (s.labels.some((l) => l.toLowerCase() === OVERLAP_LABEL)) labelled.add(s.number);
           pulls.push({ number: s.number, title: s.title, body: s.body, createdAt: s.createdAt, files: files.value.map((f) => ({ path: f.filename, previousPath: f.previous_filename ?? null, patch: f.patch ?? null })) });
         }
       }),
     );
     if (stop.refusal) return stop.refusal;
     const pairs: OverlapPair[] = [];
+    // The host's refusal of a write: the account may not write to the repository, so the pass asks no more.
+    let forbidden: Refusal | null = null;
     for (const v of overlapPairs(pulls)) {
       if (v.relation !== "duplicate") {
         pairs.push({ ...v, action: "none" });
@@ -114,10 +131,17 @@ export function overlapPass(client: HostClient, req: OverlapRequest): Promise<Ou
         pairs.push({ ...v, action: "would-act" });
         continue;
       }
-      const done = await act(client, owner, repo, v, titles.get(v.older) ?? "");
+      const done = await act(client, owner, repo, { verdict: v, olderTitle: titles.get(v.older) ?? "", labelled: labelled.has(v.newer) }, forbidden === null);
+      if (!done.ok && done.body.code === CODES.codeHostForbidden) {
+        forbidden = done;
+        pairs.push({ ...v, action: "not-permitted" });
+        continue;
+      }
       if (!done.ok) return done;
       pairs.push({ ...v, action: done.value });
     }
-    return ok({ repo: req.repo, acting: req.act, considered: pulls.length, pairs });
+    const answer: OverlapAnswer = { repo: req.repo, acting: req.act, considered: pulls.length, pairs };
+    if (forbidden) answer.notPermitted = { error: forbidden.body.error, code: CODES.codeHostForbidden };
+    return ok(answer);
   });
 }
