@@ -18,16 +18,19 @@ const READ_TOKEN = "ghp_runtime_read_only_token_0987654321";
 const fixture = (name: string) => JSON.parse(readFileSync(resolve(import.meta.dirname, "../fixtures/code-host", name), "utf8"));
 /**
  * The labelled sets of pull-request pairs (docs/code-host.md, "How well it judges"): the
- * two the rule was built on, held to the target of 9 in 10, and the Go set, held out until
- * it was measured once and a regression set since, held to what it measured (a guard
- * against getting worse). `falseDuplicates` are the pairs labelled complementary or
- * unrelated that the rule is known to call duplicates (the Go set's one, measured there);
+ * two the rule was built on, held to the target of 9 in 10, and the Go and Rust sets, held
+ * out until each was measured once and regression sets since, held to what they measured
+ * (a guard against getting worse). `falseDuplicates` are the pairs labelled complementary
+ * or unrelated that the rule is known to call duplicates (one in each, measured there);
  * any other would comment wrongly on someone's work.
  */
 const SETS = [
   { repo: "overlap-set", seed: "overlap-set.json", pairs: "overlap-pairs.json", floor: 0.9, falseDuplicates: [] },
   { repo: "overlap-python", seed: "overlap-python.json", pairs: "overlap-python-pairs.json", floor: 0.9, falseDuplicates: [] },
   { repo: "overlap-holdout-go", seed: "overlap-holdout-go.json", pairs: "overlap-holdout-go-pairs.json", floor: 0.8, falseDuplicates: ["1/13"] },
+  // Held out until measured once (bench/overlap-holdout.ts): 46/84. Its writer calls two
+  // changes at different places of one file unrelated, where the rule says complementary.
+  { repo: "overlap-holdout-rust", seed: "overlap-holdout-rust.json", pairs: "overlap-holdout-rust-pairs.json", floor: 0.54, falseDuplicates: ["17/20"] },
 ].map((s) => ({
   repo: s.repo,
   floor: s.floor,
