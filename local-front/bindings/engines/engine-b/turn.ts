@@ -16,7 +16,7 @@ import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { priceOf, usdOf } from "../prices.js";
 import { windowOf } from "../providers.js";
-import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import { engineDied, INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
 import { codexTurnEnd } from "./failure.js";
 import { askedQuestion, userInputResponse } from "./questions.js";
@@ -195,9 +195,8 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       });
     };
     const rpc = new AppServerRpc(child, notified, (r) => void answerRequest(r));
-    const gone = () => settleTurn(interrupted ? INTERRUPTED : { class: "session", error: "codex app-server exited during the turn" });
-    child.on("exit", gone);
-    child.on("error", gone);
+    child.on("exit", (code, signal) => settleTurn(interrupted ? INTERRUPTED : engineDied("codex app-server", code, signal)));
+    child.on("error", (err) => settleTurn(interrupted ? INTERRUPTED : { class: "session", error: `codex app-server could not run: ${err.message}` }));
 
     const answerRequest = async (r: ServerRequest) => {
       if (r.method === "item/tool/requestUserInput") {
