@@ -19,6 +19,7 @@ import { windowOf } from "../providers.js";
 import { engineDied, INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
 import { codexTurnEnd } from "./failure.js";
+import { placeExecRules } from "./exec-rules.js";
 import { askedQuestion, userInputResponse } from "./questions.js";
 import { AppServerRpc, RpcError } from "./rpc.js";
 import type { ServerNotification, ServerRequest, ThreadItem, TurnError } from "./types.js";
@@ -40,7 +41,9 @@ function mcpText(content: unknown[] | undefined): string {
 }
 
 /**
- * permissions -> codex's approval policy. `deny` still asks, and is answered no. codex's own
+ * permissions -> codex's approval policy. `untrusted` asks for every command but those
+ * codex judges safe, and the exec-policy rules written into the thread's CODEX_HOME
+ * (exec-rules.ts) make those ask too. Under `deny` every request is answered no. codex's own
  * sandbox stays off: the whole app-server runs inside the runtime's (docs/credentials.md),
  * and codex's is bubblewrap around a helper of its own that the fence does not hold, so a
  * command run in it fails to start ("execvp codex-linux-sandbox") whenever codex tries it.
@@ -80,6 +83,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const refused = deps.sandbox.refusalFor(places);
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_b is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(home, { recursive: true });
+    await placeExecRules(home, req.permissions);
     await mkdir(cwd, { recursive: true });
     await placeAttachments(cwd, req.inputs);
     const env: Record<string, string> = { ...childEnv(access.env), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: access.apiKey };
