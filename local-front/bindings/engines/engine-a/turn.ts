@@ -75,9 +75,9 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
   let running = false;
   /** The agent CLI's process (the sandbox's outermost one), once the SDK spawned it. */
   let agent: ChildProcess | null = null;
-  /** The turn's failure when that process has ended, killed or crashed, or null while it runs. */
+  /** The turn's failure when that process died (killed, or exited with a failure status), or null. */
   const agentDied = () =>
-    agent && (agent.exitCode !== null || agent.signalCode !== null) ? engineDied("the agent CLI's process", agent.exitCode, agent.signalCode) : null;
+    agent && (agent.signalCode !== null || (agent.exitCode ?? 0) !== 0) ? engineDied("the agent CLI's process", agent.exitCode, agent.signalCode) : null;
 
   const canUseTool = async (name: string, input: Record<string, unknown>, options: { signal: AbortSignal; toolUseID: string }): Promise<PermissionResult> => {
     if (name === QUESTION_TOOL) {
