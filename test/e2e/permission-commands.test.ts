@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findEngineB } from "../../local-front/bindings/engines/engine-b/binary.js";
-import { CODEX_SAFE_PROGRAMS } from "../../local-front/bindings/engines/engine-b/exec-rules.js";
+import { PROMPTED_PROGRAMS } from "../../local-front/bindings/engines/engine-b/exec-rules.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim, waitFor, type LoggedEvent } from "../support/http.js";
 
@@ -110,7 +110,7 @@ describe("engine_b (codex 0.160.0): every command under ask and deny", () => {
     const rules = join(front.dataDir, "engine", "engine_b", "homes", r.threadId, "rules", "runtime.rules");
     expect(existsSync(rules), `no rules at ${rules}`).toBe(true);
     const codex = (await findEngineB(undefined)).binary!;
-    for (const program of CODEX_SAFE_PROGRAMS)
+    for (const program of PROMPTED_PROGRAMS)
       for (const argv of [[program, "x"], [`/usr/bin/${program}`], [`./${program}`]]) {
         const checked = JSON.parse(execFileSync(codex, ["execpolicy", "check", "--rules", rules, "--resolve-host-executables", ...argv], { encoding: "utf8" }));
         expect(checked.decision, `${argv.join(" ")}: ${readFileSync(rules, "utf8")}`).toBe("prompt");

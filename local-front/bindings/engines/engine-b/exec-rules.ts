@@ -7,14 +7,20 @@ import type { TurnRequest } from "../../../../src/api/engine.js";
  * when no exec-policy rule matches them: its `is_known_safe_command` list
  * (codex-rs/shell-command/src/command_safety/is_safe_command.rs: read-only programs,
  * `base64`, `find`, `rg` and `sed -n` without their writing options, `numfmt` and `tac` on
- * Linux), with `git` beside them, whose read-only subcommands other releases count as safe.
- * A rule matching a program decides for it instead, so naming each one here leaves no
- * command that codex runs on its own judgement. Check this list again when
- * ENGINE_B_VERSION moves.
+ * Linux). A rule matching a program decides for it instead, so naming each one here
+ * leaves no command that codex runs on its own judgement. Beside them, read-only
+ * programs other releases count as safe or may (`git` for its read-only subcommands,
+ * `cargo check` once, the rest common inspection tools): under `untrusted` they ask
+ * already, and a rule keeps them asking should a release add them. Read the safe list
+ * again when ENGINE_B_VERSION moves.
  */
-export const CODEX_SAFE_PROGRAMS = [
-  "base64", "cat", "cd", "cut", "echo", "expr", "false", "find", "git", "grep", "head", "id", "ls", "nl", "numfmt",
-  "paste", "pwd", "rev", "rg", "sed", "seq", "stat", "tac", "tail", "tr", "true", "uname", "uniq", "wc", "which", "whoami",
+export const PROMPTED_PROGRAMS = [
+  // 0.160.0's safe list.
+  "base64", "cat", "cd", "cut", "echo", "expr", "false", "find", "grep", "head", "id", "ls", "nl", "numfmt", "paste",
+  "pwd", "rev", "rg", "sed", "seq", "stat", "tac", "tail", "tr", "true", "uname", "uniq", "wc", "which", "whoami",
+  // Safe in other releases, or likely to be.
+  "awk", "basename", "cargo", "cmp", "comm", "date", "df", "diff", "dirname", "du", "env", "file", "git", "hexdump",
+  "jq", "less", "more", "od", "printenv", "readlink", "realpath", "sort", "tree", "xxd",
 ] as const;
 
 /** Named apart from codex's own `default.rules`, where an "always allow" answer would append. */
@@ -34,7 +40,7 @@ const RULES_FILE = "runtime.rules";
 export function execRules(permissions: TurnRequest["permissions"]): string | null {
   if (permissions === "allow") return null;
   const why = "the thread's permissions decide every command: asked of a person, or refused";
-  return `# Written by the agent runtime for each turn.\nprefix_rule(pattern=[${JSON.stringify(CODEX_SAFE_PROGRAMS)}], decision="prompt", justification=${JSON.stringify(why)})\n`;
+  return `# Written by the agent runtime for each turn.\nprefix_rule(pattern=[${JSON.stringify(PROMPTED_PROGRAMS)}], decision="prompt", justification=${JSON.stringify(why)})\n`;
 }
 
 /** Writes (or, under `allow`, removes) the thread's rules before codex starts and loads them. */
