@@ -28,6 +28,11 @@ export interface Directive {
 export interface ToolStep {
   name: string;
   input: Record<string, unknown>;
+  /**
+   * Called as written even though the request does not offer it: a model trained on
+   * another harness may call a tool it was not given (codex's `shell`, with an argv array).
+   */
+  unoffered?: true;
 }
 
 export interface DirectedText {
@@ -55,7 +60,9 @@ function toolStep(raw: unknown, where: string): ToolStep {
   if (!isObject(raw)) invalid(`"${where}" must be an object {name, input}`);
   if (typeof raw.name !== "string" || raw.name === "") invalid(`"${where}.name" must be a non-empty string`);
   if (raw.input !== undefined && !isObject(raw.input)) invalid(`"${where}.input" must be a JSON object`);
-  return { name: raw.name, input: raw.input ?? {} };
+  for (const key of Object.keys(raw)) if (!["name", "input", "unoffered"].includes(key)) invalid(`unknown field "${where}.${key}"`);
+  if (raw.unoffered !== undefined && raw.unoffered !== true) invalid(`"${where}.unoffered" must be true`);
+  return { name: raw.name, input: raw.input ?? {}, ...(raw.unoffered ? { unoffered: true as const } : {}) };
 }
 
 function validate(raw: Record<string, unknown>): Directive {

@@ -173,7 +173,7 @@ export function decide(conv: Conversation, org: string | null = null): Outcome {
   const chunks = d.chunks ?? DEFAULT_CHUNKS;
   const part = (t: string): Part => ({ text: t, pieces: splitPieces(t, chunks) });
   const step = dueStep(steps(d), results.length);
-  const calls = (step ?? []).map((s) => offeredOrRefused(engineTool(s, conv.tools), conv.tools));
+  const calls = (step ?? []).map((s) => (s.unoffered ? s : offeredOrRefused(engineTool(s, conv.tools), conv.tools)));
   const answer = step ? (d.say ?? null) : answerText(d, curator?.answer ?? (() => `echo: ${text.trim()}`), results);
   const produced = (answer ?? "") + (d.reasoning ?? "") + calls.map((c) => JSON.stringify(c.input)).join("");
   return {

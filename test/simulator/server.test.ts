@@ -115,6 +115,8 @@ describe("bad input gets a protocol-shaped 400, never a crash", () => {
       ['@sim {"delayMs": -1}', /"delayMs" must be a number >= 0/],
       ['@sim {"tool": {"input": {}}}', /"tool.name" must be a non-empty string/],
       ['@sim {"tool": {"name": "x", "input": [1]}}', /"tool.input" must be a JSON object/],
+      ['@sim {"tool": {"name": "x", "unofered": true}}', /unknown field "tool.unofered"/],
+      ['@sim {"tool": {"name": "x", "unoffered": 1}}', /"tool.unoffered" must be true/],
       ['@sim {"ask": true}', /"ask" must be a string/],
       ['@sim {"fail": "boom"}', /"fail" must be one of quota, auth/],
       ['@sim {"usage": {"input": 1.5}}', /"usage.input" must be an integer >= 0/],

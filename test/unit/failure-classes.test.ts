@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { classifyProviderError } from "../../local-front/bindings/engines/pi/failure.js";
+import { engineDied } from "../../local-front/bindings/engines/turn.js";
 
 /** Error texts as pi-ai reports them (docs/simulator.md lists where each comes from). */
 describe("classifying a provider's error", () => {
@@ -18,5 +19,17 @@ describe("classifying a provider's error", () => {
     ["500 The server had an error while processing your request.", "unknown"],
   ])("%s -> %s", (message, cls) => {
     expect(classifyProviderError(null, message)).toEqual({ class: cls, error: message });
+  });
+});
+
+/** An engine's process that died mid-turn, as Node reports its end: by a signal, or by a status (bwrap and the forwarder turn a signal into 128 + its number). */
+describe("an engine process that died mid-turn", () => {
+  it.each([
+    [null, "SIGKILL", "codex app-server was killed by SIGKILL during the turn"],
+    [137, null, "codex app-server exited with status 137 (128 + SIGKILL: killed by SIGKILL) during the turn"],
+    [134, null, "codex app-server exited with status 134 (128 + SIGABRT: killed by SIGABRT) during the turn"],
+    [1, null, "codex app-server exited with status 1 during the turn"],
+  ] as const)("%s %s -> session", (code, signal, error) => {
+    expect(engineDied("codex app-server", code, signal)).toEqual({ class: "session", error });
   });
 });

@@ -1,3 +1,4 @@
+import { constants } from "node:os";
 import type { ApprovalDecision, EngineReport, QuestionReply, SteerRequest, TurnFailure, TurnStop } from "../../../src/api/engine.js";
 
 /** A turn an engine is running, as the engine host drives it. */
@@ -24,6 +25,25 @@ export function refusalText(decision: "deny" | "expired", tool: string): string 
 
 /** How every engine reports a turn a person interrupted. */
 export const INTERRUPTED: TurnFailure = { class: "interrupted", error: "interrupted by a person" };
+
+/**
+ * How a process ended, in words: by a signal, or with an exit status. A status above 128
+ * also names the signal it stands for: the sandbox's bwrap and loopback forwarder pass a
+ * killed child's death on as 128 + the signal's number.
+ */
+export function processEnd(code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal) return `was killed by ${signal}`;
+  const name = code !== null && code > 128 ? Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0] : undefined;
+  return `exited with status ${code ?? "unknown"}${name ? ` (128 + ${name}: killed by ${name})` : ""}`;
+}
+
+/**
+ * A turn whose engine process died under it (killed, crashed, out of memory): a session
+ * fault, not an unclassified one; the next turn starts a new process and resumes the session.
+ */
+export function engineDied(what: string, code: number | null, signal: NodeJS.Signals | null): TurnFailure {
+  return { class: "session", error: `${what} ${processEnd(code, signal)} during the turn` };
+}
 
 /** How a turn's run settled: it failed, it completed, or it completed because the output limit cut its answer. */
 export type RunOutcome = TurnFailure | null | { stop: TurnStop };

@@ -14,7 +14,8 @@ import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
-import { INTERRUPTED, refusalText, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import { engineDied, INTERRUPTED, refusalText, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import type { ChildProcess } from "node:child_process";
 import { askedQuestion, questionAnswer, QUESTION_TOOL } from "./questions.js";
 import { newId } from "../../../../src/shared/ids.js";
 import { imagesOf, placeAttachments } from "../attachments.js";
@@ -72,6 +73,11 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
   let wakeInput: (() => void) | null = null;
   let sessionOf = "";
   let running = false;
+  /** The agent CLI's process (the sandbox's outermost one), once the SDK spawned it. */
+  let agent: ChildProcess | null = null;
+  /** The turn's failure when that process died (killed, or exited with a failure status), or null. */
+  const agentDied = () =>
+    agent && (agent.signalCode !== null || (agent.exitCode ?? 0) !== 0) ? engineDied("the agent CLI's process", agent.exitCode, agent.signalCode) : null;
 
   const canUseTool = async (name: string, input: Record<string, unknown>, options: { signal: AbortSignal; toolUseID: string }): Promise<PermissionResult> => {
     if (name === QUESTION_TOOL) {
@@ -187,7 +193,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
         strictMcpConfig: true,
         // The CLI runs inside the fence; its tools inherit it. Its own sandbox is bubblewrap too, which cannot nest here (docs/credentials.md).
         spawnClaudeCodeProcess: ({ command, args, env, signal }) =>
-          deps.sandbox.spawn([command, ...args], places, { env: definedOnly(env), stdio: ["pipe", "pipe", "ignore"], signal }) as SpawnedProcess,
+          (agent = deps.sandbox.spawn([command, ...args], places, { env: definedOnly(env), stdio: ["pipe", "pipe", "ignore"], signal })) as SpawnedProcess,
       },
     });
     interruptAgent = () => q.interrupt();
@@ -260,11 +266,12 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
       finishInput();
     }
     if (interrupted) return INTERRUPTED;
-    return { class: "session", error: "the agent ended without a result" };
+    return agentDied() ?? { class: "session", error: "the agent ended without a result" };
   };
 
+  // The SDK throws once the CLI's process is gone; that process's end says why the turn did.
   const done = reportEnd(run(), emit, (err) =>
-    interrupted ? INTERRUPTED : { class: "unknown", error: `engine_a crashed: ${err.message}` },
+    interrupted ? INTERRUPTED : (agentDied() ?? { class: "unknown", error: `engine_a crashed: ${err.message}` }),
   );
 
   return {

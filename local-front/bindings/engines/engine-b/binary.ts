@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import type { EngineEntry } from "../../../../src/api/engines.js";
 import { versionOf } from "../version-probe.js";
 
+/** The one codex release engine_b runs; its safe-command list is also in exec-rules.ts. */
 export const ENGINE_B_VERSION = "0.160.0";
 
 /** What `GET /accounts` lists for engine_b, and whether its turns can run. */

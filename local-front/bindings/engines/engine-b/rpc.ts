@@ -1,5 +1,6 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
+import { processEnd } from "../turn.js";
 import type { ClientNotification, ParamsOf, RequestId, RequestMethod, Responses, ServerNotification, ServerRequest, ServerResponses } from "./types.js";
 
 type Message = { id?: RequestId; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string } };
@@ -65,7 +66,7 @@ export class AppServerRpc {
         else p?.resolve(m.result);
       }
     });
-    child.on("exit", (code, signal) => this.fail(new Error(`codex app-server exited (${signal ?? code})`)));
+    child.on("exit", (code, signal) => this.fail(new Error(`codex app-server ${processEnd(code, signal)}`)));
     child.on("error", (err) => this.fail(new Error(`codex app-server could not run: ${err.message}`)));
     child.stdin.on("error", (err) => this.fail(err));
   }

@@ -16,9 +16,10 @@ import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
 import { priceOf, usdOf } from "../prices.js";
 import { windowOf } from "../providers.js";
-import { INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
+import { engineDied, INTERRUPTED, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
 import type { EngineBinary } from "./binary.js";
 import { codexTurnEnd } from "./failure.js";
+import { placeExecRules } from "./exec-rules.js";
 import { askedQuestion, userInputResponse } from "./questions.js";
 import { AppServerRpc, RpcError } from "./rpc.js";
 import type { ServerNotification, ServerRequest, ThreadItem, TurnError } from "./types.js";
@@ -40,7 +41,9 @@ function mcpText(content: unknown[] | undefined): string {
 }
 
 /**
- * permissions -> codex's approval policy. `deny` still asks, and is answered no. codex's own
+ * permissions -> codex's approval policy. `untrusted` asks for every command but those
+ * codex judges safe, and the exec-policy rules written into the thread's CODEX_HOME
+ * (exec-rules.ts) make those ask too. Under `deny` every request is answered no. codex's own
  * sandbox stays off: the whole app-server runs inside the runtime's (docs/credentials.md),
  * and codex's is bubblewrap around a helper of its own that the fence does not hold, so a
  * command run in it fails to start ("execvp codex-linux-sandbox") whenever codex tries it.
@@ -80,6 +83,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const refused = deps.sandbox.refusalFor(places);
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_b is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(home, { recursive: true });
+    await placeExecRules(home, req.permissions);
     await mkdir(cwd, { recursive: true });
     await placeAttachments(cwd, req.inputs);
     const env: Record<string, string> = { ...childEnv(access.env), CODEX_HOME: home, HOME: home, ENGINE_B_API_KEY: access.apiKey };
@@ -195,9 +199,8 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
       });
     };
     const rpc = new AppServerRpc(child, notified, (r) => void answerRequest(r));
-    const gone = () => settleTurn(interrupted ? INTERRUPTED : { class: "session", error: "codex app-server exited during the turn" });
-    child.on("exit", gone);
-    child.on("error", gone);
+    child.on("exit", (code, signal) => settleTurn(interrupted ? INTERRUPTED : engineDied("codex app-server", code, signal)));
+    child.on("error", (err) => settleTurn(interrupted ? INTERRUPTED : { class: "session", error: `codex app-server could not run: ${err.message}` }));
 
     const answerRequest = async (r: ServerRequest) => {
       if (r.method === "item/tool/requestUserInput") {
