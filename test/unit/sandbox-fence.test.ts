@@ -90,6 +90,17 @@ describe("the sandbox", () => {
     expect(sandbox.refusalFor({ cwd: work, own: [] })).toBeNull();
   });
 
+  it("runs a reader of the runtime's own (ripgrep over a code root holding the checkout) in a read-only cwd, which may hold the runtime", () => {
+    expect(sandbox.refusalFor({ cwd: root, own: [], readOnly: true })).toBeNull();
+    const { file, args } = sandbox.command(["sh", "-c", `cat ${join(checkout, "main.js")}; echo new > ${join(work, "made-by-reader")} || echo work-read-only`], { cwd: root, own: [], readOnly: true });
+    expect(args.filter((a) => a === "--bind")).toEqual([]);
+    // Under /tmp, as here, the cwd is bound back read-only: the private /tmp would hide it.
+    expect(args.join(" ")).toContain(`--ro-bind ${root} ${root}`);
+    const out = spawnSync(file, args, { cwd: root, encoding: "utf8" });
+    expect(out.stdout + out.stderr).toContain("the-runtime");
+    expect(out.stdout + out.stderr).toContain("work-read-only");
+  });
+
   it("hides no other runtime's place that is /, holds the system or the programs, or is gone", () => {
     const theirs = join(root, "theirs");
     mkdirSync(theirs);

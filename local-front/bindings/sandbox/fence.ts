@@ -38,6 +38,11 @@ export interface SessionPlaces {
   /** Directories of its own that may lie inside hidden places (its scratch directory, its engine's home): bound back writable. */
   own: string[];
   /**
+   * A program of the runtime's own that only reads (ripgrep over a code root): its cwd stays
+   * read-only, so it may hold the runtime's programs (a code root above the checkout).
+   */
+  readOnly?: true;
+  /**
    * The loopback URLs it must reach (its proxy, the simulator): it gets a network of its
    * own in which only these answer. Null or absent: the host's network (no proxy on loopback to go through).
    */
@@ -165,10 +170,12 @@ export class Sandbox {
     if (inHidden(cwd) && !own.some((o) => within(cwd, o)))
       throw new SandboxRefused(`the working directory ${session.cwd} is inside the runtime's private data; sessions may not work there`);
     // The worker refused such a cwd as written (src/rules/spawn.ts); a link can still lead here.
-    const held = runtime.find((p) => within(p, cwd));
+    const held = session.readOnly ? null : runtime.find((p) => within(p, cwd));
     if (held) throw new SandboxRefused(`the working directory ${session.cwd} holds the runtime's own programs (${held}), which sessions may not change; sessions may not work there`);
-    const writable = [cwd, ...own].filter(existsSync);
+    const writable = [...(session.readOnly ? [] : [cwd]), ...own].filter(existsSync);
     const args = [...BASE];
+    // A reader's cwd is bound all the same, read-only: under /tmp the private /tmp would hide it.
+    if (session.readOnly && existsSync(cwd) && !inHidden(cwd)) args.push("--ro-bind", cwd, cwd);
     for (const p of writable) if (!inHidden(p)) args.push("--bind", p, p);
     // After the writable binds, so that they win (bwrap mounts in order); this also brings back a checkout or a Node under /tmp (a CI's fresh clone), which the private /tmp hides.
     for (const p of runtime) args.push("--ro-bind", p, p);
