@@ -101,7 +101,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
     codeToken,
     (argv, cwd) =>
       sandbox.state === "bwrap"
-        ? sandbox.spawn(argv, { cwd, own: [] }, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] })
+        ? sandbox.spawn(argv, { cwd, own: [], readOnly: true }, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] })
         : spawn(argv[0]!, argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] }),
     codeHost.clients,
   );

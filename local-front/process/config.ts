@@ -10,6 +10,7 @@ import { homedir } from "node:os";
 import { realpathSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { within, type RootEntry } from "../bindings/code/fence.js";
+import { realPath, runtimePlaces } from "../bindings/sandbox/runtime.js";
 import { isAbsolute, join, resolve } from "node:path";
 
 /**
@@ -49,6 +50,8 @@ function codeRootsOf(list: string | undefined, workspaces: z.infer<typeof Worksp
 export interface FrontConfig {
   /** The registered code roots (docs/code.md): `SERVICE_CODE_ROOTS` and the workspaces' `repos`, by real path. */
   codeRoots: RootEntry[];
+  /** What the front runs (the checkout, its node_modules, Node's prefix), which no session may change. */
+  runtime: string[];
   host: string;
   port: number;
   dataDir: string;
@@ -278,8 +281,13 @@ export function readFrontConfig(env: NodeJS.ProcessEnv, projectDir: string): Fro
   // The worker fences build threads out of these checkouts (src/rules/spawn.ts), by their real paths and the paths as registered.
   const fence = [...new Set([...codeRoots.map((r) => r.path), ...(env.SERVICE_CODE_ROOTS ?? "").split(":").filter(Boolean).map((p) => resolve(p)), ...(workspaces?.workspaces ?? []).flatMap((w) => w.repos.map((r) => resolve(r.path)))])];
   if (codeRoots.length) workerVars.SERVICE_CODE_FENCE = JSON.stringify(fence);
+  // The worker refuses a session's cwd in the runtime's private data or holding its programs (src/rules/spawn.ts), by real paths and the paths as given.
+  const runtime = runtimePlaces(projectDir);
+  const privateDirs = [...new Set([dataDir, engineStateDir].flatMap((p) => [resolve(p), realPath(p)]))];
+  workerVars.SERVICE_RUNTIME_FENCE = JSON.stringify({ private: privateDirs, runtime });
   return {
     codeRoots,
+    runtime,
     host,
     port,
     dataDir,

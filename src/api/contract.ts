@@ -101,8 +101,9 @@ const SEAT_NAMED: readonly RouteError[] = [
   [404, CODES.seatNotFound],
   [409, CODES.seatRemoved],
 ];
-/** A seat's engine, model and placement, checked as a spawn's are. */
+/** A seat's engine, model and placement, checked as a spawn's are (the thread's `cwd` with them: no session works in a fenced one). */
 const SEAT_TARGET: readonly RouteError[] = [
+  [400, CODES.spawnCwdFenced],
   [422, CODES.engineModelMismatch],
   [400, CODES.modelNotAllowed],
   [400, CODES.modelNotFound],

@@ -170,7 +170,7 @@ export const CODES = {
   codeHostFailed: "code-host-failed",
   /** No code service behind the CODE binding (plain `wrangler dev`), or it could not be reached. */
   codeServiceUnavailable: "code-service-unavailable",
-  /** A build thread's `cwd` inside a registered checkout: build threads work in worktrees of their own. */
+  /** A `cwd` no session may work in: `/`, inside the data directory or the engine state, or holding the runtime's checkout, node_modules or Node; or a build thread's inside a registered checkout (build threads work in worktrees of their own). */
   spawnCwdFenced: "spawn-cwd-fenced",
   /** A retain naming a thread of another workspace. */
   workspaceMismatch: "workspace-mismatch",

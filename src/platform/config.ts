@@ -90,6 +90,11 @@ export const SETTINGS = {
     raw ? new Map(WorkspacesFile.parse(JSON.parse(raw)).workspaces.map((w): [string, WorkspaceConfig] => [w.name, w])) : null,
   ),
   codeFence: front("SERVICE_CODE_FENCE", "The registered code roots' real paths, as the front read `SERVICE_CODE_ROOTS` and the workspaces' `repos`: build threads are fenced out of them.", (raw) => (raw ? (JSON.parse(raw) as string[]) : [])),
+  runtimeFence: front(
+    "SERVICE_RUNTIME_FENCE",
+    "`{private, runtime}`: the data directory and engine state, and what the front runs (its checkout, node_modules, Node's prefix), by real paths and as given: no session works inside the first or in a directory holding the second.",
+    (raw): { private: string[]; runtime: string[] } => (raw ? (JSON.parse(raw) as { private: string[]; runtime: string[] }) : { private: [], runtime: [] }),
+  ),
   accounts: front("SERVICE_ACCOUNTS", "The account pool's ids and providers, as the front read them (`PublicAccount[]`).", (raw) =>
     new Map(((raw ? JSON.parse(raw) : []) as PublicAccount[]).map((a): [string, PublicAccount] => [a.id, a])),
   ),

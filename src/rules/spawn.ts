@@ -42,21 +42,47 @@ export function chainEntry(entry: string | EngineModel, engine: Engine): EngineM
   return { engine: mismatch(engine, entry) ? engineForModel(entry) : engine, model: entry };
 }
 
-/**
- * The registered checkout a path lies in, or holds (a build thread's working directory is
- * writable, all of it), or null; the path as given, `..` resolved, against the roots'
- * real paths and their paths as registered.
- */
-export function fencedBy(cwd: string, roots: readonly string[]): string | null {
+/** `cwd` as an absolute path with `.` and `..` resolved, as written (the worker cannot follow links). */
+function normal(cwd: string): string {
   const parts: string[] = [];
   for (const p of cwd.split("/")) {
     if (p === "" || p === ".") continue;
     if (p === "..") parts.pop();
     else parts.push(p);
   }
-  const path = `/${parts.join("/")}`;
-  const under = (dir: string, p: string) => p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+  return `/${parts.join("/")}`;
+}
+
+/** `p` is `dir` or lies inside it, path component by path component (`/work/main2` is not inside `/work/main`). */
+function under(dir: string, p: string): boolean {
+  return p === dir || p.startsWith(dir.endsWith("/") ? dir : `${dir}/`);
+}
+
+/**
+ * The registered checkout a path lies in, or holds (a build thread's working directory is
+ * writable, all of it), or null; the path as given, `..` resolved, against the roots'
+ * real paths and their paths as registered.
+ */
+export function fencedBy(cwd: string, roots: readonly string[]): string | null {
+  const path = normal(cwd);
   return roots.find((root) => under(root, path) || under(path, root)) ?? null;
+}
+
+/**
+ * Why no session may work in `cwd` (it is bound writable, all of it), or null: it is `/`,
+ * lies in the runtime's private data (`fence.private`), or holds what the front runs
+ * (`fence.runtime`: a session could rewrite code the front runs later, unfenced). Judged by
+ * the path as written, so a cwd that does not exist yet is judged too; the sandbox checks
+ * its real path again where the session starts.
+ */
+export function runtimeFenced(cwd: string, fence: RuntimeConfig["runtimeFence"]): { place: string; why: string } | null {
+  const path = normal(cwd);
+  if (path === "/") return { place: "/", why: "it is the filesystem's root, which holds the runtime itself" };
+  const secret = fence.private.find((dir) => under(dir, path));
+  if (secret) return { place: secret, why: `it lies in the runtime's private data (${secret}), which sessions may not read` };
+  const held = fence.runtime.find((dir) => under(path, dir));
+  if (held) return { place: held, why: `it holds the runtime's own programs (${held}), which sessions may not change` };
+  return null;
 }
 
 /** Fills a spawn's omitted fields and refuses combinations no engine can run. */
@@ -73,6 +99,8 @@ export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<T
   const type = input.type ?? "chat";
   if (type === "build" && !input.cwd)
     return refuse(400, "a build thread needs a cwd", CODES.spawnCwdRequired);
+  const runtime = input.cwd ? runtimeFenced(input.cwd, config.runtimeFence) : null;
+  if (runtime) return refuse(400, `a session does not work in ${input.cwd}: ${runtime.why}`, CODES.spawnCwdFenced, { place: runtime.place });
   const fence = type === "build" && input.cwd ? fencedBy(input.cwd, config.codeFence) : null;
   if (fence)
     return refuse(400, `a build thread does not work in the registered checkout ${fence}: it works in a worktree of its own`, CODES.spawnCwdFenced, { root: fence });

@@ -1,6 +1,6 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim } from "../support/http.js";
@@ -17,6 +17,13 @@ const MARKERS = {
   otherThread: `other-thread-session-${tag}`,
   frontEnv: `sk-sandbox-env-${tag}`,
 };
+/** What the front runs, which no session may change: its checkout, the node_modules it resolves from, Node's directory. */
+const CHECKOUT = resolve(import.meta.dirname, "../..");
+const NODE_MODULES = realpathSync(join(CHECKOUT, "node_modules"));
+const NODE_BIN = dirname(realpathSync(process.execPath));
+const RUNTIME = [CHECKOUT, NODE_MODULES, NODE_BIN];
+/** The file a session tries to leave in each place; the old code's sessions could, so each is removed after the tests whatever they found. */
+const PROBE = `.sandbox-probe-${tag}`;
 const ENGINES = [
   { engine: "pi", model: "sim-1" },
   { engine: "engine_a", model: "claude-sim" },
@@ -68,6 +75,20 @@ async function runProbe(front: Front, stateDir: string, spec: { engine: string; 
   return { log: JSON.stringify(logged), result };
 }
 
+/** A shell command's output in a new thread of `spec` working in `cwd`, its turn completed. */
+async function shellIn(front: Front, spec: { engine: string; model: string }, cwd: string, command: string): Promise<string> {
+  const spawned = await call(front.url, "POST", "/spawn", { ...spec, permissions: "allow", cwd });
+  expect(spawned.status, JSON.stringify(spawned.body)).toBe(201);
+  const r = await call(front.url, "POST", `/threads/${spawned.body.threadId}/send`, { text: sim({ tool: { name: "shell", input: { command } } }) });
+  expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
+  return (await events(front.url, spawned.body.threadId)).find((e) => e.kind === "tool-result")?.body.output ?? "";
+}
+
+/** Writes a file of its own in its cwd, then tries to leave one in each place; each line says which happened. */
+function writes(own: string, places: string[]): string {
+  return [`(echo ${own} > own.txt && cat own.txt) || echo own-read-only`, ...places.map((p) => `(touch ${join(p, PROBE)} 2>/dev/null && echo "wrote ${p}") || echo "read-only ${p}"`)].join("; ");
+}
+
 function secretsOf(front: Front): string[] {
   return [...Object.values(MARKERS), readFileSync(join(front.dataDir, "proxy", "placeholder.key"), "utf8").trim()];
 }
@@ -82,6 +103,7 @@ describe("sessions cannot read the host's secrets", () => {
     await front?.stop();
     removeDir(front.dataDir);
     removeDir(stateDir);
+    for (const p of [...RUNTIME, dirname(CHECKOUT)]) rmSync(join(p, PROBE), { force: true });
   });
 
   it("says so on its start line", () => {
@@ -120,19 +142,78 @@ describe("sessions cannot read the host's secrets", () => {
     expect(readFileSync(join(front.dataDir, "accounts.json"), "utf8")).toContain(MARKERS.account);
   });
 
-  it("refuses a spawn's cwd inside the data directory: pi's tools, and engine_a's and engine_b's turns", async () => {
-    const refusal = "inside the runtime's private data";
-    const tries = sim({ tool: { name: "shell", input: { command: "cat accounts.json" } } });
-    const pi = (await call(front.url, "POST", "/spawn", { permissions: "allow", cwd: front.dataDir })).body.threadId;
-    await call(front.url, "POST", `/threads/${pi}/send`, { text: tries });
-    const result = (await events(front.url, pi)).find((e) => e.kind === "tool-result")!.body;
-    expect(result).toMatchObject({ isError: true, output: expect.stringContaining(refusal) });
-    for (const spec of ENGINES.slice(1)) {
-      const { threadId } = (await call(front.url, "POST", "/spawn", { ...spec, permissions: "allow", cwd: front.dataDir })).body;
-      const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: tries });
-      expect(r.body.failure, spec.engine).toMatchObject({ class: "permission", error: expect.stringContaining(refusal) });
+  for (const spec of ENGINES) {
+    it(`${spec.engine}: a session writes in its cwd beside the runtime, and not in the runtime's checkout, its node_modules or Node's directory`, async () => {
+      const cwd = mkdtempSync(join(tmpdir(), "agent-runtime-beside-"));
+      try {
+        const out = await shellIn(front, spec, cwd, writes(`own-${spec.engine}`, RUNTIME));
+        // The control: its own cwd takes the write.
+        expect(out).toContain(`own-${spec.engine}`);
+        expect(readFileSync(join(cwd, "own.txt"), "utf8")).toBe(`own-${spec.engine}\n`);
+        for (const p of RUNTIME) expect(out).toContain(`read-only ${p}`);
+        expect(out).not.toContain("wrote");
+      } finally {
+        removeDir(cwd);
+      }
+    });
+
+    it(`${spec.engine}: a session whose cwd lies inside the runtime's checkout cannot write there either`, async () => {
+      const cwd = mkdtempSync(join(CHECKOUT, ".sandbox-cwd-"));
+      try {
+        const out = await shellIn(front, spec, cwd, writes(`own-${spec.engine}`, [CHECKOUT, cwd]));
+        expect(out).toContain("own-read-only");
+        expect(out).toContain(`read-only ${CHECKOUT}`);
+        expect(out).toContain(`read-only ${cwd}`);
+        expect(existsSync(join(cwd, "own.txt"))).toBe(false);
+      } finally {
+        removeDir(cwd);
+      }
+    });
+  }
+
+  it("refuses a spawn, a fork and a delegation whose cwd is /, lies in the data directory, or holds the runtime, with 400 spawn-cwd-fenced", async () => {
+    const before = (await call(front.url, "GET", "/threads?limit=200")).body.threads.length;
+    for (const cwd of ["/", front.dataDir, join(front.dataDir, "scratch", "thr_x"), dirname(CHECKOUT), CHECKOUT, dirname(NODE_MODULES), dirname(NODE_BIN)]) {
+      const r = await call(front.url, "POST", "/spawn", { permissions: "allow", cwd });
+      expect([r.status, r.body.code], cwd).toEqual([400, "spawn-cwd-fenced"]);
     }
-    expect(JSON.stringify(await events(front.url, pi))).not.toContain(MARKERS.account);
+    expect((await call(front.url, "GET", "/threads?limit=200")).body.threads.length).toBe(before);
+    const parent = (await call(front.url, "POST", "/spawn", { permissions: "allow" })).body.threadId;
+    const atSeq = (await events(front.url, parent)).at(-1)!.seq;
+    const fork = await call(front.url, "POST", `/threads/${parent}/fork`, { atSeq, cwd: "/" });
+    expect([fork.status, fork.body.code]).toEqual([400, "spawn-cwd-fenced"]);
+    const delegation = await call(front.url, "POST", `/threads/${parent}/operations`, { kind: "delegation", title: "x", prompt: "y", spec: { cwd: dirname(CHECKOUT) } });
+    expect([delegation.status, delegation.body.code]).toEqual([400, "spawn-cwd-fenced"]);
+  });
+
+  it("refuses a cwd whose link leads into the data directory or to a directory holding the runtime: pi's tools, and engine_a's and engine_b's turns", async () => {
+    const links = mkdtempSync(join(tmpdir(), "agent-runtime-links-"));
+    try {
+      symlinkSync(front.dataDir, join(links, "data"));
+      symlinkSync(dirname(CHECKOUT), join(links, "above-runtime"));
+      const cases = [
+        { cwd: join(links, "data"), refusal: "inside the runtime's private data", tries: "cat accounts.json" },
+        { cwd: join(links, "above-runtime"), refusal: "holds the runtime's own programs", tries: `touch ${join(CHECKOUT, PROBE)}; touch ${PROBE}` },
+      ];
+      for (const { cwd, refusal, tries } of cases) {
+        // Written as a path outside both, the spawn passes; the sandbox reads where the link leads.
+        const pi = await call(front.url, "POST", "/spawn", { permissions: "allow", cwd });
+        expect(pi.status, cwd).toBe(201);
+        await call(front.url, "POST", `/threads/${pi.body.threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: tries } } }) });
+        const result = (await events(front.url, pi.body.threadId)).find((e) => e.kind === "tool-result")!.body;
+        expect(result, cwd).toMatchObject({ isError: true, output: expect.stringContaining(refusal) });
+        expect(JSON.stringify(await events(front.url, pi.body.threadId))).not.toContain(MARKERS.account);
+        for (const spec of ENGINES.slice(1)) {
+          const { threadId } = (await call(front.url, "POST", "/spawn", { ...spec, permissions: "allow", cwd })).body;
+          const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command: tries } } }) });
+          expect(r.body.failure, `${spec.engine} in ${cwd}`).toMatchObject({ class: "permission", error: expect.stringContaining(refusal) });
+        }
+      }
+      expect(existsSync(join(CHECKOUT, PROBE))).toBe(false);
+      expect(existsSync(join(dirname(CHECKOUT), PROBE))).toBe(false);
+    } finally {
+      removeDir(links);
+    }
   });
 
   it("gives no process it starts the provider keys of its environment", () => {

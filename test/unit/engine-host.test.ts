@@ -9,6 +9,7 @@ import { TokenStore } from "../../local-front/bindings/accounts/token-store.js";
 import { Placeholders } from "../../local-front/bindings/proxy/placeholder.js";
 import { providerUpstream } from "../../local-front/bindings/proxy/upstream.js";
 import { Sandbox } from "../../local-front/bindings/sandbox/fence.js";
+import { runtimePlaces } from "../../local-front/bindings/sandbox/runtime.js";
 import { StartedProcesses } from "../../local-front/bindings/sandbox/started.js";
 import { removeDir } from "../support/front.js";
 
@@ -26,7 +27,7 @@ beforeAll(async () => {
       proxyFailureSince: () => null,
       runtime: () => Promise.reject(new Error("no worker in this test")),
       codeRoots: [],
-      sandbox: Sandbox.start("on", { hidden: [scratch], readable: [] }, new StartedProcesses(scratch), scratch),
+      sandbox: Sandbox.start("on", { hidden: [scratch], readable: [], runtime: runtimePlaces(join(import.meta.dirname, "../..")) }, new StartedProcesses(scratch), scratch),
     },
     "the-token",
   );

@@ -1,12 +1,13 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, readFrontConfig } from "../../local-front/process/config.js";
 import { Sandbox, SandboxRefused } from "../../local-front/bindings/sandbox/fence.js";
+import { runtimePlaces } from "../../local-front/bindings/sandbox/runtime.js";
 import { alive, identify, killIfSame } from "../../local-front/bindings/sandbox/identity.js";
 import { StartedProcesses } from "../../local-front/bindings/sandbox/started.js";
 import { removeDir } from "../support/front.js";
@@ -21,12 +22,17 @@ writeFileSync(join(scratch, "mine.txt"), "mine");
 writeFileSync(join(work, "work.txt"), "work");
 const outside = join(root, "elsewhere-accounts.json");
 writeFileSync(outside, "secret-elsewhere");
+/** This runtime's programs, which the sessions below run on, and a stand-in checkout beside them that the tests may try to change. */
+const programs = runtimePlaces(join(import.meta.dirname, "../.."));
+const checkout = join(root, "runtime");
+mkdirSync(join(checkout, "node_modules", "dep"), { recursive: true });
+writeFileSync(join(checkout, "main.js"), "the-runtime");
 afterAll(() => {
   sandbox.close();
   removeDir(root);
 });
 
-const sandbox = Sandbox.start("on", { hidden: [data, join(data, "accounts.json"), outside], readable: [] }, new StartedProcesses(root), root);
+const sandbox = Sandbox.start("on", { hidden: [data, join(data, "accounts.json"), outside], readable: [], runtime: [...programs, checkout] }, new StartedProcesses(root), root);
 
 function run(cwd: string, own: string[], script: string): string {
   const { file, args } = sandbox.command(["sh", "-c", script], { cwd, own });
@@ -57,11 +63,49 @@ describe("the sandbox", () => {
     expect(sandbox.refusalFor({ cwd: scratch, own: [scratch] })).toBeNull();
   });
 
+  it("keeps the runtime's programs read-only whatever the cwd, one inside them included, and the cwd writable elsewhere", () => {
+    const inside = join(checkout, "node_modules", "dep");
+    const { args } = sandbox.command(["true"], { cwd: inside, own: [] });
+    const at = (flag: string, path: string) => args.findIndex((a, i) => a === flag && args[i + 1] === path);
+    // bwrap mounts in order: the read-only bind comes after the writable one, so it wins.
+    expect(at("--bind", inside)).toBeGreaterThan(-1);
+    expect(at("--ro-bind", checkout)).toBeGreaterThan(at("--bind", inside));
+    const tried = run(inside, [], `echo changed > ${join(checkout, "main.js")} || echo main-read-only; echo new > made.js || echo cwd-read-only`);
+    expect(tried).toContain("main-read-only");
+    expect(tried).toContain("cwd-read-only");
+    expect(readFileSync(join(checkout, "main.js"), "utf8")).toBe("the-runtime");
+    expect(existsSync(join(inside, "made.js"))).toBe(false);
+    // The control: the same command in a cwd beside the runtime writes there, and only there.
+    const beside = run(work, [], `echo changed > ${join(checkout, "main.js")} || echo main-read-only; echo new > made.js && cat made.js`);
+    expect(beside).toContain("main-read-only");
+    expect(beside).toContain("new");
+    expect(readFileSync(join(work, "made.js"), "utf8")).toBe("new\n");
+  });
+
+  it("refuses a cwd that is / or holds the runtime's programs, by its real path", () => {
+    const link = join(work, "link-to-root");
+    symlinkSync(root, link);
+    for (const cwd of ["/", root, link, dirname(dirname(process.execPath))])
+      expect(sandbox.refusalFor({ cwd, own: [] }), cwd).toMatch(/holds the runtime's own programs .*; sessions may not work there/);
+    expect(sandbox.refusalFor({ cwd: work, own: [] })).toBeNull();
+  });
+
+  it("runs a reader of the runtime's own (ripgrep over a code root holding the checkout) in a read-only cwd, which may hold the runtime", () => {
+    expect(sandbox.refusalFor({ cwd: root, own: [], readOnly: true })).toBeNull();
+    const { file, args } = sandbox.command(["sh", "-c", `cat ${join(checkout, "main.js")}; echo new > ${join(work, "made-by-reader")} || echo work-read-only`], { cwd: root, own: [], readOnly: true });
+    expect(args.filter((a) => a === "--bind")).toEqual([]);
+    // Under /tmp, as here, the cwd is bound back read-only: the private /tmp would hide it.
+    expect(args.join(" ")).toContain(`--ro-bind ${root} ${root}`);
+    const out = spawnSync(file, args, { cwd: root, encoding: "utf8" });
+    expect(out.stdout + out.stderr).toContain("the-runtime");
+    expect(out.stdout + out.stderr).toContain("work-read-only");
+  });
+
   it("hides no other runtime's place that is /, holds the system or the programs, or is gone", () => {
     const theirs = join(root, "theirs");
     mkdirSync(theirs);
     const gone = join(root, "gone");
-    const fenced = Sandbox.start("on", { hidden: [], others: () => ["/", "/usr", "/var/..", dirname(process.execPath), gone, theirs], readable: [] }, new StartedProcesses(root), mkdtempSync(join(root, "fenced-")));
+    const fenced = Sandbox.start("on", { hidden: [], others: () => ["/", "/usr", "/var/..", dirname(process.execPath), gone, theirs], readable: [], runtime: programs }, new StartedProcesses(root), mkdtempSync(join(root, "fenced-")));
     try {
       const { args } = fenced.command(["true"], { cwd: work, own: [] });
       const tmpfs = args.flatMap((a, i) => (a === "--tmpfs" ? [args[i + 1]] : []));
@@ -77,14 +121,27 @@ describe("the sandbox", () => {
     process.env.PATH = mkdtempSync(join(root, "no-bwrap-"));
     let missing: Sandbox;
     try {
-      missing = Sandbox.start("on", { hidden: [], readable: [] }, new StartedProcesses(root), root);
+      missing = Sandbox.start("on", { hidden: [], readable: [], runtime: programs }, new StartedProcesses(root), root);
     } finally {
       process.env.PATH = path;
     }
     expect(missing.state).toBe("unavailable");
     expect(() => missing.command(["true"], { cwd: work, own: [] })).toThrow(/bubblewrap \(bwrap\) is not installed: install Debian's bubblewrap package/);
-    const off = Sandbox.start("off", { hidden: [data], readable: [] }, new StartedProcesses(root), root);
+    const off = Sandbox.start("off", { hidden: [data], readable: [], runtime: programs }, new StartedProcesses(root), root);
     expect(off.command(["cat", "x"], { cwd: data, own: [] })).toEqual({ file: "cat", args: ["x"] });
+  });
+
+  it("knows the runtime's programs by their real paths and as given, and the front passes them and its private places to the worker", () => {
+    const elsewhere = join(root, "shared-deps", "node_modules");
+    mkdirSync(elsewhere, { recursive: true });
+    const tree = join(root, "tree");
+    mkdirSync(tree);
+    symlinkSync(elsewhere, join(tree, "node_modules"));
+    const prefix = dirname(dirname(process.execPath));
+    expect(runtimePlaces(tree)).toEqual([tree, join(tree, "node_modules"), elsewhere, prefix]);
+    const cfg = readFrontConfig({ SERVICE_AGENTS_DATA_DIR: join(root, "cfg"), SERVICE_ENGINE_STATE_DIR: join(root, "state") }, tree);
+    expect(cfg.runtime).toEqual(runtimePlaces(tree));
+    expect(JSON.parse(cfg.workerVars.SERVICE_RUNTIME_FENCE!)).toEqual({ private: [join(root, "cfg"), join(root, "state")], runtime: runtimePlaces(tree) });
   });
 
   it("is configured by SERVICE_SANDBOX, on or off", () => {

@@ -116,6 +116,49 @@ describe("resolving a spawn", () => {
   });
 });
 
+describe("the runtime's fence on a spawn's cwd", () => {
+  // As the front passes it: the data directory and engine state, the checkout, its node_modules (a link's target elsewhere) and Node's prefix.
+  const fenced = readConfig({
+    SERVICE_RUNTIME_FENCE: JSON.stringify({
+      private: ["/home/op/.service/agents-host", "/srv/engine-state"],
+      runtime: ["/work/main", "/work/main/node_modules", "/opt/deps/node_modules", "/usr/local"],
+    }),
+  });
+  const refusal = (cwd: string, type: SpawnSpec["type"] = "chat") => {
+    const out = resolve({ type, cwd }, fenced);
+    return out.ok ? null : { status: out.status, code: out.body.code, place: out.body.place };
+  };
+
+  it("refuses the root, the data directory and the engine state and anything inside them, for every type of thread", () => {
+    for (const type of ["chat", "build", "review"] as const) expect(refusal("/", type), type).toEqual({ status: 400, code: CODES.spawnCwdFenced, place: "/" });
+    expect(refusal("/.")).toMatchObject({ place: "/" });
+    expect(refusal("/tmp/..")).toMatchObject({ place: "/" });
+    expect(refusal("/home/op/.service/agents-host")).toMatchObject({ code: CODES.spawnCwdFenced, place: "/home/op/.service/agents-host" });
+    expect(refusal("/home/op/.service/agents-host/scratch/thr_1")).toMatchObject({ place: "/home/op/.service/agents-host" });
+    expect(refusal("/srv/engine-state/engine_a/homes/thr_1/")).toMatchObject({ place: "/srv/engine-state" });
+  });
+
+  it("refuses a cwd that holds the checkout, its node_modules or Node's prefix, written any way", () => {
+    expect(refusal("/work")).toMatchObject({ code: CODES.spawnCwdFenced, place: "/work/main" });
+    expect(refusal("/work/main")).toMatchObject({ place: "/work/main" });
+    expect(refusal("/work/other/../main/")).toMatchObject({ place: "/work/main" });
+    expect(refusal("/opt/deps")).toMatchObject({ place: "/opt/deps/node_modules" });
+    expect(refusal("/opt/deps/node_modules")).toMatchObject({ place: "/opt/deps/node_modules" });
+    expect(refusal("/usr")).toMatchObject({ place: "/usr/local" });
+    expect(refusal("/usr/local")).toMatchObject({ place: "/usr/local" });
+  });
+
+  it("takes a sibling, a path that only shares a prefix, one above the data directory, and one inside the runtime (the sandbox keeps that read-only)", () => {
+    for (const cwd of ["/work/main2", "/work/mai", "/work/wt/feature", "/opt/deps2", "/usr/local2", "/usr/lib", "/home/op", "/home/op/.service/agents-host2", "/srv/engine-state-b", "/work/main/src", "/tmp/does-not-exist-yet"])
+      expect(refusal(cwd), cwd).toBeNull();
+  });
+
+  it("refuses only the root when the front passed nothing (plain wrangler, a worker test)", () => {
+    expect(resolve({ cwd: "/" })).toMatchObject({ ok: false, body: { code: CODES.spawnCwdFenced, place: "/" } });
+    expect(resolve({ cwd: "/work" }).ok).toBe(true);
+  });
+});
+
 describe("resolving a spawn's failover chain", () => {
   it("keeps the thread's engine for a bare model id it can serve, and otherwise takes the model's own engine", () => {
     expect(resolve({ engine: "engine_b", model: "gpt-5", fallback: ["gpt-4o", "sonnet"] })).toMatchObject({

@@ -16,12 +16,14 @@ export const SANDBOX_PACKAGES: Needed[] = [{ command: "bwrap", pkg: "bubblewrap"
  * What sessions may not read: this runtime's secrets (accounts, OAuth tokens, the proxy's
  * CA key and placeholder key, every thread's store, engine sessions and CLI homes), and
  * every other runtime's on the host (registry.ts). The CA certificate and trust bundle
- * sessions are told to trust stay readable.
+ * sessions are told to trust stay readable. What they may not change: the runtime's own
+ * programs (runtime.ts).
  */
 export function fencedPlaces(config: FrontConfig, proxy: SessionProxy | null): FencedPlaces {
   return {
     hidden: secretPlaces(config),
     others: registeredPlaces,
     readable: [proxy?.caPath, proxy?.bundlePath].filter((p): p is string => Boolean(p)),
+    runtime: config.runtime,
   };
 }

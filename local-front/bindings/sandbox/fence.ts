@@ -1,18 +1,12 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { LoopbackBridge, portOf } from "./loopback-bridge.js";
 import type { StartedProcesses } from "./started.js";
 import type { Unavailable } from "../../process/debian-packages.js";
 import type { SandboxReport } from "../../../src/api/engines.js";
 
 const FORWARDER = join(import.meta.dirname, "loopback-forwarder.mjs");
-/**
- * What a session runs from the runtime itself: the checkout (the engines' CLIs in its
- * node_modules, the forwarder) and Node. A checkout or a Node under /tmp (as in a CI's
- * fresh clone) would vanish under the session's private /tmp, so each is bound back, read-only.
- */
-const PROGRAMS = [join(import.meta.dirname, "..", "..", ".."), dirname(process.execPath)];
 /** What every session runs on, bound from the host's `/`: another runtime's place over any of these would break every session. */
 const SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/dev", "/proc"];
 
@@ -29,6 +23,12 @@ export interface FencedPlaces {
   others?: () => string[];
   /** Files inside hidden places that sessions are told to read (the proxy's CA certificate and trust bundle). */
   readable: string[];
+  /**
+   * What the front runs (runtime.ts): the checkout, its node_modules, Node. Read-only in
+   * every session whatever its `cwd`, and never the `cwd`'s descendant: a session that
+   * changed them would run its code in the front, outside any sandbox, at its next start.
+   */
+  runtime: string[];
 }
 
 /** Where one session works. */
@@ -37,6 +37,11 @@ export interface SessionPlaces {
   cwd: string;
   /** Directories of its own that may lie inside hidden places (its scratch directory, its engine's home): bound back writable. */
   own: string[];
+  /**
+   * A program of the runtime's own that only reads (ripgrep over a code root): its cwd stays
+   * read-only, so it may hold the runtime's programs (a code root above the checkout).
+   */
+  readOnly?: true;
   /**
    * The loopback URLs it must reach (its proxy, the simulator): it gets a network of its
    * own in which only these answer. Null or absent: the host's network (no proxy on loopback to go through).
@@ -68,11 +73,11 @@ function within(path: string, dir: string): boolean {
 
 /**
  * Whether another runtime's place may be hidden: never `/` or a directory holding the
- * system or the runtime's programs, whatever a registry entry (or a symlink swapped in
+ * system or this runtime's own programs, whatever a registry entry (or a symlink swapped in
  * after it was read) says.
  */
-function hideable(place: string): boolean {
-  return ![...SYSTEM, ...PROGRAMS.map(real)].some((p) => within(p, place));
+function hideable(place: string, runtime: string[]): boolean {
+  return ![...SYSTEM, ...runtime, real(process.execPath)].some((p) => within(p, place));
 }
 
 /** Directory or file, or null for a place that is gone: it may vanish between two looks (a runtime's data directory removed meanwhile). */
@@ -93,7 +98,8 @@ const NAMESPACES =
 
 /**
  * The fence around everything a session runs: bubblewrap with a read-only view of the
- * machine, a private /tmp, the hidden places under empty tmpfs (or /dev/null for files),
+ * machine, a private /tmp, its working directory writable, the runtime's own programs
+ * read-only over it, the hidden places under empty tmpfs (or /dev/null for files),
  * the session's own directories bound back writable, in pids (and, behind a proxy on
  * loopback, a network) of its own. Decided once at start; with bwrap missing or broken,
  * nothing a session asks to run runs at all.
@@ -150,7 +156,8 @@ export class Sandbox {
   /** The bwrap arguments that fence `session`, or a refusal. */
   private fenceArgs(session: SessionPlaces): string[] {
     const kinds = new Map<string, "dir" | "file">();
-    for (const p of [...this.places.hidden.map(real), ...(this.places.others?.() ?? []).map(real).filter(hideable)]) {
+    const runtime = [...new Set(this.places.runtime.filter(existsSync).map(real))];
+    for (const p of [...this.places.hidden.map(real), ...(this.places.others?.() ?? []).map(real).filter((o) => hideable(o, runtime))]) {
       const kind = kindOf(p);
       if (kind) kinds.set(p, kind);
     }
@@ -162,10 +169,16 @@ export class Sandbox {
     const inHidden = (p: string) => hidden.some((h) => within(p, h));
     if (inHidden(cwd) && !own.some((o) => within(cwd, o)))
       throw new SandboxRefused(`the working directory ${session.cwd} is inside the runtime's private data; sessions may not work there`);
-    const writable = [cwd, ...own].filter(existsSync);
+    // The worker refused such a cwd as written (src/rules/spawn.ts); a link can still lead here.
+    const held = session.readOnly ? null : runtime.find((p) => within(p, cwd));
+    if (held) throw new SandboxRefused(`the working directory ${session.cwd} holds the runtime's own programs (${held}), which sessions may not change; sessions may not work there`);
+    const writable = [...(session.readOnly ? [] : [cwd]), ...own].filter(existsSync);
     const args = [...BASE];
-    for (const p of PROGRAMS.map(real)) if (within(p, "/tmp")) args.push("--ro-bind", p, p);
+    // A reader's cwd is bound all the same, read-only: under /tmp the private /tmp would hide it.
+    if (session.readOnly && existsSync(cwd) && !inHidden(cwd)) args.push("--ro-bind", cwd, cwd);
     for (const p of writable) if (!inHidden(p)) args.push("--bind", p, p);
+    // After the writable binds, so that they win (bwrap mounts in order); this also brings back a checkout or a Node under /tmp (a CI's fresh clone), which the private /tmp hides.
+    for (const p of runtime) args.push("--ro-bind", p, p);
     for (const h of hidden) args.push(...(kinds.get(h) === "dir" ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
     for (const p of writable) if (inHidden(p)) args.push("--bind", p, p);
     for (const f of this.places.readable.filter(existsSync).map(real)) if (inHidden(f)) args.push("--ro-bind", f, f);
