@@ -75,12 +75,12 @@ export class Host extends DurableObject<Env> {
     return this.storage.state();
   }
 
-  storageRefused(reason: string, threadId: string | null): void {
-    this.storage.refused(reason, threadId);
+  storageRefused(reason: string, threadId: string | null, at: number): void {
+    this.storage.refused(reason, threadId, at);
   }
 
-  storageWritten(): void {
-    this.storage.written();
+  storageWritten(at: number): void {
+    this.storage.written(at);
   }
 
   // ---- the drain (SPEC "States": Drain) ----

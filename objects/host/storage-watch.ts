@@ -1,4 +1,5 @@
 import type { StorageState } from "../../src/api/operator.js";
+import { hidesItsCause } from "../../src/rules/storage-fault.js";
 
 type Open = Extract<StorageState, { state: "full" }>;
 
@@ -29,11 +30,15 @@ export class StorageWatch {
     return this.open ?? { state: "ok" };
   }
 
-  refused(reason: string, threadId: string | null): void {
-    const now = new Date().toISOString();
-    const open: Open = this.open ?? { state: "full", since: now, lastAt: now, reason, refusals: 0, threadIds: [] };
-    open.lastAt = now;
-    open.reason = reason;
+  /** `at`: when the router answered the refusal (the notes of two answers may arrive out of order). */
+  refused(reason: string, threadId: string | null, at: number): void {
+    const when = new Date(at).toISOString();
+    const open: Open = this.open ?? { state: "full", since: when, lastAt: when, reason, refusals: 0, threadIds: [] };
+    // workerd's opaque text says less than the fault's first words: those stay.
+    if (when >= open.lastAt && !hidesItsCause(new Error(reason))) {
+      open.lastAt = when;
+      open.reason = reason;
+    }
     open.refusals++;
     if (threadId && !open.threadIds.includes(threadId) && open.threadIds.length < THREADS_KEPT) open.threadIds.push(threadId);
     this.open = open;
@@ -44,10 +49,13 @@ export class StorageWatch {
     return this.open !== null;
   }
 
-  /** A write succeeded: the volume takes writes again, and the fault joins the incident window. */
-  written(): void {
+  /**
+   * A write succeeded at `at`: the volume takes writes again, and the fault joins the
+   * incident window. A success answered before the last refusal closes nothing.
+   */
+  written(at: number): void {
     const open = this.open;
-    if (!open) return;
+    if (!open || at <= Date.parse(open.lastAt)) return;
     this.open = null;
     try {
       this.transact(() => {
@@ -65,6 +73,6 @@ export class StorageWatch {
 /** What a Host write answers while the volume is full: the router's storage-full refusal, as any other write gets. */
 export class HostStorageFull extends Error {
   constructor(reason: string) {
-    super(`the Host writes nothing while the data volume is full (${reason})`);
+    super(`the data volume is full: the Host writes nothing until a write succeeds again (${reason})`);
   }
 }

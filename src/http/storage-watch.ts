@@ -7,10 +7,16 @@ import type { AppEnv } from "./app-env.js";
 
 /**
  * Whether this isolate has seen the volume full (it refused a write, or it read the Host's
- * fault): only then does a write that succeeds tell the Host, so a healthy runtime pays
- * nothing for the watch.
+ * fault): then the next write that succeeds tells the Host at once.
  */
 let seenFull = false;
+
+/**
+ * A fault the other workerd process saw: this one's writes tell the Host they succeed at
+ * most this often, one RPC (which writes nothing while no fault is open) per interval.
+ */
+const TELL_EVERY_MS = 5000;
+let toldAt = 0;
 
 /** The front's own bookkeeping (host reports, boot sweeps) writes to the Host alone: no sign for the threads' volume. */
 const BOOKKEEPING = /^\/internal\//;
@@ -39,6 +45,7 @@ function later(c: Context<AppEnv>, work: Promise<unknown>): void {
  */
 export const storageWatch: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
+  const at = Date.now();
   const path = new URL(c.req.url).pathname;
   if (BOOKKEEPING.test(path)) return;
   const status = c.res.status;
@@ -49,13 +56,14 @@ export const storageWatch: MiddlewareHandler<AppEnv> = async (c, next) => {
       .catch(() => null)) as { code?: string; reason?: string } | null;
     if (body?.code !== CODES.storageFull) return;
     seenFull = true;
-    later(c, hostOf(c.env).storageRefused(body.reason ?? "the data volume is full", THREAD_IN_PATH.exec(path)?.[1] ?? null));
-  } else if (seenFull && status >= 200 && status < 300 && isWriteMethod(c.req.method)) {
+    later(c, hostOf(c.env).storageRefused(body.reason ?? "the data volume is full", THREAD_IN_PATH.exec(path)?.[1] ?? null, at));
+  } else if (status >= 200 && status < 300 && isWriteMethod(c.req.method) && (seenFull || Date.now() - toldAt >= TELL_EVERY_MS)) {
     seenFull = false;
+    toldAt = Date.now();
     later(
       c,
       hostOf(c.env)
-        .storageWritten()
+        .storageWritten(at)
         .catch((err: unknown) => {
           seenFull = true;
           throw err;

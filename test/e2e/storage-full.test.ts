@@ -101,6 +101,17 @@ describe.skipIf(!ROOT)("a full data volume (mounts a tmpfs: needs root)", () => 
     const open = (incidents.body.incidents as { class: string; failures: number }[]).find((i) => i.class === "storage-full");
     expect(open?.failures).toBeGreaterThanOrEqual(refusals.length);
 
+    // A spawn is refused the same way, and so is an operator's write to the Host (which writes nothing while full).
+    for (const [method, path, body] of [
+      ["POST", "/spawn", { type: "external", title: "while full" }],
+      ["POST", "/drain", { reason: "while full" }],
+    ] as const) {
+      const r = await call(method, path, body);
+      expect([path, r.status, r.body.code]).toEqual([path, 507, "storage-full"]);
+      expect(r.headers.get("retry-after")).toBeTruthy();
+    }
+    expect(((await call("GET", "/health")).body.storage as { state: string }).state).toBe("full");
+
     // Reads go on while the volume is full.
     expect((await call("GET", `/threads/${id}`)).status).toBe(200);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CODES } from "../../src/api/errors.js";
-import { isWriteMethod, STORAGE_RETRY_AFTER_S, storageFault, storageFullRefusal } from "../../src/rules/storage-fault.js";
+import { hidesItsCause, isWriteMethod, STORAGE_RETRY_AFTER_S, storageFault, storageFullRefusal } from "../../src/rules/storage-fault.js";
 
 describe("a storage fault", () => {
   it("is recognized in SQLite's, the kernel's and the blob store's words, and answers with their text", () => {
@@ -12,6 +12,8 @@ describe("a storage fault", () => {
     expect(storageFault(new Error("pwrite(fd, data.begin(), data.size(), offset): No space left on device"), true)).toMatch(/No space/);
     expect(storageFault(new Error("EDQUOT: disk quota exceeded, write"), true)).toMatch(/quota/);
     expect(storageFault("database or disk is full", true)).toBe("database or disk is full");
+    // This runtime's own words, as a refusal's text or the Host's passed on.
+    expect(storageFault(new Error("the data volume is full: the Host writes nothing until a write succeeds again (x)"), false)).toMatch(/^the data volume is full/);
   });
 
   it("is found under wrappers that keep the error as their cause", () => {
@@ -22,6 +24,15 @@ describe("a storage fault", () => {
   it("counts SQLite's I/O error as a full volume on a write only: on a read it is a broken disk", () => {
     expect(storageFault(new Error("disk I/O error: SQLITE_IOERR"), true)).toBe("disk I/O error: SQLITE_IOERR");
     expect(storageFault(new Error("disk I/O error: SQLITE_IOERR"), false)).toBeNull();
+  });
+
+  it("is workerd's opaque error on a write only while the volume is known to be full", () => {
+    const opaque = new Error("internal error; reference = 8o8d7oo2476uon7j3helub1o");
+    expect(hidesItsCause(opaque)).toBe(true);
+    expect(storageFault(opaque, true, true)).toBe(opaque.message);
+    expect(storageFault(opaque, true, false)).toBeNull();
+    expect(storageFault(opaque, false, true)).toBeNull();
+    expect(hidesItsCause(new Error("database or disk is full: SQLITE_FULL"))).toBe(false);
   });
 
   it("is not any other error", () => {
