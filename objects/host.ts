@@ -144,7 +144,8 @@ export class Host extends DurableObject<Env> {
 
   /** Opens or replaces the workspace's alert, keeping when it opened; null closes it. */
   setMemoryAlert(workspace: string, alertJson: string | null): void {
-    this.mustWrite();
+    // Bookkeeping after a retain that was stored (or not): skipped while the volume is full, not refused.
+    if (this.storage.full) return;
     const open = this.registry.get("memory-alert", workspace);
     this.registry.remove("memory-alert", workspace);
     if (alertJson === null) return;
