@@ -18,8 +18,12 @@ let seenFull = false;
 const TELL_EVERY_MS = 5000;
 let toldAt = 0;
 
-/** The front's own bookkeeping (host reports, boot sweeps) writes to the Host alone: no sign for the threads' volume. */
-const BOOKKEEPING = /^\/internal\//;
+/**
+ * The front's own bookkeeping (host reports, boot sweeps) writes to the Host alone, whose
+ * small writes may fit where a thread's do not: no sign either way. A runtime tool call
+ * (`/internal/tools`) is a thread's write like any other.
+ */
+const BOOKKEEPING = /^\/internal\/(host-report|boot-sweep)$/;
 
 const THREAD_IN_PATH = /^\/threads\/([^/]+)/;
 
