@@ -1,5 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import type { FailureClass } from "../src/api/engine.js";
 import type { Incident } from "../src/api/turns.js";
 import type { Env } from "../src/platform/env.js";
 import type { HostReport, HostSample, KeeperThresholds, SpawnPause } from "../src/api/operator.js";
@@ -10,6 +9,8 @@ import type { AttentionItem } from "../src/api/operator.js";
 import type { DrainStatus } from "../src/api/drain.js";
 import { Drain, type ArmedDrain } from "./host/drain.js";
 import { ok, type Outcome } from "../src/api/outcome.js";
+import type { StorageState } from "../src/api/operator.js";
+import { HostStorageFull, StorageWatch } from "./host/storage-watch.js";
 
 const INCIDENT_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -29,6 +30,7 @@ export class Host extends DurableObject<Env> {
   private readonly attention: AttentionBoard;
   private readonly registry: Registry;
   private readonly drain: Drain;
+  private readonly storage: StorageWatch;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -52,6 +54,33 @@ export class Host extends DurableObject<Env> {
     this.attention = new AttentionBoard(this.sql);
     this.registry = new Registry(this.sql);
     this.drain = new Drain(this.sql, this.boot);
+    this.storage = new StorageWatch(
+      (write) => ctx.storage.transactionSync(write),
+      (threadId, message, at) => this.recordFailure(threadId, "storage-full", message, at),
+    );
+  }
+
+  /**
+   * An operator's write while the volume is full is refused (507, as every write then): a
+   * commit the volume refuses would reset this object and forget the fault (`StorageWatch`).
+   */
+  private mustWrite(): void {
+    const s = this.storage.state();
+    if (s.state === "full") throw new HostStorageFull(s.reason);
+  }
+
+  // ---- the data volume: full since a write was refused for want of space, until one succeeds ----
+
+  storageState(): StorageState {
+    return this.storage.state();
+  }
+
+  storageRefused(reason: string, threadId: string | null, at: number): void {
+    this.storage.refused(reason, threadId, at);
+  }
+
+  storageWritten(at: number): void {
+    this.storage.written(at);
   }
 
   // ---- the drain (SPEC "States": Drain) ----
@@ -61,14 +90,17 @@ export class Host extends DurableObject<Env> {
   }
 
   armDrain(owner: string | null, reason: string | null): Outcome<DrainStatus> {
+    this.mustWrite();
     return this.withStatus(this.drain.arm(owner, reason));
   }
 
   disarmDrain(): Outcome<DrainStatus> {
+    this.mustWrite();
     return this.withStatus(this.drain.disarm());
   }
 
   releaseDrain(owner: string): Outcome<DrainStatus> {
+    this.mustWrite();
     return this.withStatus(this.drain.release(owner));
   }
 
@@ -91,10 +123,12 @@ export class Host extends DurableObject<Env> {
   // ---- operator records: external peers and previews (values are JSON text) ----
 
   addRecord(kind: "peer" | "preview", key: string, valueJson: string): boolean {
+    this.mustWrite();
     return this.registry.add(kind, key, JSON.parse(valueJson));
   }
 
   removeRecord(kind: "peer" | "preview", key: string): boolean {
+    this.mustWrite();
     return this.registry.remove(kind, key);
   }
 
@@ -110,6 +144,8 @@ export class Host extends DurableObject<Env> {
 
   /** Opens or replaces the workspace's alert, keeping when it opened; null closes it. */
   setMemoryAlert(workspace: string, alertJson: string | null): void {
+    // Bookkeeping after a retain that was stored (or not): skipped while the volume is full, not refused.
+    if (this.storage.full) return;
     const open = this.registry.get("memory-alert", workspace);
     this.registry.remove("memory-alert", workspace);
     if (alertJson === null) return;
@@ -130,6 +166,8 @@ export class Host extends DurableObject<Env> {
    * JSON: item details are any JSON, which RPC types cannot express); answers the newest seq.
    */
   refreshAttention(itemsJson: string, lookedAt: number, unknown: string[]): number {
+    // On a full volume the items are still answered; their changes are logged at the first look after space returns.
+    if (this.storage.full) return this.attention.lastSeq();
     return this.attention.refresh(JSON.parse(itemsJson) as AttentionItem[], lookedAt, unknown);
   }
 
@@ -141,6 +179,8 @@ export class Host extends DurableObject<Env> {
   // ---- the disk keeper and the machine's measurements ----
 
   hostReport(report: HostReport, thresholds: KeeperThresholds): SpawnPause {
+    // A sample skipped while the volume is full: the front reports again in a few seconds.
+    if (this.storage.full) return this.keeper.view();
     return this.keeper.report(report, thresholds, this.runningTurns().length);
   }
 
@@ -154,6 +194,7 @@ export class Host extends DurableObject<Env> {
   }
 
   clearSpawnPause(reason: string): SpawnPause {
+    this.mustWrite();
     return this.keeper.clear(reason);
   }
 
@@ -166,10 +207,13 @@ export class Host extends DurableObject<Env> {
   }
 
   turnStarted(threadId: string): void {
+    // While the volume is full the index is not kept (StorageWatch): the turn's own events cannot be written either.
+    if (this.storage.full) return;
     this.sql.exec("INSERT OR REPLACE INTO running (thread_id, since) VALUES (?, ?)", threadId, Date.now());
   }
 
   turnEnded(threadId: string): void {
+    if (this.storage.full) return;
     this.sql.exec("DELETE FROM running WHERE thread_id = ?", threadId);
   }
 
@@ -178,7 +222,8 @@ export class Host extends DurableObject<Env> {
     return this.sql.exec<{ thread_id: string }>("SELECT thread_id FROM running ORDER BY since").toArray().map((r) => r.thread_id);
   }
 
-  recordFailure(threadId: string, cls: FailureClass, message: string, at = Date.now()): void {
+  recordFailure(threadId: string, cls: Incident["class"], message: string, at = Date.now()): void {
+    if (this.storage.full) return;
     this.sql.exec(
       "INSERT INTO failures (boot, at, thread_id, class, fingerprint, message) VALUES (?, ?, ?, ?, ?, ?)",
       this.boot,
@@ -193,9 +238,10 @@ export class Host extends DurableObject<Env> {
   /** Failed turns since `since` (and within the last 24 h), grouped by class and fingerprint, busiest first. */
   incidents(since: number): Incident[] {
     const from = Math.max(since, Date.now() - INCIDENT_WINDOW_MS);
-    this.sql.exec("DELETE FROM failures WHERE at < ?", Date.now() - INCIDENT_WINDOW_MS);
+    // Bookkeeping waits while the volume is full (StorageWatch); the query below keeps to the window anyway.
+    if (!this.storage.full) this.sql.exec("DELETE FROM failures WHERE at < ?", Date.now() - INCIDENT_WINDOW_MS);
     const rows = this.sql
-      .exec<{ class: FailureClass; fingerprint: string; message: string; thread_id: string; at: number }>(
+      .exec<{ class: Incident["class"]; fingerprint: string; message: string; thread_id: string; at: number }>(
         "SELECT class, fingerprint, message, thread_id, at FROM failures WHERE boot = ? AND at >= ? ORDER BY at",
         this.boot,
         from,
@@ -211,12 +257,30 @@ export class Host extends DurableObject<Env> {
         groups.set(key, g);
       }
       g.failures++;
-      g.ids.add(r.thread_id);
+      if (r.thread_id) g.ids.add(r.thread_id);
       g.message = r.message;
       g.lastAt = new Date(r.at).toISOString();
     }
+    // A full volume is an incident while it lasts; it joins the rows once the disk takes them.
+    const storage = this.storage.state();
+    const open: Incident[] =
+      storage.state === "full" && Date.parse(storage.lastAt) >= from
+        ? [
+            {
+              class: "storage-full",
+              fingerprint: fingerprint(storage.reason),
+              message: storage.reason,
+              failures: storage.refusals,
+              threads: storage.threadIds.length,
+              threadIds: storage.threadIds,
+              firstAt: storage.since,
+              lastAt: storage.lastAt,
+            },
+          ]
+        : [];
     return [...groups.values()]
-      .map(({ ids, ...g }) => ({ ...g, threads: ids.size, threadIds: [...ids].slice(0, 50) }))
+      .map(({ ids, ...g }): Incident => ({ ...g, threads: ids.size, threadIds: [...ids].slice(0, 50) }))
+      .concat(open)
       .sort((a, b) => b.failures - a.failures || b.lastAt.localeCompare(a.lastAt));
   }
 }

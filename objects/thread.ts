@@ -13,7 +13,7 @@ import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringE
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
 import { catalogOf, workspaceOf } from "../src/platform/stubs.js";
-import { BlobStore } from "./thread/blob-store.js";
+import { BlobStore, blobSaveRefusal } from "./thread/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { addMissingColumn } from "./lib/sql-columns.js";
 import { DeltaHub } from "./thread/delta-hub.js";
@@ -100,7 +100,7 @@ export class Thread extends DurableObject<Env> {
     // Held messages made before seats lack who sent them and which seat they are for.
     addMissingColumn(this.sql, "held", "sender");
     addMissingColumn(this.sql, "held", "seat");
-    this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable));
+    this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable), () => this.rolledBack());
     this.blobs = new BlobStore(env.BLOBS, this.config.faults.has("blob-put"));
     this.log = new EventLog(this.sql, this.blobs, this.config.blobThreshold);
     this.tables = new TurnTables(this.sql);
@@ -287,7 +287,7 @@ export class Thread extends DurableObject<Env> {
       const refs = await Promise.all(decoded.value.map((bytes) => this.blobs.putBytes(bytes)));
       return ok(refs.map((r, i) => ({ name: inputs[i]!.name, mediaType: inputs[i]!.mediaType, bytes: r.bytes, sha256: r.sha256 })));
     } catch (err) {
-      return refuse(503, `the blob store could not save an attachment: ${(err as Error).message}`, CODES.blobStoreUnavailable);
+      return blobSaveRefusal(err, "an attachment");
     }
   }
 
@@ -811,6 +811,12 @@ export class Thread extends DurableObject<Env> {
     return this.state?.turn?.wakeDepth ?? 0;
   }
 
+  /** A write was undone: its events are no longer in the log, so followers never see them. */
+  private rolledBack(): void {
+    this.log.rolledBack();
+    this.unpublished = this.unpublished.filter((e) => e.seq <= this.log.lastSeq);
+  }
+
   /** Shows a durable batch to followers (as one write each) and wakes waiting tails. */
   private publish(durable: boolean): void {
     const events = this.unpublished;
@@ -828,7 +834,7 @@ export class Thread extends DurableObject<Env> {
     try {
       return ok(await this.log.prepare(kind, body));
     } catch (err) {
-      return refuse(503, `the blob store could not save a large body: ${(err as Error).message}`, CODES.blobStoreUnavailable);
+      return blobSaveRefusal(err, "a large body");
     }
   }
 

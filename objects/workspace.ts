@@ -9,6 +9,7 @@ import type { Env } from "../src/platform/env.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { FollowHub } from "./lib/follow-hub.js";
 import { ok, refuse, type Outcome } from "../src/api/outcome.js";
+import { storageFault, storageFullRefusal } from "../src/rules/storage-fault.js";
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { FEED_SCHEMA, toFrame, WorkspaceFeed, type FeedFrame, type FeedRow, type ThreadNews } from "./workspace/feed.js";
@@ -293,6 +294,9 @@ export class Workspace extends DurableObject<Env> {
         return this.memories.retain(body, new Date().toISOString());
       });
     } catch (err) {
+      // A full volume is the host's fault, said by its own alert (storage-full), not this workspace's.
+      const full = storageFault(err, true);
+      if (full) return storageFullRefusal(full);
       return this.retainFailed(workspace, refuse(503, `the memory could not be stored: ${(err as Error).message}`, CODES.memoryStoreFailed));
     }
     if (stored.ok) {

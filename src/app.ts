@@ -9,6 +9,9 @@ import { readConfig, type RuntimeConfig } from "./platform/config.js";
 import { Refused } from "./http/answer.js";
 import { refuse } from "./api/outcome.js";
 import { timings } from "./http/timings.js";
+import { storageWatch } from "./http/storage-watch.js";
+import { hidesItsCause, isWriteMethod, storageFault, storageFullRefusal } from "./rules/storage-fault.js";
+import { hostOf } from "./platform/stubs.js";
 import { health } from "./routes/health.js";
 import { drain } from "./routes/drain.js";
 import { accounts } from "./routes/accounts.js";
@@ -40,6 +43,7 @@ app.use(async (c, next) => {
 app.use(callerGate);
 app.use(bodyLimit);
 app.use(timings);
+app.use(storageWatch);
 
 app.route("/", health);
 app.route("/", drain);
@@ -74,10 +78,25 @@ app.notFound((c) => {
   return new Refused(r.status, r.body, r.headers).toResponse();
 });
 
-app.onError((err, c) => {
+app.onError(async (err, c) => {
   if (err instanceof Refused) return err.toResponse();
   // hono's own refusals (a body its helpers could not read): plain 400-class, as the spec wants input errors.
   if (err instanceof HTTPException) return new Refused(err.status, { error: err.message || "bad request" }).toResponse();
+  // A full volume, however it surfaced (an object's SQLite, R2, a binding): a condition, not a bug.
+  const writing = isWriteMethod(c.req.method);
+  const volumeFull =
+    writing && hidesItsCause(err)
+      ? await hostOf(c.env)
+          .storageState()
+          .then((s) => s.state === "full")
+          .catch(() => false)
+      : false;
+  const full = storageFault(err, writing, volumeFull);
+  if (full) {
+    const r = storageFullRefusal(full);
+    console.error(`${c.req.method} ${c.req.url} refused: ${full}`);
+    return new Refused(r.status, r.body, r.headers).toResponse();
+  }
   console.error(`${c.req.method} ${c.req.url} failed:`, err);
   return new Refused(500, { error: `internal error: ${(err as Error).message}`, code: CODES.internal }).toResponse();
 });

@@ -12,7 +12,9 @@ interface Pending {
  *
  * Each write runs synchronously, in arrival order, inside its own savepoint (a write
  * that throws leaves nothing behind), and its promise settles only once the batch is
- * durable: nothing is acknowledged before it is on disk. `onDurable` runs first, so
+ * durable: nothing is acknowledged before it is on disk. A write that throws (a full
+ * volume's SQLITE_FULL midway through it) calls `onRolledBack` at once, so the owner
+ * drops what it holds in memory of the write before the next one runs. `onDurable` runs first, so
  * the owner can show the batch to readers (followers, waiting tails) only once it is
  * durable, without relying on the output gate to hold streamed bytes back.
  */
@@ -23,6 +25,7 @@ export class CommitQueue {
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly onDurable: (durable: boolean) => void = () => {},
+    private readonly onRolledBack: () => void = () => {},
   ) {}
 
   write<T>(write: () => T): Promise<T> {
@@ -42,6 +45,7 @@ export class CommitQueue {
           try {
             return { ok: true as const, value: this.storage.transactionSync(p.write) };
           } catch (error) {
+            this.onRolledBack();
             return { ok: false as const, error };
           }
         });

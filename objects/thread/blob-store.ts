@@ -1,4 +1,7 @@
 import type { BlobRef } from "../../src/api/events.js";
+import { CODES } from "../../src/api/errors.js";
+import { refuse, type Refusal } from "../../src/api/outcome.js";
+import { storageFault, storageFullRefusal } from "../../src/rules/storage-fault.js";
 
 const encoder = new TextEncoder();
 
@@ -15,8 +18,18 @@ export class BlobSaveError extends Error {
     readonly key: string,
     cause: unknown,
   ) {
-    super(`could not save ${key}: ${(cause as Error)?.message ?? String(cause)}`);
+    super(`could not save ${key}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
   }
+}
+
+/**
+ * Why a save was refused: a full volume is `507 storage-full` like any write, any other
+ * failure the store's own `503 blob-store-unavailable`. Nothing was appended either way.
+ */
+export function blobSaveRefusal(err: unknown, what: string): Refusal {
+  const full = storageFault(err, true);
+  if (full) return storageFullRefusal(full);
+  return refuse(503, `the blob store could not save ${what}: ${(err as Error).message}`, CODES.blobStoreUnavailable);
 }
 
 /** Large event bodies, addressed by their SHA-256 so a repeated body is stored once. */

@@ -69,6 +69,14 @@ export class EventLog {
     return this.durable;
   }
 
+  /**
+   * A write was rolled back (its savepoint undone: a full volume refused a later statement
+   * of it): the next seq follows the last row SQLite still holds, so no seq is skipped.
+   */
+  rolledBack(): void {
+    this.last = this.sql.exec<{ last: number | null }>("SELECT max(seq) AS last FROM events").one().last ?? 0;
+  }
+
   /** Everything written so far is on disk. */
   markDurable(): void {
     this.durable = this.last;

@@ -52,5 +52,7 @@ export const HealthAnswer = z
     build: z.string(),
     sandbox: z.object({ state: z.enum(SANDBOX_STATES), reason: z.string().optional(), remedy: z.string().optional() }),
     engines: z.array(z.object({ engine: z.enum(["pi", "engine_a", "engine_b"]), available: z.boolean(), reason: z.string().nullable() })).nullable(),
+    /** Whether the data volume takes writes: `full` since the first write it refused, until one succeeds again. */
+    storage: z.object({ state: z.enum(["ok", "full", "unknown"]), since: z.string().optional(), reason: z.string().optional() }).passthrough(),
   })
   .passthrough();

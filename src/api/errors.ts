@@ -208,6 +208,11 @@ export const CODES = {
    * naming a model it does not serve (400, with `models`, the ids it serves).
    */
   modelNotFound: "model-not-found",
+  /**
+   * The data volume is full (SQLite's SQLITE_FULL, the kernel's ENOSPC): the write was refused and
+   * nothing of it kept (507, with `Retry-After` and `reason`). Writing resumes by itself once space returns.
+   */
+  storageFull: "storage-full",
   /** A bug: the router caught an error nobody refused on purpose (500). */
   internal: "internal",
   /** From the front: the workerd process that holds the request's thread closed the connection without answering. */

@@ -68,7 +68,17 @@ export interface Estate {
   cost: { usd: number; inputTokens: number; outputTokens: number };
 }
 
-export const ATTENTION_KINDS = ["approval", "question", "degraded", "spawn-pause", "accounts-exhausted"] as const;
+export const ATTENTION_KINDS = ["approval", "question", "degraded", "spawn-pause", "accounts-exhausted", "storage-full"] as const;
+
+/**
+ * Whether the data volume takes writes (`GET /health` `storage`): `full` from the first
+ * write it refused for want of space until a write succeeds again; `unknown` when the
+ * Host did not answer. `refusals` counts the writes refused since `since`.
+ */
+export type StorageState =
+  | { state: "ok" }
+  | { state: "full"; since: string; lastAt: string; reason: string; refusals: number; threadIds: string[] }
+  | { state: "unknown" };
 
 /** Something that needs a person (`GET /attention`); `id` is stable while the item is open. */
 export interface AttentionItem {

@@ -134,7 +134,8 @@ export interface LoopState {
 
 /** One group of `GET /incidents`. */
 export interface Incident {
-  class: FailureClass;
+  /** A turn's failure class, or `storage-full`: writes the full data volume refused (docs/operating.md, "A full disk"). */
+  class: FailureClass | "storage-full";
   fingerprint: string;
   /** The newest error text of the group. */
   message: string;

@@ -6,6 +6,7 @@ import type { RuntimeConfig } from "../platform/config.js";
 import type { Env } from "../platform/env.js";
 import { catalogOf, hostOf, workspaceOf } from "../platform/stubs.js";
 import { exhaustion } from "../rules/exhaustion.js";
+import { noteStorageState } from "../http/storage-watch.js";
 
 /** Degraded threads listed at most (the oldest first): beyond that the operator has a bigger problem. */
 const DEGRADED_SHOWN = 200;
@@ -17,12 +18,14 @@ const DEGRADED_SHOWN = 200;
  */
 export async function attentionItems(env: Env, config: RuntimeConfig): Promise<{ items: AttentionItem[]; unknown: AttentionItem["kind"][] }> {
   const catalog = catalogOf(env);
-  const [inUse, degraded, pause, views] = await Promise.all([
+  const [inUse, degraded, pause, views, storage] = await Promise.all([
     catalog.workspaceNames(),
     catalog.atStage("degraded", DEGRADED_SHOWN),
     hostOf(env).spawnPause(),
     accountViews(env),
+    hostOf(env).storageState(),
   ]);
+  noteStorageState(storage);
   // Workspaces with live threads (labels, on a host without a workspaces file), the configured ones, and `default`.
   const names = new Set([...(config.workspaces?.keys() ?? []), ...inUse, DEFAULT_WORKSPACE]);
   const waits = await Promise.all(
@@ -80,6 +83,17 @@ export async function attentionItems(env: Env, config: RuntimeConfig): Promise<{
       since: pause.since,
       action: `free space on the data volume, or POST /keeper/spawn-pause/clear {"reason": "..."}`,
       detail: { reason: pause.reason },
+    });
+  if (storage.state === "full")
+    items.push({
+      id: "storage-full",
+      kind: "storage-full",
+      title: "the data volume is full: writes are refused (507 storage-full) until space is freed",
+      threadId: null,
+      workspace: null,
+      since: storage.since,
+      action: "free space on the data volume; writing resumes by itself with the next write that succeeds (docs/operating.md, \"A full disk\")",
+      detail: { reason: storage.reason, refusals: storage.refusals, lastAt: storage.lastAt, threadIds: storage.threadIds },
     });
   for (const e of views ? exhaustion(config, views) : [])
     items.push({

@@ -36,6 +36,8 @@ function commonErrors(key: string, route: RouteContract): RouteError[] {
   if (/:(?!id\b)\w+/.test(path)) out.push([400, CODES.invalidParam]);
   if (path.startsWith("/threads/:id")) out.push([404, CODES.threadNotFound]);
   if (route.drains) out.push([503, CODES.draining]);
+  // Any write, whichever object or file it reaches, while the data volume is full.
+  if (!key.startsWith("GET ")) out.push([507, CODES.storageFull]);
   return out;
 }
 

@@ -8,6 +8,8 @@ import { openApiText } from "../http/openapi.js";
 import type { MemoryAlert } from "../api/memory.js";
 import type { SandboxReport } from "../api/engines.js";
 import { ENGINE_HOST_SILENT, engineHostState } from "../platform/engine-list.js";
+import type { StorageState } from "../api/operator.js";
+import { noteStorageState } from "../http/storage-watch.js";
 
 /** Each spawn field with its accepted values (enums) or its type, read off the schema itself. */
 function describeSpawnFields(): Record<string, string | readonly string[]> {
@@ -29,13 +31,17 @@ const UNKNOWN_SANDBOX: SandboxReport = { state: "unknown", reason: ENGINE_HOST_S
 health.get("/health", async (c) => {
   // A retain that could not be stored, per workspace, until a later one is (docs/memory.md).
   // Health answers even when the Host does not: then it says the alerts are unknown.
-  const [alerts, host] = await Promise.all([
+  const [alerts, host, storage] = await Promise.all([
     hostOf(c.env)
       .memoryAlerts()
       .then((text) => JSON.parse(text) as MemoryAlert[])
       .catch(() => null),
     engineHostState(c.env),
+    hostOf(c.env)
+      .storageState()
+      .catch((): StorageState => ({ state: "unknown" })),
   ]);
+  noteStorageState(storage);
   // `ok` is that the runtime serves: a missing sandbox is said beside it, not by it (docs/decisions.md).
   return c.json({
     ok: true,
@@ -43,6 +49,8 @@ health.get("/health", async (c) => {
     sandbox: host?.sandbox ?? UNKNOWN_SANDBOX,
     engines: host?.engines.map(({ engine, available, reason }) => ({ engine, available, reason })) ?? null,
     spawn: { fields: SPAWN_FIELDS },
+    // A full volume refuses writes (507) while reads go on: said beside `ok`, like the sandbox.
+    storage,
     memoryAlert: alerts?.[0] ?? null,
     memoryAlerts: alerts,
     ...(alerts ? {} : { memoryAlertsUnknown: true }),

@@ -1,6 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CommitQueue } from "../../objects/lib/commit-queue.js";
+import type { BlobStore } from "../../objects/thread/blob-store.js";
+import { EventLog } from "../../objects/thread/event-log.js";
 import { newThread } from "./support.js";
 
 async function inThreadStorage<T>(fn: (storage: DurableObjectStorage) => Promise<T>): Promise<T> {
@@ -37,6 +39,25 @@ describe("group commit", () => {
       ]);
       expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
       expect(storage.sql.exec<{ n: number }>("SELECT n FROM r ORDER BY n").toArray().map((r) => r.n)).toEqual([1, 3]);
+    }));
+
+  it("tells its owner of a write that threw, so a log gives its seq back and keeps no gap", () =>
+    inThreadStorage(async (storage) => {
+      // Small bodies never reach the blob store.
+      const log = new EventLog(storage.sql, null as unknown as BlobStore, 65_536);
+      const queue = new CommitQueue(storage, () => log.markDurable(), () => log.rolledBack());
+      const before = log.lastSeq;
+      const prepared = await log.prepare("message", { text: "x" });
+      // As a full volume does: the event row is written, a later statement of the same write fails.
+      await expect(
+        queue.write(() => {
+          log.commit(prepared);
+          throw new Error("database or disk is full: SQLITE_FULL");
+        }),
+      ).rejects.toThrow(/SQLITE_FULL/);
+      const next = await queue.write(() => log.commit(prepared));
+      expect(next.seq).toBe(before + 1);
+      expect(storage.sql.exec<{ seq: number }>("SELECT seq FROM events WHERE seq > ?", before).toArray().map((r) => r.seq)).toEqual([before + 1]);
     }));
 
   it("tells its owner a batch is durable before answering any write in it", () =>
