@@ -17,6 +17,12 @@ export interface AlarmPart {
   readonly everyAlarm?: boolean;
 }
 
+/** What the schedule needs of the object's storage (a `DurableObjectStorage`). */
+export interface AlarmStorage {
+  getAlarm(): Promise<number | null>;
+  setAlarm(scheduledTime: number): Promise<void>;
+}
+
 /** How long a part whose run left it due (a failure) waits before the alarm tries it again. */
 const RETRY_MS = 5000;
 
@@ -35,7 +41,7 @@ export class AlarmSchedule {
   /** The alarm as this instance last saw or set it; undefined until read. */
   private set: number | null | undefined = undefined;
 
-  constructor(private readonly storage: DurableObjectStorage) {}
+  constructor(private readonly storage: AlarmStorage) {}
 
   add(part: AlarmPart): void {
     this.parts.push(part);
