@@ -917,6 +917,15 @@ export class Thread extends DurableObject<Env> {
     }
   }
 
+  /**
+   * The catalog has the thread up to `seq`, as it was at `takenAt`: the safety net waits for
+   * activity after it (a busy thread's always comes during the push, and would otherwise
+   * keep it due).
+   */
+  private pushedUpTo(seq: number, takenAt: number): void {
+    this.unpushedSince = this.log.lastSeq <= seq ? null : takenAt;
+  }
+
   private async retryPush(): Promise<void> {
     this.pushRetryAt = Date.now() + this.config.catalogSyncMs;
     await this.reschedule();
@@ -930,13 +939,14 @@ export class Thread extends DurableObject<Env> {
    */
   private async syncCatalog(onlyIfNewer = false): Promise<void> {
     if (!this.state) return;
+    const takenAt = Date.now();
     const summary = summarize(this.state, this.log.durableSeq, this.updatedAt);
     const shown = JSON.stringify(summary);
     // The safety alarm of a thread whose last push landed has nothing to do: threads busy
     // together set their alarms together, and would otherwise all push at once.
     if (onlyIfNewer && shown === this.pushed && this.news.length === 0) {
       this.pushRetryAt = null;
-      if (this.log.lastSeq <= summary.lastSeq) this.unpushedSince = null;
+      this.pushedUpTo(summary.lastSeq, takenAt);
       return;
     }
     const news = this.news.splice(0);
@@ -951,8 +961,7 @@ export class Thread extends DurableObject<Env> {
       });
     this.ctx.waitUntil(fed);
     await catalogOf(this.env).upsert(summary);
-    // Everything up to the summary's seq is in the catalog: the safety net waits for the next activity.
-    if (this.log.lastSeq <= summary.lastSeq) this.unpushedSince = null;
+    this.pushedUpTo(summary.lastSeq, takenAt);
     this.ctx.waitUntil(
       fed.then((took) => {
         if (!took) return;

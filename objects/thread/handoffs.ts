@@ -94,7 +94,7 @@ export class Handoffs {
     const body = (t: ThreadState): HandoffOfferedBody => ({ from: t.holder, to, note, context, offeredBy, ...(turnId ? { turnId } : {}) });
     const prepared = await this.thread.prepareOrRefuse("handoff-offered", body(s));
     if (!prepared.ok) return prepared;
-    return this.thread.commits.write((): Outcome<HandoffOffered> => {
+    const outcome = await this.thread.commits.write((): Outcome<HandoffOffered> => {
       const t = this.thread.state()!;
       const late = refusal(t);
       if (late) return late;
@@ -110,10 +110,9 @@ export class Handoffs {
         offeredBy,
       );
       return ok({ ...this.byId(e.seq)!, ts: e.ts });
-    }).then(async (outcome) => {
-      if (outcome.ok && this.thread.config.handoffTimeoutMs > 0) await this.thread.reschedule();
-      return outcome;
     });
+    if (outcome.ok && this.thread.config.handoffTimeoutMs > 0) await this.thread.reschedule();
+    return outcome;
   }
 
   private dueAt(): number | null {
