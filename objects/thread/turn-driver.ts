@@ -875,8 +875,8 @@ export class TurnDriver {
       this.state!.turn = null;
       restage(this.thread);
     });
-    await this.afterTurnEnded(turn.id, { class: "session", error: LOST_TURN_TEXT }, cancelled);
     void this.reportToParent();
+    await this.afterTurnEnded(turn.id, { class: "session", error: LOST_TURN_TEXT }, cancelled);
     this.kick();
   }
 
