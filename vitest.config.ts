@@ -19,6 +19,7 @@ export default defineConfig({
                 SERVICE_STREAM_BUFFER: "4",
                 SERVICE_CATALOG_SYNC_MS: "100",
                 SERVICE_INTERRUPT_GRACE_MS: "500",
+                SERVICE_HANDOFF_TIMEOUT_MS: "90000",
                 // The tests address the worker as https://runtime/.
                 SERVICE_ALLOWED_HOSTS: "runtime",
               },

@@ -15,6 +15,7 @@ import type { Env } from "../src/platform/env.js";
 import { catalogOf, workspaceOf } from "../src/platform/stubs.js";
 import { BlobStore, blobSaveRefusal } from "./thread/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
+import { AlarmSchedule } from "./lib/alarm-schedule.js";
 import { addMissingColumn } from "./lib/sql-columns.js";
 import { DeltaHub } from "./thread/delta-hub.js";
 import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent, type StoredEvent } from "./thread/event-log.js";
@@ -39,7 +40,7 @@ import { TurnTools } from "./thread/turn-tools.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import type { ThreadNews } from "./workspace/feed.js";
 
-/** How far out the catalog's safety alarm is set, and so how often at most. */
+/** How long after unpushed activity the catalog's safety alarm comes. */
 const SAFETY_ALARM_MS = 60_000;
 
 export interface TailQuery {
@@ -69,8 +70,12 @@ export class Thread extends DurableObject<Env> {
   private updatedAt: string;
   /** The in-memory timer that pushes activity to the catalog; at most one at a time. */
   private activityTimer: ReturnType<typeof setTimeout> | null = null;
-  /** When the safety alarm was last set (memory only: one per minute at most). */
-  private safetyAlarmSetAt = 0;
+  /** Since when the catalog has not had this instance's activity (memory only: the alarm set for it survives the instance). */
+  private unpushedSince: number | null = null;
+  /** When a failed push is tried again. */
+  private pushRetryAt: number | null = null;
+  /** The object's one alarm, which every timed part reports to. */
+  private readonly alarms: AlarmSchedule;
   /** The summary the catalog and the workspace both took last, as JSON (memory only: a new instance pushes). */
   private pushed: string | null = null;
   private readonly waiters = new Set<() => void>();
@@ -127,7 +132,7 @@ export class Thread extends DurableObject<Env> {
       saveState: () => this.saveState(),
       change: (kind, body, refusal, apply) => this.change(kind, body, refusal, apply),
       syncCatalogNow: () => this.syncCatalogNow(),
-      setAlarm: (scheduledTime) => this.alarmBy(scheduledTime),
+      reschedule: () => this.reschedule(),
       abort: (reason) => ctx.abort(reason),
     };
     this.access = access;
@@ -138,11 +143,22 @@ export class Thread extends DurableObject<Env> {
     this.handoffs = this.driver.handoffs;
     this.seats = new Seats(access, this.driver, this.handoffs);
     this.tools = new TurnTools(access, this.handoffs);
+    this.alarms = new AlarmSchedule(ctx.storage);
+    for (const part of [this.driver.waits.alarm, this.handoffs.alarm, this.driver.startAlarm, this.driver.keepAliveAlarm, this.driver.reportAlarm, this.watchers.alarm]) this.alarms.add(part);
+    this.alarms.add({
+      name: "catalog",
+      // A new instance does not know whether the last one's push landed: any alarm pushes what changed.
+      everyAlarm: true,
+      nextDueAt: () => this.pushRetryAt ?? (this.unpushedSince !== null ? this.unpushedSince + SAFETY_ALARM_MS : null),
+      runDue: () => this.syncCatalogFromAlarm(),
+    });
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.
     if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.driver.loseTurn());
     // Matches the last instance did not deliver go now.
     if (this.state && this.watchers.pending()) this.watchers.schedule(0);
+    // What came due while no instance ran, or was changed by one that stopped before it set the alarm.
+    if (this.state) void this.reschedule();
   }
 
   // ---- creation and rows ----
@@ -774,24 +790,15 @@ export class Thread extends DurableObject<Env> {
 
   // ---- catalog sync ----
 
-  /** The safety net (and retry) for catalog pushes; a throw makes the runtime retry it. */
+  /** Every timed part of the thread that is due: waits' expiries, retries, the keep-alive, the catalog's safety net. */
   override async alarm(): Promise<void> {
-    await this.watchers.deliver();
-    await this.driver.keepAlive();
-    await this.driver.reportToParent();
-    await this.syncCatalog(true);
+    await this.alarms.run();
   }
 
   // ---- internals ----
 
-  /**
-   * The object has one alarm, and several parts want it (a running turn's keep-alive, the
-   * catalog's safety net, retries of a wake or a child's outcome, a wait's expiry): the
-   * earliest wins, and whatever runs then sets the next.
-   */
-  private async alarmBy(at: number): Promise<void> {
-    const set = await this.ctx.storage.getAlarm();
-    if (set === null || at < set) await this.ctx.storage.setAlarm(at);
+  private reschedule(): Promise<void> {
+    return this.alarms.update().catch((err: unknown) => console.error(`thread ${this.state?.id}: its alarm could not be set: ${(err as Error).message}`));
   }
 
   /** Writes one event; call only inside a CommitQueue write. */
@@ -822,7 +829,10 @@ export class Thread extends DurableObject<Env> {
     const events = this.unpublished;
     this.unpublished = [];
     // Matches are delivered once on disk: a subscriber never hears of an event a crash could take back.
-    if (this.matched && durable) this.watchers.schedule();
+    if (this.matched && durable) {
+      this.watchers.schedule();
+      void this.reschedule();
+    }
     this.matched = false;
     if (!this.followers.settle(events, durable)) return;
     if (events.length > 0) this.updatedAt = events[events.length - 1]!.ts;
@@ -877,8 +887,9 @@ export class Thread extends DurableObject<Env> {
    * Activity reaches the catalog from an in-memory timer, at most once per
    * `catalogSyncMs`. A durable alarm per push would cost two more commits each time
    * (setting it and deleting it once fired), which with many busy threads took a fifth
-   * off the append rate. The alarm stays as a safety net, set at most once a minute, so
-   * activity from just before a crash still reaches the catalog after a restart.
+   * off the append rate. The alarm stays as a safety net, a minute after the first
+   * activity no push has covered, so activity from just before a crash still reaches the
+   * catalog after a restart; it moves only when it is later than that, about once a minute.
    */
   private scheduleCatalogSync(): void {
     if (!this.activityTimer)
@@ -886,11 +897,9 @@ export class Thread extends DurableObject<Env> {
         this.activityTimer = null;
         void this.syncCatalogNow();
       }, this.config.catalogSyncMs);
-    const now = Date.now();
-    // A running turn's keepalive alarm also serves as the safety net.
-    if (!this.state?.turn && now - this.safetyAlarmSetAt >= SAFETY_ALARM_MS) {
-      this.safetyAlarmSetAt = now;
-      void this.alarmBy(now + SAFETY_ALARM_MS);
+    if (this.unpushedSince === null) {
+      this.unpushedSince = Date.now();
+      void this.reschedule();
     }
   }
 
@@ -901,8 +910,31 @@ export class Thread extends DurableObject<Env> {
     try {
       await this.syncCatalog();
     } catch {
-      await this.alarmBy(Date.now() + this.config.catalogSyncMs);
+      await this.retryPush();
     }
+  }
+
+  private async syncCatalogFromAlarm(): Promise<void> {
+    try {
+      await this.syncCatalog(true);
+    } catch (err) {
+      console.error(`thread ${this.state?.id}: the catalog missed a change, retrying: ${(err as Error).message}`);
+      await this.retryPush();
+    }
+  }
+
+  /**
+   * The catalog has the thread up to `seq`, as it was at `takenAt`: the safety net waits for
+   * activity after it (a busy thread's always comes during the push, and would otherwise
+   * keep it due).
+   */
+  private pushedUpTo(seq: number, takenAt: number): void {
+    this.unpushedSince = this.log.lastSeq <= seq ? null : takenAt;
+  }
+
+  private async retryPush(): Promise<void> {
+    this.pushRetryAt = Date.now() + this.config.catalogSyncMs;
+    await this.reschedule();
   }
 
   /**
@@ -913,11 +945,16 @@ export class Thread extends DurableObject<Env> {
    */
   private async syncCatalog(onlyIfNewer = false): Promise<void> {
     if (!this.state) return;
+    const takenAt = Date.now();
     const summary = summarize(this.state, this.log.durableSeq, this.updatedAt);
     const shown = JSON.stringify(summary);
     // The safety alarm of a thread whose last push landed has nothing to do: threads busy
     // together set their alarms together, and would otherwise all push at once.
-    if (onlyIfNewer && shown === this.pushed && this.news.length === 0) return;
+    if (onlyIfNewer && shown === this.pushed && this.news.length === 0) {
+      this.pushRetryAt = null;
+      this.pushedUpTo(summary.lastSeq, takenAt);
+      return;
+    }
     const news = this.news.splice(0);
     const fed = workspaceOf(this.env, this.state.spec.workspace)
       .threadChanged(summary, news)
@@ -925,11 +962,18 @@ export class Thread extends DurableObject<Env> {
       .catch(async (err: unknown) => {
         this.news.unshift(...news);
         console.error(`thread ${summary.id}: the workspace feed missed a change, retrying: ${(err as Error).message}`);
-        await this.alarmBy(Date.now() + this.config.catalogSyncMs);
+        await this.retryPush();
         return false;
       });
     this.ctx.waitUntil(fed);
     await catalogOf(this.env).upsert(summary);
-    this.ctx.waitUntil(fed.then((took) => void (took && (this.pushed = shown))));
+    this.pushedUpTo(summary.lastSeq, takenAt);
+    this.ctx.waitUntil(
+      fed.then((took) => {
+        if (!took) return;
+        this.pushed = shown;
+        this.pushRetryAt = null;
+      }),
+    );
   }
 }

@@ -67,7 +67,7 @@ export const RECOVERING = (stage: "recut" | "resume-skipped" | "restarted") => `
  * exactly one disposition.
  */
 export class Compaction {
-  /** Settles the forced window the next turn waits on, when a caller compacts first (memory only: a restart waits out the deadline again). */
+  /** Settles the forced window the next turn waits on, when a caller compacts first (memory only: a new instance waits out what is left of the deadline, from the alarm). */
   private settleForced: (() => void) | null = null;
   private lock: Promise<unknown> = Promise.resolve();
 
@@ -398,6 +398,15 @@ export class Compaction {
     });
   }
 
+  /**
+   * When the pending forced window's wait for a caller ends (from the thread's state), or
+   * null: the turn driver's alarm starts the turn at that time if no instance is waiting it out.
+   */
+  forcedDeadline(): number | null {
+    const pending = this.read().pending;
+    return pending?.forced ? pending.deadlineAt : null;
+  }
+
   private forced(): boolean {
     const lines = this.lines();
     return lines !== null && this.tokens() + this.thread.tables.queuedTokens() > lines.forcedAt;
@@ -428,6 +437,8 @@ export class Compaction {
       this.ws().pending = { seq: e.seq, forced, tokens, window: lines.window, deadlineMs, deadlineAt: forced ? Date.now() + deadlineMs : null, options };
       this.thread.saveState();
     });
+    // The wait below is this instance's: an eviction takes it along, the alarm does not.
+    if (forced) await this.thread.reschedule();
   }
 
   /** Settles the forced window, once: a window already settled gets no second disposition. */

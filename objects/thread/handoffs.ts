@@ -7,6 +7,7 @@ import { curatorSummary } from "./curator.js";
 import type { PreparedEvent } from "./event-log.js";
 import { archivedRefusal, missing, seatRefusal } from "./refusals.js";
 import type { ThreadAccess } from "./thread-access.js";
+import type { AlarmPart } from "../lib/alarm-schedule.js";
 import { seatNamed, type ThreadState } from "./thread-state.js";
 
 type HandoffRow = {
@@ -41,6 +42,17 @@ export type PreparedCancel = { fromSeq: number; event: PreparedEvent } | null;
  * `handoffs` table, written in the same commit as their events.
  */
 export class Handoffs {
+  /**
+   * A pending offer nobody answers within `SERVICE_HANDOFF_TIMEOUT_MS` is cancelled
+   * (`expired: true`) from the object's alarm, at its event's time plus the timeout: it
+   * would otherwise hold every other offer off (one is pending at a time).
+   */
+  readonly alarm: AlarmPart = {
+    name: "handoff offers",
+    nextDueAt: () => this.dueAt(),
+    runDue: (now) => this.expireDue(now),
+  };
+
   constructor(private readonly thread: ThreadAccess) {}
 
   private get sql(): SqlStorage {
@@ -82,7 +94,7 @@ export class Handoffs {
     const body = (t: ThreadState): HandoffOfferedBody => ({ from: t.holder, to, note, context, offeredBy, ...(turnId ? { turnId } : {}) });
     const prepared = await this.thread.prepareOrRefuse("handoff-offered", body(s));
     if (!prepared.ok) return prepared;
-    return this.thread.commits.write((): Outcome<HandoffOffered> => {
+    const outcome = await this.thread.commits.write((): Outcome<HandoffOffered> => {
       const t = this.thread.state()!;
       const late = refusal(t);
       if (late) return late;
@@ -99,6 +111,24 @@ export class Handoffs {
       );
       return ok({ ...this.byId(e.seq)!, ts: e.ts });
     });
+    if (outcome.ok && this.thread.config.handoffTimeoutMs > 0) await this.thread.reschedule();
+    return outcome;
+  }
+
+  private dueAt(): number | null {
+    const timeout = this.thread.config.handoffTimeoutMs;
+    const open = timeout > 0 ? this.pending() : null;
+    const offered = open ? Date.parse(this.thread.log.get(open.fromSeq)?.ts ?? "") : NaN;
+    return Number.isFinite(offered) ? offered + timeout : null;
+  }
+
+  private async expireDue(now: number): Promise<void> {
+    const due = this.dueAt();
+    if (due === null || due > now) return;
+    const open = this.pending()!;
+    const reason = `nobody accepted or declined it within ${this.thread.config.handoffTimeoutMs} ms`;
+    const cancel = { fromSeq: open.fromSeq, event: await this.thread.log.prepare("handoff-cancelled", { fromSeq: open.fromSeq, reason, expired: true }) };
+    await this.thread.commits.write(() => this.applyCancel(cancel));
   }
 
   private closedRefusal(fromSeq: number): Outcome<never> | null {

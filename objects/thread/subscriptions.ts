@@ -55,7 +55,12 @@ function wakeText(sub: Subscription, source: string, items: WakeItem[]): string 
 /**
  * What this Thread watches (docs/subscriptions.md): its subscriptions, and the wakes the
  * watched threads hand it. A wake is taken once per matching event, whatever the number
- * of deliveries (`wakes_seen`), and one delivery's events make one message.
+ * of deliveries, and one delivery's events make one message.
+ *
+ * `wakes_seen` keeps one row per subscription and watched thread: the highest seq taken.
+ * A watched thread hands its outbox over in seq order, each delivery carrying every match
+ * not yet taken, so an event at or below that mark was in a delivery already taken. The
+ * rows go with their subscription.
  */
 export class Subscriptions {
   constructor(
@@ -112,8 +117,15 @@ export class Subscriptions {
       if (!now) return refuse(404, `thread has no subscription ${watch}`, CODES.subscriptionNotFound);
       this.thread.append(prepared.value);
       this.sql.exec("DELETE FROM subscriptions WHERE watch = ?", watch);
+      this.sql.exec("DELETE FROM wakes_seen WHERE watch = ?", watch);
       return ok(now);
     });
+  }
+
+  /** The events of a delivery this thread has not taken yet. */
+  private unseen(watch: string, source: string, items: WakeItem[]): WakeItem[] {
+    const mark = this.sql.exec<{ seq: number | null }>("SELECT max(seq) AS seq FROM wakes_seen WHERE watch = ? AND source = ?", watch, source).one().seq ?? 0;
+    return items.filter((i) => i.seq > mark);
   }
 
   /**
@@ -121,46 +133,54 @@ export class Subscriptions {
    * delivery repeated after a crash finds its events seen and writes nothing. A removed
    * subscription takes them and drops them; a chain of wakes past `MAX_WAKE_DEPTH` is cut
    * with a system line instead of a message that would start a turn.
+   *
+   * The message is prepared for the events not seen yet, and written only if the commit
+   * finds the same ones unseen: a body over the blob threshold is stored apart before the
+   * commit, so rewriting its text inside it would leave the log's blob saying what
+   * followers were not shown. A delivery taken meanwhile means preparing again.
    */
   async wake(watch: string, source: string, items: WakeItem[]): Promise<Outcome<{ taken: number }>> {
     const s = this.thread.state();
     if (!s) return missing();
-    const sub = this.row(watch);
-    if (!sub || items.length === 0) return ok({ taken: 0 });
-    const depth = Math.max(...items.map((i) => i.depth));
-    const cut = depth > MAX_WAKE_DEPTH;
-    const text = wakeText(sub, source, items);
-    const message = await this.thread.prepareOrRefuse("message", {
-      text,
-      from: watchSender(watch),
-      ...(sub.deliver ? { seat: sub.deliver.seat } : {}),
-      wake: { watch, source, seqs: items.map((i) => i.seq), depth },
-    });
-    if (!message.ok) return message;
-    const line = await this.thread.prepareOrRefuse("system", {
-      level: "error",
-      text: `wake chain cut: subscription ${watch} would wake this thread at depth ${depth} (more than ${MAX_WAKE_DEPTH} wakes in a row), from thread ${source}`,
-    });
-    if (!line.ok) return line;
-    const taken = await this.thread.commits.write((): number => {
-      if (!this.row(watch)) return 0;
-      const fresh = items.filter((i) => this.sql.exec("SELECT 1 FROM wakes_seen WHERE watch = ? AND source = ? AND seq = ?", watch, source, i.seq).toArray().length === 0);
-      if (fresh.length === 0) return 0;
-      for (const i of fresh) this.sql.exec("INSERT INTO wakes_seen (watch, source, seq) VALUES (?, ?, ?)", watch, source, i.seq);
-      if (cut) {
-        this.thread.append(line.value);
+    for (;;) {
+      const sub = this.row(watch);
+      const fresh = sub ? this.unseen(watch, source, items) : [];
+      if (!sub || fresh.length === 0) return ok({ taken: 0 });
+      const seqs = fresh.map((i) => i.seq);
+      const depth = Math.max(...fresh.map((i) => i.depth));
+      const cut = depth > MAX_WAKE_DEPTH;
+      const text = wakeText(sub, source, fresh);
+      const prepared = cut
+        ? await this.thread.prepareOrRefuse("system", {
+            level: "error",
+            text: `wake chain cut: subscription ${watch} would wake this thread at depth ${depth} (more than ${MAX_WAKE_DEPTH} wakes in a row), from thread ${source}`,
+          })
+        : await this.thread.prepareOrRefuse("message", {
+            text,
+            from: watchSender(watch),
+            ...(sub.deliver ? { seat: sub.deliver.seat } : {}),
+            wake: { watch, source, seqs, depth },
+          });
+      if (!prepared.ok) return prepared;
+      const taken = await this.thread.commits.write((): number | null => {
+        if (!this.row(watch)) return 0;
+        const now = this.unseen(watch, source, items).map((i) => i.seq);
+        if (now.length === 0) return 0;
+        if (now.join() !== seqs.join()) return null;
+        const mark = Math.max(...seqs);
+        this.sql.exec("INSERT OR IGNORE INTO wakes_seen (watch, source, seq) VALUES (?, ?, ?)", watch, source, mark);
+        this.sql.exec("DELETE FROM wakes_seen WHERE watch = ? AND source = ? AND seq < ?", watch, source, mark);
+        const e = this.thread.append(prepared.value);
+        if (cut) return fresh.length;
+        this.sql.exec("UPDATE subscriptions SET wakes = wakes + 1 WHERE watch = ?", watch);
+        const state = this.thread.state()!;
+        const seat = sub.deliver && seatNamed(state, sub.deliver.seat)?.state === "active" ? sub.deliver.seat : undefined;
+        if (runsTurns(state) && !state.archivedAt) this.thread.tables.queue(e.seq, text, watchSender(watch), seat);
         return fresh.length;
-      }
-      // Written whole for the events not seen before (a repeated delivery may carry some that were).
-      const body = { text: wakeText(sub, source, fresh), from: watchSender(watch), ...(sub.deliver ? { seat: sub.deliver.seat } : {}), wake: { watch, source, seqs: fresh.map((i) => i.seq), depth } };
-      const e = this.thread.append(fresh.length === items.length ? message.value : { ...message.value, text: JSON.stringify(body) });
-      this.sql.exec("UPDATE subscriptions SET wakes = wakes + 1 WHERE watch = ?", watch);
-      const now = this.thread.state()!;
-      const seat = sub.deliver && seatNamed(now, sub.deliver.seat)?.state === "active" ? sub.deliver.seat : undefined;
-      if (runsTurns(now) && !now.archivedAt) this.thread.tables.queue(e.seq, body.text, watchSender(watch), seat);
-      return fresh.length;
-    });
-    if (taken > 0 && !cut) this.kick();
-    return ok({ taken });
+      });
+      if (taken === null) continue;
+      if (taken > 0 && !cut) this.kick();
+      return ok({ taken });
+    }
   }
 }

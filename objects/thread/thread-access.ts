@@ -41,8 +41,12 @@ export interface ThreadAccess {
     apply: (s: ThreadState, event: Accepted) => void,
   ): Promise<Outcome<MessageAccepted>>;
   syncCatalogNow(): Promise<void>;
-  /** Sets the object's alarm for `scheduledTime`, unless it is set earlier already (the earliest wins). */
-  setAlarm(scheduledTime: number): Promise<void>;
+  /**
+   * After a change that may bring a part's next due time closer (a wait opened, a retry
+   * failed): the object's one alarm follows (objects/lib/alarm-schedule.ts). Parts never
+   * set the alarm themselves.
+   */
+  reschedule(): Promise<void>;
   /** Resets the object: the next instance starts from what is on disk. */
   abort(reason: string): void;
 }

@@ -29,6 +29,7 @@ import { Compaction, RECOVERING } from "./compaction.js";
 import { Handoffs } from "./handoffs.js";
 import { Operations } from "./operations.js";
 import { Gates } from "./gates.js";
+import type { AlarmPart } from "../lib/alarm-schedule.js";
 
 /**
  * While a turn runs, an alarm fires this often. An object with no incoming requests may
@@ -105,6 +106,53 @@ export class TurnDriver {
   private nudgedLoop = false;
   /** `/send` callers, by the seq of their message, until a turn answers it (or none will). */
   private readonly sendWaiters = new Map<number, (r: Outcome<TurnResult>) => void>();
+  /** When this instance's running turn last had its keep-alive (memory only: a new instance runs no turn). */
+  private keptAt: number | null = null;
+  /** When a turn that could not start is tried again. */
+  private startRetryAt: number | null = null;
+  /** This instance started turns (or tried): before that, queued messages are a last instance's, and nothing runs them. */
+  private kicked = false;
+  /** A delegation's outcome is being handed to the parent, or when it is tried again. */
+  private reporting = false;
+  private reportRetryAt: number | null = null;
+
+  /** While a turn runs, the alarm comes every KEEPALIVE_MS, which keeps the object alive. */
+  readonly keepAliveAlarm: AlarmPart = {
+    name: "keep-alive",
+    nextDueAt: () => (this.state?.turn && this.keptAt !== null ? this.keptAt + KEEPALIVE_MS : null),
+    runDue: async (now) => void (this.keptAt = now),
+  };
+
+  /**
+   * Queued messages with no turn that takes them: at a forced window's deadline (kept in
+   * the state, so a new instance that did not wait it out starts the turn then), after a
+   * start that failed, or at once in a new instance that started nothing yet (whatever
+   * would have started them went with the last one).
+   */
+  readonly startAlarm: AlarmPart = {
+    name: "turn start",
+    nextDueAt: () => {
+      const s = this.state;
+      if (!s || s.turn || s.degraded || s.archivedAt || !runsTurns(s) || this.thread.tables.queued() === 0) return null;
+      const deadline = this.compaction.forcedDeadline();
+      // A start under way waits out the window itself; the alarm covers it being lost with the instance.
+      if (this.starting || this.live) return deadline !== null && deadline > Date.now() ? deadline : null;
+      return deadline ?? this.startRetryAt ?? (this.kicked ? null : Date.now());
+    },
+    runDue: async () => this.kick(),
+  };
+
+  /** A delegation's outcome the parent has not taken: at once in a new instance, else after a failed hand-over. */
+  readonly reportAlarm: AlarmPart = {
+    name: "delegation outcome",
+    nextDueAt: () => {
+      const d = this.state?.delegation;
+      // A turn that just ended (`live` until its commit is in) hands it over itself, at once.
+      if (!d?.outcome || d.reported || this.reporting || this.live || ((this.state!.turn || this.starting) && !this.state!.archivedAt)) return null;
+      return this.reportRetryAt ?? Date.now();
+    },
+    runDue: () => this.reportToParent(),
+  };
 
   constructor(private readonly thread: ThreadAccess) {
     this.waits = new Waits(thread);
@@ -214,19 +262,14 @@ export class TurnDriver {
     return { running: s?.turn != null || this.starting };
   }
 
-  /** From the alarm: a running turn sets the next one, to keep the object alive. */
-  async keepAlive(): Promise<void> {
-    // A gate's approval waits with no turn running: its expiry is swept here too.
-    await this.waits.expireDue();
-    if (this.state?.turn) await this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
-  }
-
   /** Starts the next turn if none runs and messages wait. Never throws: failures are recorded. */
   kick(): void {
+    this.kicked = true;
     const s = this.state;
     if (this.starting || this.live || !s || s.turn || s.degraded || s.archivedAt || !runsTurns(s)) return;
     if (this.thread.tables.queued() === 0) return;
     this.starting = true;
+    this.startRetryAt = null;
     this.start = this.startTurn().then(
       () => {
         this.starting = false;
@@ -238,7 +281,8 @@ export class TurnDriver {
         this.starting = false;
         // The messages are still queued: try again shortly rather than wait for the next one.
         console.error(`thread ${this.state?.id}: a turn could not start (retrying):`, err);
-        setTimeout(() => this.kick(), START_RETRY_MS);
+        this.startRetryAt = Date.now() + START_RETRY_MS;
+        void this.thread.reschedule();
       },
     );
   }
@@ -310,7 +354,8 @@ export class TurnDriver {
       await hostOf(env).turnEnded(s.id);
       return;
     }
-    void this.thread.setAlarm(Date.now() + KEEPALIVE_MS);
+    this.keptAt = Date.now();
+    void this.thread.reschedule();
     void this.thread.syncCatalogNow();
     const runner = new TurnRunner(turnId);
     let settle!: (end: TurnEnd) => void;
@@ -389,8 +434,8 @@ export class TurnDriver {
       return;
     }
     this.live = null;
-    await this.afterTurnEnded(live.id, failure, []);
     void this.reportToParent();
+    await this.afterTurnEnded(live.id, failure, []);
     this.answerWaiters(live.inputs, ok({ turnId: live.id, outcome: "failed", failure, reply: live.lastReply }));
     this.kick();
   }
@@ -783,21 +828,26 @@ export class TurnDriver {
     // An outcome the model gave mid-turn waits for the turn's end (the child may still be
     // working), unless the thread was retired and no turn will end.
     if ((this.state!.turn || this.starting) && !this.state!.archivedAt) return;
-    let took = false;
+    if (this.reporting) return;
+    this.reporting = true;
     try {
-      const r = (await threadOf(this.thread.env, d.parent).reportOperation(d.operation, JSON.stringify({ outcome: d.outcome }), "child")) as Outcome<unknown>;
-      took = r.ok || r.status === 404 || r.body.code === CODES.operationSettled;
-    } catch (err) {
-      console.error(`thread ${this.state!.id}: its parent ${d.parent} did not take the delegation's outcome (retrying): ${(err as Error).message}`);
+      let took = false;
+      try {
+        const r = (await threadOf(this.thread.env, d.parent).reportOperation(d.operation, JSON.stringify({ outcome: d.outcome }), "child")) as Outcome<unknown>;
+        took = r.ok || r.status === 404 || r.body.code === CODES.operationSettled;
+      } catch (err) {
+        console.error(`thread ${this.state!.id}: its parent ${d.parent} did not take the delegation's outcome (retrying): ${(err as Error).message}`);
+      }
+      this.reportRetryAt = took ? null : Date.now() + REPORT_RETRY_MS;
+      if (took)
+        await this.thread.commits.write(() => {
+          this.state!.delegation!.reported = true;
+          this.thread.saveState();
+        });
+    } finally {
+      this.reporting = false;
     }
-    if (!took) {
-      await this.thread.setAlarm(Date.now() + REPORT_RETRY_MS);
-      return;
-    }
-    await this.thread.commits.write(() => {
-      this.state!.delegation!.reported = true;
-      this.thread.saveState();
-    });
+    if (this.reportRetryAt !== null) await this.thread.reschedule();
   }
 
   /** The system error line for a turn the host lost, written when this object is rebuilt. */
@@ -825,8 +875,8 @@ export class TurnDriver {
       this.state!.turn = null;
       restage(this.thread);
     });
-    await this.afterTurnEnded(turn.id, { class: "session", error: LOST_TURN_TEXT }, cancelled);
     void this.reportToParent();
+    await this.afterTurnEnded(turn.id, { class: "session", error: LOST_TURN_TEXT }, cancelled);
     this.kick();
   }
 

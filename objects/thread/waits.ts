@@ -5,6 +5,7 @@ import type { ApprovalResolved, QuestionStatus } from "../../src/api/turns.js";
 import { workspaceOf } from "../../src/platform/stubs.js";
 import { callEngine } from "../../src/platform/engine-call.js";
 import type { PreparedEvent } from "./event-log.js";
+import type { AlarmPart } from "../lib/alarm-schedule.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { missing } from "./refusals.js";
 import { restage, type ThreadAccess } from "./thread-access.js";
@@ -25,6 +26,20 @@ export interface PreparedCancellation {
 export class Waits {
   /** Told of every approval decided, after its commit: a gate's approval decides the gate (objects/thread/gates.ts). */
   onApprovalResolved: ((wait: Wait, decision: ApprovalDecision, expired: boolean) => Promise<void>) | null = null;
+
+  /** Every open wait with a timeout expires from the object's alarm, at its opening's time plus the timeout. */
+  readonly alarm: AlarmPart = {
+    name: "wait timeouts",
+    nextDueAt: () => {
+      let next: number | null = null;
+      for (const w of this.thread.tables.openWaits()) {
+        const due = this.dueAt(w);
+        if (due !== null && (next === null || due < next)) next = due;
+      }
+      return next;
+    },
+    runDue: (now) => this.expireDue(now),
+  };
 
   constructor(private readonly thread: ThreadAccess) {}
 
@@ -106,12 +121,8 @@ export class Waits {
       return written;
     });
     void this.thread.syncCatalogNow();
-    const timeout = this.timeoutOf(kind);
-    // The alarm's sweep (expireDue) catches the ones whose timer an evicted instance took with it.
-    if (timeout !== null) {
-      setTimeout(() => void this.expire(id, kind), timeout);
-      await this.thread.setAlarm(Date.now() + timeout);
-    }
+    // No timer of its own: one an evicted instance took with it would be lost.
+    if (this.timeoutOf(kind) !== null) await this.thread.reschedule();
     const ws = workspaceOf(this.thread.env, this.state!.spec.workspace);
     const threadId = this.state!.id;
     const indexed =
@@ -147,13 +158,18 @@ export class Waits {
       console.error(`${kind} ${id} could not expire: ${settled.body.error}`);
   }
 
+  /** When an open wait expires: the time of the event that opened it, plus its kind's timeout. */
+  private dueAt(w: Wait): number | null {
+    const timeout = this.timeoutOf(w.kind);
+    const opened = Date.parse(this.thread.log.get(w.seq)?.ts ?? "");
+    return timeout !== null && Number.isFinite(opened) ? opened + timeout : null;
+  }
+
   /** From the alarm: expires every open wait past its timeout. */
-  async expireDue(): Promise<void> {
-    const now = Date.now();
+  private async expireDue(now: number): Promise<void> {
     for (const w of this.thread.tables.openWaits()) {
-      const timeout = this.timeoutOf(w.kind);
-      const opened = Date.parse(this.thread.log.get(w.seq)?.ts ?? "");
-      if (timeout !== null && Number.isFinite(opened) && now - opened >= timeout) await this.expire(w.id, w.kind);
+      const due = this.dueAt(w);
+      if (due !== null && due <= now) await this.expire(w.id, w.kind);
     }
   }
 

@@ -3,6 +3,7 @@ import type { Outcome } from "../../src/api/outcome.js";
 import { threadOf } from "../../src/platform/stubs.js";
 import type { PreparedEvent } from "./event-log.js";
 import type { Accepted, ThreadAccess } from "./thread-access.js";
+import type { AlarmPart } from "../lib/alarm-schedule.js";
 
 export const WATCHERS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS watchers (
@@ -50,6 +51,24 @@ export class Watchers {
   private watchers: Watcher[];
   private timer: ReturnType<typeof setTimeout> | null = null;
   private delivering = false;
+  /** When a delivery a subscriber did not take is tried again (memory only: a new instance tries at once). */
+  private retryAt: number | null = null;
+
+  /**
+   * The outbox is delivered from a timer a moment after its match; the alarm is there for
+   * the timer an evicted instance took along (RETRY_MS after the oldest match's event), and
+   * for a delivery a subscriber did not take.
+   */
+  readonly alarm: AlarmPart = {
+    name: "wake deliveries",
+    nextDueAt: () => {
+      if (this.holdDeliveries || this.delivering) return null;
+      const oldest = this.thread.sql.exec<{ seq: number }>("SELECT seq FROM outbox ORDER BY id LIMIT 1").toArray()[0];
+      if (!oldest) return null;
+      return this.retryAt ?? (Date.parse(this.thread.log.get(oldest.seq)?.ts ?? "") || Date.now()) + RETRY_MS;
+    },
+    runDue: () => this.deliver(),
+  };
 
   constructor(
     private readonly thread: ThreadAccess,
@@ -149,7 +168,8 @@ export class Watchers {
     } finally {
       this.delivering = false;
     }
-    if (retry) await this.thread.setAlarm(Date.now() + RETRY_MS);
+    this.retryAt = retry ? Date.now() + RETRY_MS : null;
+    if (retry) await this.thread.reschedule();
     // Matches made while this delivery ran go next.
     else if (this.pending()) this.schedule();
   }

@@ -260,8 +260,10 @@ export interface HandoffOfferedBody {
 export interface HandoffAnsweredBody {
   /** The offer: the seq of its `handoff-offered`. */
   fromSeq: number;
-  /** `cancelled` only: why (a seat of the offer was removed, another offer replaced it). */
+  /** `cancelled` only: why (a seat of the offer was removed, another offer replaced it, nobody answered in time). */
   reason?: string;
+  /** `cancelled` only: nobody answered within `SERVICE_HANDOFF_TIMEOUT_MS`. */
+  expired?: true;
   /** `accepted` with `context: "summary"`: the summary the new holder starts from, and the model that wrote it. */
   summary?: string;
   summaryModel?: string;

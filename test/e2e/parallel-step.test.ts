@@ -1,21 +1,48 @@
 import { describe, expect, it } from "vitest";
-import { sim } from "../support/http.js";
+import { RuntimeClient } from "../../client/index.js";
+import { sim, waitFor } from "../support/http.js";
 import { useFront } from "../support/use-front.js";
 
 const front = useFront();
 
+/** A client that says when it has seen the child titled `title` settle: its step decides on that answer. */
+class Watching extends RuntimeClient {
+  readonly settled: Promise<void>;
+  private seen!: () => void;
+
+  constructor(
+    baseUrl: string,
+    private readonly title: string,
+  ) {
+    super({ baseUrl, pollMs: 200 });
+    this.settled = new Promise((resolve) => (this.seen = resolve));
+  }
+
+  override async operation(id: string, operation: string): ReturnType<RuntimeClient["operation"]> {
+    const op = await super.operation(id, operation);
+    if (op.title === this.title && op.state !== "open") this.seen();
+    return op;
+  }
+}
+
 describe("the client's parallel step", () => {
   it("runs five children two at a time, starts none after the second fails, and gates the step", async () => {
-    const c = front().client;
+    const c = new Watching(front().url, "fails");
     const { threadId } = await c.spawn({ model: "sim-1" });
     const children = [
-      { title: "slow", prompt: sim({ reply: "slow done", chunks: 4, delayMs: 200 }) },
+      // Holds its slot with a question until the step has seen the other child fail.
+      { title: "slow", prompt: sim({ ask: "may I finish?", reply: "slow done" }) },
       { title: "fails", prompt: sim({ fail: "server" }) },
       { title: "third", prompt: "three" },
       { title: "fourth", prompt: "four" },
       { title: "fifth", prompt: "five" },
     ];
-    const step = await c.parallel(threadId, children, { concurrency: 2, gate: "auto", step: "build" });
+    const stepping = c.parallel(threadId, children, { concurrency: 2, gate: "auto", step: "build" });
+    await c.settled;
+    const slow = await waitFor(async () => (await c.operations(threadId)).operations.find((o) => o.title === "slow")?.child);
+    const requestId = await waitFor(async () => (await c.turn(slow)).waitingOn.questions[0]);
+    expect((await c.answer(slow, requestId, "yes")).status).toBe("answered");
+    const step = await stepping;
     expect(step.children.map((r) => [r.title, r.state])).toEqual([
       ["slow", "completed"],
       ["fails", "failed"],

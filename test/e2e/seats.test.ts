@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { removeDir } from "../support/front.js";
+import { removeDir, startFront } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
 import { EVERY_ENGINE } from "../support/engines.js";
 import { useFront } from "../support/use-front.js";
@@ -315,4 +315,34 @@ describe("what a model bound to itself does not reach another model", () => {
     expect(next.body.outcome, JSON.stringify(next.body.failure)).toBe("completed");
     expect((await turnsOf(id)).at(-1)).toMatchObject({ model: to });
   });
+});
+
+describe("a handoff offer nobody answers", () => {
+  it("is cancelled once SERVICE_HANDOFF_TIMEOUT_MS passed, from the thread's alarm after a restart, and the next offer can be made", async () => {
+    const env = { SERVICE_HANDOFF_TIMEOUT_MS: "3000" };
+    const first = await startFront({ env });
+    let second: Awaited<ReturnType<typeof startFront>> | undefined;
+    try {
+      const id = (await call(first.url, "POST", "/spawn", { model: "sim-1" })).body.threadId as string;
+      await call(first.url, "POST", `/threads/${id}/seats`, { name: "fixer", model: "sim-2" });
+      const offered = (await call(first.url, "POST", `/threads/${id}/handoff`, { to: "fixer" })).body;
+      await first.stop();
+      second = await startFront({ dataDir: first.dataDir, env });
+      const base = second.url;
+      // Read from the thread list, which the thread pushes to: reading the thread would build its object.
+      await waitFor(async () => {
+        const row = ((await call(base, "GET", "/threads?archived=all")).body.threads as { id: string; lastSeq: number }[]).find((t) => t.id === id);
+        return row !== undefined && row.lastSeq > offered.fromSeq;
+      }, 30_000);
+      const log = await events(base, id);
+      const cancelled = log.find((e) => e.kind === "handoff-cancelled")!;
+      expect(cancelled.body).toEqual({ fromSeq: offered.fromSeq, reason: "nobody accepted or declined it within 3000 ms", expired: true });
+      expect(Date.parse(cancelled.ts) - Date.parse(offered.ts)).toBeGreaterThanOrEqual(3000);
+      expect((await call(base, "GET", `/threads/${id}/handoffs`)).body.handoffs).toMatchObject([{ fromSeq: offered.fromSeq, state: "cancelled" }]);
+      expect((await call(base, "POST", `/threads/${id}/handoff`, { to: "fixer" })).status).toBe(201);
+    } finally {
+      await second?.stop();
+      removeDir(first.dataDir);
+    }
+  }, 120_000);
 });

@@ -53,6 +53,9 @@ describe("subscriptions", () => {
     const watcher = await spawn();
     const watched = await spawn();
     const { watch } = (await call(base, "POST", `/threads/${watcher}/subscriptions`, { watch: { thread: watched }, filter: { kinds: ["message"], text: "ALERT" } })).body;
+    // Watches the same events, after it: the watched thread delivers to it after the watcher, in each delivery.
+    const control = await spawn();
+    await call(base, "POST", `/threads/${control}/subscriptions`, { watch: { thread: watched }, filter: { kinds: ["message"], text: "late" } });
     await Promise.all(Array.from({ length: 6 }, (_, i) => call(base, "POST", `/threads/${watched}/messages`, { text: `ALERT ${i}`, hold: true })));
     await call(base, "POST", `/threads/${watched}/messages`, { text: "quiet", hold: true });
     const listed = await waitFor(async () => {
@@ -63,8 +66,9 @@ describe("subscriptions", () => {
     expect((await wakes(watcher)).length).toBeLessThan(6);
     expect((await call(base, "DELETE", `/threads/${watcher}/subscriptions/${watch}`)).status).toBe(200);
     const before = (await wakes(watcher)).length;
-    await call(base, "POST", `/threads/${watched}/messages`, { text: "ALERT late", hold: true });
-    await new Promise((r) => setTimeout(r, 300));
+    const late = await call(base, "POST", `/threads/${watched}/messages`, { text: "ALERT late", hold: true });
+    // Once the control heard of it, a delivery to the removed subscription would have been made too.
+    await waitFor(async () => (await wakes(control)).some((w) => (w.body.wake.seqs as number[]).includes(late.body.seq)));
     expect((await wakes(watcher)).length).toBe(before);
     expect((await call(base, "DELETE", `/threads/${watcher}/subscriptions/${watch}`)).body.code).toBe("subscription-not-found");
     const self = await call(base, "POST", `/threads/${watcher}/subscriptions`, { watch: { thread: watcher } });
@@ -104,9 +108,20 @@ describe("subscriptions", () => {
     const b = await spawn();
     await call(base, "POST", `/threads/${a}/subscriptions`, { watch: { thread: b }, filter: { kinds: ["turn-started"] } });
     await call(base, "POST", `/threads/${b}/subscriptions`, { watch: { thread: a }, filter: { kinds: ["turn-started"] } });
+    // Hears of a marker on each thread once both went quiet: what they matched before it was delivered by then.
+    const control = await spawn();
+    for (const t of [a, b]) await call(base, "POST", `/threads/${control}/subscriptions`, { watch: { thread: t }, filter: { kinds: ["message"], text: "marker" } });
     await call(base, "POST", `/threads/${a}/send`, { text: "go" });
     await chainCut([a, b]);
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor(async () => {
+      for (const t of [a, b]) {
+        const turn = (await call(base, "GET", `/threads/${t}/turn`)).body;
+        if (turn.running || turn.queued > 0) return false;
+      }
+      return true;
+    }, 30_000);
+    for (const t of [a, b]) await call(base, "POST", `/threads/${t}/messages`, { text: "marker", hold: true });
+    await waitFor(async () => new Set((await wakes(control)).map((w) => w.body.wake.source)).size === 2);
     expect([...(await wakes(a)), ...(await wakes(b))].map((w) => w.body.wake.depth).sort()).toEqual([1, 2, 3]);
   });
 });
@@ -121,18 +136,23 @@ describe("a wake across a restart between the match and its delivery", () => {
       const watched = (await call(at, "POST", "/spawn", { model: "sim-1" })).body.threadId as string;
       await call(at, "POST", `/threads/${watcher}/subscriptions`, { watch: { thread: watched }, filter: { kinds: ["message"] } });
       const sent = await call(at, "POST", `/threads/${watched}/messages`, { text: "matched before the stop", hold: true });
-      await new Promise((r) => setTimeout(r, 300));
-      expect(await wakes(watcher, at)).toHaveLength(0);
       await held.stop();
+      const restartedAt = Date.now();
       held = await startFront({ dataDir: dir });
       const again = held.url;
       // The watched thread delivers its outbox once its object is up again.
       await call(again, "GET", `/threads/${watched}`);
       const [wake] = await waitFor(async () => ((await wakes(watcher, again)).length > 0 ? wakes(watcher, again) : null));
       expect(wake!.body.wake.seqs).toEqual([sent.body.seq]);
-      await new Promise((r) => setTimeout(r, 500));
-      await call(again, "GET", `/threads/${watched}`);
-      expect(await wakes(watcher, again)).toHaveLength(1);
+      // Held until the stop (the wake-deliver drill), written only after it.
+      expect(Date.parse(wake!.ts)).toBeGreaterThan(restartedAt);
+      // A later match's wake carries only its own event: the first was not delivered again.
+      const later = await call(again, "POST", `/threads/${watched}/messages`, { text: "matched after", hold: true });
+      const all = await waitFor(async () => {
+        const w = await wakes(watcher, again);
+        return w.some((x) => (x.body.wake.seqs as number[]).includes(later.body.seq)) && w;
+      });
+      expect(all.map((w) => w.body.wake.seqs)).toEqual([[sent.body.seq], [later.body.seq]]);
     } finally {
       await held?.stop();
       removeDir(dir);

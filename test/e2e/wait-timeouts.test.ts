@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { removeDir } from "../support/front.js";
+import { removeDir, startFront } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
 import { EVERY_ENGINE } from "../support/engines.js";
 import { useFront } from "../support/use-front.js";
@@ -60,4 +60,38 @@ describe("wait timeouts given", () => {
     const base = front().url;
     for (const approvalTimeoutMs of [999, 604_800_001, 1.5, "60000"]) expect((await call(base, "POST", "/spawn", { approvalTimeoutMs })).status).toBe(400);
   });
+});
+
+// A gate's approval waits with no turn running. Its timeout, past a minute, comes after the
+// catalog's safety alarm (a minute after the spawn): the old code let that earlier alarm
+// win and, once it had fired with no turn running, set none again, and the restart took the
+// in-memory timer along. Nothing touches the thread after the restart: only its alarm can
+// expire the approval (the workspace's approval index is read instead of the thread).
+describe("a gate's approval across a restart", () => {
+  it("expires on time, past the catalog's safety alarm, with no turn running and its timer gone with the old front", async () => {
+    const first = await startFront();
+    let second: Awaited<ReturnType<typeof startFront>> | undefined;
+    try {
+      const timeout = 61_000;
+      const id = (await call(first.url, "POST", "/spawn", { model: "sim-1", approvalTimeoutMs: timeout })).body.threadId as string;
+      const gate = (await call(first.url, "POST", `/threads/${id}/gate`, { mode: "human", step: "ship", async: true })).body;
+      expect(gate).toMatchObject({ passed: null, approvalId: expect.stringMatching(/^appr_/) });
+      const opened = Date.parse((await events(first.url, id)).find((e) => e.seq === gate.seq)!.ts);
+      await first.stop();
+      second = await startFront({ dataDir: first.dataDir });
+      const base = second.url;
+      const listed = async () => ((await call(base, "GET", "/workspaces/default/approvals")).body.approvals as { approvalId: string }[]).some((a) => a.approvalId === gate.approvalId);
+      expect(await listed()).toBe(true);
+      await waitFor(async () => !(await listed()), opened + timeout + 20_000 - Date.now());
+      const log = await events(base, id);
+      const resolved = log.find((e) => e.kind === "approval-resolved")!;
+      expect(resolved.body).toEqual({ approvalId: gate.approvalId, decision: "deny", expired: true });
+      expect(Date.parse(resolved.ts) - opened).toBeGreaterThanOrEqual(timeout);
+      expect(Date.parse(resolved.ts) - opened).toBeLessThan(timeout + 10_000);
+      expect(log.find((e) => e.kind === "gate")!.body).toMatchObject({ gate: gate.gate, passed: false, reasons: ["nobody answered the gate's approval in time"] });
+    } finally {
+      await second?.stop();
+      removeDir(first.dataDir);
+    }
+  }, 180_000);
 });

@@ -2,7 +2,8 @@
  * The ENGINES binding of the workers tests: a tiny engine host in Node that follows a
  * script in the message text, so the Thread object's turn logic can be tested inside
  * workerd on its own. The real engine host (local-front/bindings/engines) is tested end to end.
- * Script words: `hang` (never ends until interrupted), `stubborn` (never ends, ignores
+ * Script words: `hang` (never ends until interrupted), `askme` (asks a question, `q_<turnId>`,
+ * and ends once it is resolved, replying with the action), `stubborn` (never ends, ignores
  * interrupts), `crash` (the stream breaks),
  * `garbage` (a malformed report line), `bigtool` (a tool result of 300,000 bytes), `unpriced`
  * (usage without a price), `cut` (a turn the output limit ended), `smallwindow` (the
@@ -12,6 +13,7 @@
  * ever written: `/summaries` answers every curator request with an error.
  */
 const hanging = new Map<string, () => void>();
+const asking = new Map<string, (action: string) => void>();
 
 export async function scriptedEngine(request: Request): Promise<Response> {
   const path = new URL(request.url).pathname;
@@ -19,6 +21,12 @@ export async function scriptedEngine(request: Request): Promise<Response> {
   if (interrupt) {
     hanging.get(interrupt[1]!)?.();
     return Response.json({ interrupting: true });
+  }
+  const answered = /^\/turns\/([^/]+)\/questions\/[^/]+$/.exec(path);
+  if (answered) {
+    const { action } = (await request.json()) as { action: string };
+    asking.get(answered[1]!)?.(action);
+    return Response.json({ delivered: true });
   }
   if (path === "/summaries") return Response.json({ error: "the scripted engine writes no summaries" });
   if (path !== "/turns") return Response.json({ delivered: true });
@@ -33,6 +41,19 @@ export async function scriptedEngine(request: Request): Promise<Response> {
           controller.enqueue(line({ type: "end", outcome: "failed", failure: { class: "interrupted", error: "interrupted" } }));
           controller.close();
         });
+        return;
+      }
+      if (text.includes("askme")) {
+        controller.enqueue(line({ type: "question", requestId: `q_${turn.turnId}`, question: "which one?" }));
+        const end = (reply: string, outcome: "completed" | "failed") => {
+          asking.delete(turn.turnId);
+          hanging.delete(turn.turnId);
+          controller.enqueue(line({ type: "reply", text: reply }));
+          controller.enqueue(line({ type: "end", outcome, ...(outcome === "failed" ? { failure: { class: "interrupted", error: "interrupted" } } : {}) }));
+          controller.close();
+        };
+        asking.set(turn.turnId, (action) => end(`told: ${action}`, "completed"));
+        hanging.set(turn.turnId, () => end("interrupted", "failed"));
         return;
       }
       if (text.includes("stubborn")) return;

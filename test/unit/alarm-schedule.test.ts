@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { AlarmSchedule, type AlarmPart } from "../../objects/lib/alarm-schedule.js";
+
+/** A storage with one alarm, and the times it was set to. */
+function storage(at: number | null = null) {
+  const s = {
+    alarm: at,
+    sets: [] as number[],
+    getAlarm: async () => s.alarm,
+    setAlarm: async (t: number) => {
+      s.alarm = t;
+      s.sets.push(t);
+    },
+  };
+  return s;
+}
+
+function part(name: string, due: number | null, run: (now: number) => void = () => {}): AlarmPart & { due: number | null; runs: number } {
+  const p = {
+    name,
+    due,
+    runs: 0,
+    nextDueAt: () => p.due,
+    runDue: async (now: number) => {
+      p.runs++;
+      run(now);
+    },
+  };
+  return p;
+}
+
+describe("the alarm schedule", () => {
+  it("moves the alarm earlier on an update, never later, and writes only when it moves", async () => {
+    const store = storage(Date.now() + 60_000);
+    const schedule = new AlarmSchedule(store);
+    const wait = part("wait", Date.now() + 90_000);
+    schedule.add(wait);
+    await schedule.update();
+    expect(store.sets).toEqual([]);
+    wait.due = Date.now() + 10_000;
+    await schedule.update();
+    await schedule.update();
+    expect(store.sets).toEqual([wait.due]);
+  });
+
+  it("runs the parts that are due, and sets the alarm to the earliest part left, whoever set it before", async () => {
+    const store = storage();
+    const schedule = new AlarmSchedule(store);
+    const later = Date.now() + 90_000;
+    const safety = part("safety", Date.now() - 1, function () {
+      safety.due = null;
+    });
+    const wait = part("wait", later);
+    schedule.add(safety);
+    schedule.add(wait);
+    await schedule.run();
+    expect([safety.runs, wait.runs]).toEqual([1, 0]);
+    expect(store.alarm).toBe(later);
+  });
+
+  it("tries a part its run left due again a few seconds on, not at once, and keeps the others going", async () => {
+    const store = storage();
+    const schedule = new AlarmSchedule(store);
+    const failing = part("failing", Date.now() - 1, () => {
+      throw new Error("store down");
+    });
+    const other = part("other", Date.now() - 1, () => void (other.due = null));
+    schedule.add(failing);
+    schedule.add(other);
+    const before = Date.now();
+    await schedule.run();
+    expect(other.runs).toBe(1);
+    expect(store.alarm).toBeGreaterThanOrEqual(before + 5000);
+  });
+
+  it("runs a safety net on every alarm, due or not", async () => {
+    const schedule = new AlarmSchedule(storage());
+    const net = Object.assign(part("net", null), { everyAlarm: true });
+    schedule.add(net);
+    await schedule.run();
+    expect(net.runs).toBe(1);
+  });
+});
