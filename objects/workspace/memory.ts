@@ -2,7 +2,7 @@ import { CODES } from "../../src/api/errors.js";
 import { MEMORY_MAX_CHARS, type EditMemory, type Memory, type MemoryKind, type MemoryPage, type MemoryQuery, type Recall, type Recalled, type Retain, type Retained } from "../../src/api/memory.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { newId } from "../../src/shared/ids.js";
-import { aboutNames, FIELD_WEIGHTS, helperPool, helpers, linkedTerms, memoryTerms, normalizedText, rankRecall, RELATED_WEIGHT, recallTokens, relatedTerms, type Candidate } from "../../src/rules/memory-rank.js";
+import { aboutNames, FIELD_WEIGHTS, fillBudget, helperPool, helpers, linkedTerms, memoryTerms, normalizedText, RELATED_WEIGHT, recallTokens, relatedTerms, scoreRecall } from "../../src/rules/memory-rank.js";
 
 /**
  * The memories table and its full-text index (FTS5, kept by triggers so no write can
@@ -57,6 +57,9 @@ export const MEMORY_SCHEMA = `
   END;
 `;
 
+/** What ranking needs of a memory the index found. */
+type Hit = { n: number; importance: number; retired: number; bm: number };
+
 type Row = {
   n: number;
   id: string;
@@ -95,7 +98,7 @@ export function toMemory(r: Row): Memory {
 
 const DEFAULT_IMPORTANCE = 0.5;
 const DEFAULT_BUDGET_TOKENS = 1000;
-/** The best matches by text alone that the boosts then reorder. */
+/** The best matches of each pass over the index, and the best scored that the budget is filled from. */
 const CANDIDATES = 200;
 
 function tagsOf(tags: string[] | undefined): string {
@@ -234,13 +237,18 @@ export class Memories {
     return ok({ id, forgotten: true });
   }
 
-  /** The best matches of the index for any of `phrases` (each a list of words that stand together), by BM25 over the weighted fields. */
-  private search(phrases: string[][], q: Recall): (Row & { bm: number })[] {
+  /**
+   * The best matches of the index for any of `phrases` (each a list of words that stand
+   * together), by BM25 over the weighted fields: what ranking needs of each, the rows
+   * themselves read later for the few that need them.
+   */
+  private search(phrases: string[][], q: Recall): Hit[] {
     if (phrases.length === 0) return [];
     const tags = [...new Set(q.tags ?? [])];
     return this.sql
-      .exec<Row & { bm: number }>(
-        `SELECT m.*, bm25(memory_index, ${FIELD_WEIGHTS.text}, ${FIELD_WEIGHTS.key}, ${FIELD_WEIGHTS.tags}) AS bm FROM memory_index JOIN memories m ON m.n = memory_index.rowid
+      .exec<Hit>(
+        `SELECT m.n AS n, m.importance AS importance, m.retired_at IS NOT NULL AS retired, bm25(memory_index, ${FIELD_WEIGHTS.text}, ${FIELD_WEIGHTS.key}, ${FIELD_WEIGHTS.tags}) AS bm
+         FROM memory_index JOIN memories m ON m.n = memory_index.rowid
          WHERE memory_index MATCH ? ${q.includeRetired ? "" : "AND m.retired_at IS NULL"}
          ${tags.map(() => "AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)").join(" ")}
          ORDER BY bm LIMIT ${CANDIDATES}`,
@@ -250,10 +258,17 @@ export class Memories {
       .toArray();
   }
 
+  /** The rows of memories `ns` not read yet, into `rows`. */
+  private read(ns: number[], rows: Map<number, Row>): void {
+    const missing = ns.filter((n) => !rows.has(n));
+    if (missing.length === 0) return;
+    for (const r of this.sql.exec<Row>("SELECT m.* FROM json_each(?) AS j JOIN memories m ON m.n = j.value", JSON.stringify(missing)).toArray()) rows.set(r.n, r);
+  }
+
   /**
    * The index asked term by term (the query's words, then their related words), so the
-   * rule sees what each memory matches; then for the names the best matches are about,
-   * which finds the memories that only a helper matches (src/rules/memory-rank.ts).
+   * rule sees what each memory matches; then for the names the best matches of each term
+   * are about, which finds the memories that only a helper matches (src/rules/memory-rank.ts).
    */
   recall(q: Recall): Recalled {
     const budgetTokens = q.budgetTokens ?? DEFAULT_BUDGET_TOKENS;
@@ -261,33 +276,33 @@ export class Memories {
     if (words.length === 0) return { memories: [], budgetTokens, usedTokens: 0 };
     const newest = (this.sql.exec<{ n: number | null }>("SELECT MAX(n) AS n FROM memories").one().n as number | null) ?? 1;
     const terms = [...words.map((w) => ({ phrase: [w], weight: 1 })), ...relatedTerms(words).map((w) => ({ phrase: w.split(" "), weight: RELATED_WEIGHT }))];
-    const rows = new Map<number, Row>();
-    const matches = new Map<number, number[]>();
-    const take = (hits: (Row & { bm: number })[]) => {
-      for (const r of hits) {
-        rows.set(r.n, r);
-        if (!matches.has(r.n)) matches.set(r.n, new Array<number>(terms.length).fill(0));
-      }
+    const found = new Map<number, { n: number; matches: number[]; importance: number; retired: boolean; helper?: readonly number[] }>();
+    const take = (hits: Hit[]) => {
+      for (const h of hits) if (!found.has(h.n)) found.set(h.n, { n: h.n, matches: new Array<number>(terms.length).fill(0), importance: h.importance, retired: Boolean(h.retired) });
     };
     terms.forEach((t, i) => {
       const hits = this.search([t.phrase], q);
       take(hits);
-      for (const r of hits) matches.get(r.n)![i] = -r.bm * t.weight;
+      for (const h of hits) found.get(h.n)!.matches[i] = -h.bm * t.weight;
     });
-    const candidate = (n: number): Candidate => {
-      const r = rows.get(n)!;
-      return { n, matches: matches.get(n)!, importance: r.importance, retired: r.retired_at !== null, tokens: recallTokens(r.text) };
-    };
+    const rows = new Map<number, Row>();
     const named = (n: number) => {
       const r = rows.get(n)!;
       return { key: r.key, tags: JSON.parse(r.tags) as string[], text: r.text };
     };
-    const pool = helperPool([...matches.keys()].map(candidate));
-    take(this.search(linkedTerms(pool.map((c) => named(c.n))), q));
-    const names = (n: number) => aboutNames(named(n)).map((p) => p.join(" "));
-    const withNames = (n: number) => ({ n, matches: matches.get(n)!, names: names(n) });
-    const helped = helpers(pool.map((c) => withNames(c.n)), [...matches.keys()].map(withNames));
-    const ranked = rankRecall([...matches.keys()].map((n) => ({ ...candidate(n), helper: helped.get(n) })), newest, budgetTokens);
+    const pool = helperPool([...found.values()]);
+    this.read(pool.map((c) => c.n), rows);
+    const linked = this.search(linkedTerms(pool.map((c) => named(c.n))), q);
+    if (linked.length > 0) {
+      take(linked);
+      this.read(linked.map((h) => h.n), rows);
+      // Only a memory the index found for a helper's name can share one with it.
+      const withNames = (n: number) => ({ n, matches: found.get(n)!.matches, names: aboutNames(named(n)).map((p) => p.join(" ")) });
+      for (const [n, helper] of helpers(pool.map((c) => withNames(c.n)), linked.map((h) => withNames(h.n)))) found.get(n)!.helper = helper;
+    }
+    const scored = scoreRecall([...found.values()], newest).slice(0, CANDIDATES);
+    this.read(scored.map((c) => c.n), rows);
+    const ranked = fillBudget(scored.map((c) => ({ ...c, tokens: recallTokens(rows.get(c.n)!.text) })), budgetTokens);
     const memories = ranked.map((x) => ({ ...toMemory(rows.get(x.n)!), score: x.score, tokens: x.tokens }));
     return { memories, budgetTokens, usedTokens: memories.reduce((sum, m) => sum + m.tokens, 0) };
   }

@@ -205,14 +205,23 @@ export interface Candidate {
  * its helper, is none of the answer: the index found it only as a name a helper is about.
  */
 export function rankRecall(candidates: readonly Candidate[], newest: number, budgetTokens: number): (Candidate & { score: number })[] {
+  return fillBudget(scoreRecall(candidates, newest), budgetTokens);
+}
+
+/** The candidates that match something, scored, best first: what `rankRecall` fills the budget from. */
+export function scoreRecall<C extends Omit<Candidate, "tokens">>(candidates: readonly C[], newest: number): (C & { score: number })[] {
   const scored = candidates.flatMap((c) => {
     const relevance = relevanceOf(c.matches, c.helper);
     // Not rounded: BM25 gives a word in most memories a weight near 1e-6, and rounding would make every such score 0.
     const score = relevance * (1 + IMPORTANCE_WEIGHT * c.importance) * (1 + (RECENCY_WEIGHT * c.n) / Math.max(newest, 1)) * (c.retired ? RETIRED_FACTOR : 1);
     return relevance > 0 ? [{ ...c, score }] : [];
   });
-  scored.sort((a, b) => b.score - a.score || b.n - a.n);
-  const out: (Candidate & { score: number })[] = [];
+  return scored.sort((a, b) => b.score - a.score || b.n - a.n);
+}
+
+/** Scored candidates, best first, taken while they fit the budget, at most RECALL_MAX. */
+export function fillBudget<C extends { tokens: number }>(scored: readonly C[], budgetTokens: number): C[] {
+  const out: C[] = [];
   let left = budgetTokens;
   for (const c of scored) {
     if (out.length === RECALL_MAX) break;
