@@ -100,6 +100,8 @@ const DEFAULT_IMPORTANCE = 0.5;
 const DEFAULT_BUDGET_TOKENS = 1000;
 /** The best matches of each pass over the index, and the best scored that the budget is filled from. */
 const CANDIDATES = 200;
+/** The rows read at once while filling the budget. */
+const READ_AHEAD = 50;
 
 function tagsOf(tags: string[] | undefined): string {
   return JSON.stringify([...new Set(tags ?? [])].sort());
@@ -301,8 +303,11 @@ export class Memories {
       for (const [n, helper] of helpers(pool.map((c) => withNames(c.n)), linked.map((h) => withNames(h.n)))) found.get(n)!.helper = helper;
     }
     const scored = scoreRecall([...found.values()], newest).slice(0, CANDIDATES);
-    this.read(scored.map((c) => c.n), rows);
-    const ranked = fillBudget(scored.map((c) => ({ ...c, tokens: recallTokens(rows.get(c.n)!.text) })), budgetTokens);
+    // The rows a budget is filled from, a few at a time: most recalls fill it from the first.
+    const ranked = fillBudget(scored, budgetTokens, (c, i) => {
+      if (!rows.has(c.n)) this.read(scored.slice(i, i + READ_AHEAD).map((x) => x.n), rows);
+      return recallTokens(rows.get(c.n)!.text);
+    });
     const memories = ranked.map((x) => ({ ...toMemory(rows.get(x.n)!), score: x.score, tokens: x.tokens }));
     return { memories, budgetTokens, usedTokens: memories.reduce((sum, m) => sum + m.tokens, 0) };
   }

@@ -205,7 +205,7 @@ export interface Candidate {
  * its helper, is none of the answer: the index found it only as a name a helper is about.
  */
 export function rankRecall(candidates: readonly Candidate[], newest: number, budgetTokens: number): (Candidate & { score: number })[] {
-  return fillBudget(scoreRecall(candidates, newest), budgetTokens);
+  return fillBudget(scoreRecall(candidates, newest), budgetTokens, (c) => c.tokens);
 }
 
 /** The candidates that match something, scored, best first: what `rankRecall` fills the budget from. */
@@ -219,15 +219,21 @@ export function scoreRecall<C extends Omit<Candidate, "tokens">>(candidates: rea
   return scored.sort((a, b) => b.score - a.score || b.n - a.n);
 }
 
-/** Scored candidates, best first, taken while they fit the budget, at most RECALL_MAX. */
-export function fillBudget<C extends { tokens: number }>(scored: readonly C[], budgetTokens: number): C[] {
-  const out: C[] = [];
+/**
+ * Scored candidates, best first, taken while they fit the budget, at most RECALL_MAX.
+ * `tokensOf` is asked only for the candidates looked at, in order: the last looked at is
+ * the last that could fit (a memory costs at least `recallTokens("x")`).
+ */
+export function fillBudget<C extends object>(scored: readonly C[], budgetTokens: number, tokensOf: (c: C, i: number) => number): (C & { tokens: number })[] {
+  const out: (C & { tokens: number })[] = [];
+  const least = recallTokens("x");
   let left = budgetTokens;
-  for (const c of scored) {
-    if (out.length === RECALL_MAX) break;
-    if (c.tokens > left) continue;
-    out.push(c);
-    left -= c.tokens;
+  for (const [i, c] of scored.entries()) {
+    if (out.length === RECALL_MAX || left < least) break;
+    const tokens = tokensOf(c, i);
+    if (tokens > left) continue;
+    out.push({ ...c, tokens });
+    left -= tokens;
   }
   return out;
 }
