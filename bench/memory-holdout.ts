@@ -71,6 +71,16 @@ async function pool<T, R>(xs: readonly T[], f: (x: T, i: number) => Promise<R>):
   return out;
 }
 
+/**
+ * A set's tags as the API takes them (lowercase letters, digits and `: _ . / -`, at most
+ * 64 characters, 16 tags), as an agent retaining them would write them: a set written by
+ * hand may say "Payments" or "on call".
+ */
+export function asTags(tags: readonly string[]): string[] {
+  const out = tags.map((t) => t.normalize("NFKC").toLowerCase().trim().replace(/[^a-z0-9:_./-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 64)).filter(Boolean);
+  return [...new Set(out)].slice(0, 16);
+}
+
 /** Retains `set` in `workspace` of the front at `base` (whose memory should be empty), and recalls every question. */
 export async function measureMemorySet(base: string, workspace: string, set: MeasuredSet): Promise<Measured> {
   const M = `/workspaces/${workspace}/memory`;
@@ -82,7 +92,7 @@ export async function measureMemorySet(base: string, workspace: string, set: Mea
   const superseded = new Set<string>();
   // One at a time, as every retain below: the order memories are stored in is part of their rank (recency), and the same set should measure the same.
   const facts: Kept[] = [];
-  for (const f of set.facts) facts.push(await retain({ text: f.text, kind: "fact", key: f.key, ...(f.tags?.length ? { tags: f.tags } : {}) }));
+  for (const f of set.facts) facts.push(await retain({ text: f.text, kind: "fact", key: f.key, ...(f.tags?.length ? { tags: asTags(f.tags) } : {}) }));
   set.facts.forEach((f, i) => {
     const id = facts[i]!.body.id;
     if (id) current.set(f.key, id);
