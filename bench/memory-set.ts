@@ -6,10 +6,14 @@
  * hand-offs and house rules — and the questions a person or an agent would later ask.
  *
  * Every fact has a key. A question asks for one key's fact in other words (a question's
- * form, synonyms) but names what a person asking would name: the service, the variable,
- * the test, the job. A correction is a later fact for the same key with a different value:
- * it replaces the earlier one, and it is the answer to that key's question. A duplicate is
- * a current text again, exactly or with its case or spacing changed.
+ * form, synonyms), and has a `kind`: what it asks about (port, owner, deploy, ...). Most
+ * name what a person asking would name: the service, the variable, the test, the job. A
+ * `..., described` question names none of it: it calls a service by what it does ("the
+ * payments frontend" for checkout-web), a feature flag by its feature, and only a
+ * service's `about` fact ("checkout-web is the payments frontend") ties the two. A
+ * correction is a later fact for the same key with a different value: it replaces the
+ * earlier one, and it is the answer to that key's question. A duplicate is a current text
+ * again, exactly or with its case or spacing changed.
  *
  * Deterministic: a seeded PRNG, never Math.random, so the committed set is regenerated
  * byte for byte:
@@ -20,7 +24,7 @@ import { pathToFileURL } from "node:url";
 
 export interface MemorySet {
   facts: { key: string; text: string; tags: string[] }[];
-  questions: { question: string; answerKey: string }[];
+  questions: { question: string; answerKey: string; kind: string }[];
   corrections: { key: string; text: string }[];
   duplicates: string[];
 }
@@ -69,6 +73,45 @@ const SERVICES = [
   "report-builder", "checkout-web", "catalog-api", "pricing-engine", "export-worker", "identity", "media-proxy", "invoice-renderer",
   "tenant-admin", "event-bus", "metrics-gateway", "shipping-quotes", "fraud-scorer", "recommendations", "sms-sender", "ingest-pipeline",
 ] as const;
+
+/**
+ * What each service does, in words that share none of its name's: a `described` question
+ * calls the service this, and the service's `about` fact is the one memory that says so.
+ */
+const ABOUT: Record<(typeof SERVICES)[number], string> = {
+  "billing-api": "the subscription charging backend",
+  ledger: "the double-entry bookkeeping service",
+  notifier: "the push notification fan-out",
+  "auth-gateway": "the sign-in proxy",
+  "search-indexer": "the full-text feeder",
+  "payments-worker": "the card charge processor",
+  "inventory-sync": "the stock level updater",
+  scheduler: "the timed-job runner",
+  "webhook-relay": "the outbound callback forwarder",
+  thumbnailer: "the image resizer",
+  mailer: "the outgoing email sender",
+  "audit-log": "the compliance trail recorder",
+  "geo-lookup": "the IP-to-country resolver",
+  flagd: "the feature toggle server",
+  "session-store": "the login state cache",
+  "rate-limiter": "the request throttler",
+  "report-builder": "the tenant analytics exporter",
+  "checkout-web": "the payments frontend",
+  "catalog-api": "the product listing backend",
+  "pricing-engine": "the discount and tax calculator",
+  "export-worker": "the bulk CSV download job",
+  identity: "the user accounts service",
+  "media-proxy": "the video and image CDN origin",
+  "invoice-renderer": "the PDF bill generator",
+  "tenant-admin": "the customer back office",
+  "event-bus": "the message broker wrapper",
+  "metrics-gateway": "the telemetry collector",
+  "shipping-quotes": "the carrier rate calculator",
+  "fraud-scorer": "the risk model service",
+  recommendations: "the you-might-also-like engine",
+  "sms-sender": "the text message dispatcher",
+  "ingest-pipeline": "the raw event loader",
+};
 
 const PEOPLE = [
   "Priya Raman", "Marco Bellini", "Ayumi Sato", "Tomasz Nowak", "Fatima Haddad", "Lucas Oliveira", "Ingrid Solberg", "Kwame Mensah",
@@ -353,6 +396,12 @@ interface Entry {
   /** The later, different value; null when nothing about it is corrected. */
   correction: string | null;
   question: string;
+  /** What the question asks about. */
+  kind: string;
+  /** What names the fact's subject (a service, a variable, a job...): a described question holds none of it. */
+  names: string[];
+  /** The same question naming none of `names`, asked as kind `${kind}, described`. */
+  described?: string;
 }
 
 function upperSnake(svc: string): string {
@@ -365,6 +414,8 @@ function serviceEntries(rng: Rng): Entry[] {
   SERVICES.forEach((svc, i) => {
     const v = (extra: Record<string, string | number>) => ({ svc, ...extra });
     const tag = `svc:${svc}`;
+    const what = ABOUT[svc];
+    const described = (templates: string[], extra: Record<string, string | number> = {}) => fill(pick(rng, templates), { what, ...extra });
     // Port.
     {
       const p = ports[i]!;
@@ -375,6 +426,9 @@ function serviceEntries(rng: Rng): Entry[] {
         text: fill(pick(rng, ["{svc} listens on port {p} when you run it locally with docker compose.", "Local dev: the {svc} container exposes port {p} on localhost.", "When started with `make dev`, {svc} serves HTTP on port {p}."]), v({ p })),
         correction: fill(pick(rng, ["{svc} now listens on port {p} locally; the old port clashed with the {other} container.", "Update: the local port for {svc} changed to {p}."]), v({ p: p2, other: other(rng, SERVICES, svc) })),
         question: fill(pick(rng, ["Which port does {svc} use on my machine?", "What localhost port do I hit to reach {svc} in dev?", "{svc} is running locally but what port is it on?", "What's the port number for a local {svc}?"]), v({})),
+        kind: "port",
+        names: [svc],
+        described: described(["Which port does {what} listen on locally?", "I started {what} on my laptop; where do I point the browser?", "What local port is {what} served on?"]),
       });
     }
     // Owner.
@@ -387,6 +441,9 @@ function serviceEntries(rng: Rng): Entry[] {
         text: fill(pick(rng, ["{svc} is owned by {person} on the {team} team.", "{person} ({team}) is the maintainer of {svc}; ask in #{team}-eng before changing its API.", "Questions about {svc} go to {person}, who leads the {team} team that runs it."]), v({ person, team })),
         correction: fill(pick(rng, ["{svc} has a new owner: {person} from the {team} team took it over.", "Ownership of {svc} moved to {person} ({team})."]), v({ person: other(rng, PEOPLE, person), team: other(rng, TEAMS, team) })),
         question: fill(pick(rng, ["Who owns {svc}?", "Who is the right person to ask about {svc}?", "Which team is responsible for {svc}?", "Who maintains {svc} these days?"]), v({})),
+        kind: "owner",
+        names: [svc],
+        described: described(["Who is in charge of {what}?", "Which team looks after {what}?", "Who should review a change to {what}?"]),
       });
     }
     // Deploy rule.
@@ -398,6 +455,9 @@ function serviceEntries(rng: Rng): Entry[] {
         text: fill(pick(rng, ["{svc} may only be deployed to production {window}; anything else needs sign-off from {person}.", "Production deploys of {svc} are allowed {window}.", "Ship {svc} to prod {window} — it shares a database with {other}."]), v({ window, person: pick(rng, PEOPLE), other: other(rng, SERVICES, svc) })),
         correction: fill(pick(rng, ["New deploy window for {svc}: {window}.", "{svc} production releases are now restricted to {window}."]), v({ window: other(rng, WINDOWS, window) })),
         question: fill(pick(rng, ["When am I allowed to deploy {svc} to production?", "Can I ship {svc} to prod on a Friday afternoon?", "What is the release window for {svc}?", "What are the rules for pushing {svc} to production?"]), v({})),
+        kind: "deploy",
+        names: [svc],
+        described: described(["When can I release {what} to prod?", "Is there a window for shipping {what} to production?", "Can I roll out {what} today?"]),
       });
     }
     // Database.
@@ -411,6 +471,9 @@ function serviceEntries(rng: Rng): Entry[] {
         text: fill(pick(rng, ["{svc} stores its data in the {engine} database `{dbname}` on the {cluster} cluster.", "The {svc} tables live in {engine} on {cluster}, schema `{dbname}`.", "{svc} persists everything to {engine} ({cluster}); there is no separate read replica."]), v({ engine, cluster, dbname })),
         correction: fill("{svc} was migrated to {engine} on the {cluster} cluster; the old database is read-only.", v({ engine: other(rng, DB_ENGINES, engine), cluster: other(rng, CLUSTERS, cluster) })),
         question: fill(pick(rng, ["Which database does {svc} write to?", "Where does {svc} keep its data?", "What DB and cluster is {svc} backed by?", "Where are the {svc} tables stored?"]), v({})),
+        kind: "database",
+        names: [svc],
+        described: described(["Which database is behind {what}?", "Where does {what} persist its records?", "What cluster holds the data of {what}?"]),
       });
     }
     // Dashboard.
@@ -422,6 +485,9 @@ function serviceEntries(rng: Rng): Entry[] {
         text: fill(pick(rng, ["The Grafana dashboard for {svc} is grafana.internal/d/{slug}.", "{svc} metrics (latency, error rate, queue depth) are on the Grafana board grafana.internal/d/{slug}.", "To watch {svc} in production, open the Datadog dashboard '{svc} overview'."]), v({ slug })),
         correction: fill("The {svc} dashboard moved to grafana.internal/d/{slug}; the old one is no longer updated.", v({ slug: `${svc}-v2-${int(rng, 100, 999)}` })),
         question: fill(pick(rng, ["Where can I see {svc}'s metrics?", "Is there a dashboard for monitoring {svc}?", "Where do I look at {svc} latency and error graphs?", "Which Grafana board shows {svc}?"]), v({})),
+        kind: "dashboard",
+        names: [svc],
+        described: described(["Where are the graphs for {what}?", "How do I watch {what} in production?", "Which board shows the error rate of {what}?"]),
       });
     }
     // One or two config values.
@@ -433,6 +499,9 @@ function serviceEntries(rng: Rng): Entry[] {
         text: fill(pick(rng, ["{svc}'s {setting} is {value}, set in config/{svc}.yaml.", "In production, {svc} runs with a {setting} of {value}.", "We set the {setting} of {svc} to {value} after the {incident} incident."]), v({ setting: s.name, value, incident: pick(rng, INCIDENTS) })),
         correction: fill(pick(rng, ["{svc}'s {setting} was changed to {value}.", "As of the {month} release, {svc} uses a {setting} of {value}."]), v({ setting: s.name, value: other(rng, s.values, value), month: pick(rng, MONTHS) })),
         question: fill(pick(rng, s.questions), v({})),
+        kind: "config",
+        names: [svc],
+        described: fill(pick(rng, s.questions), { svc: what }),
       });
     }
     // One or two environment variables.
@@ -446,10 +515,26 @@ function serviceEntries(rng: Rng): Entry[] {
         text: fill(pick(rng, ["{VAR} must be set to {value} for {svc} to start locally.", "Set {VAR}={value} in .env.local, otherwise {svc} {failure}.", "{svc} reads {VAR}; in staging it is {value}."]), v({ VAR, value, failure: e.failure })),
         correction: fill(pick(rng, ["{VAR} changed: use {value} now.", "{VAR} is now {value}; the old value stopped working after the infra migration."]), v({ VAR, value: values.length > 1 ? other(rng, values, value) : `${value}-v2` })),
         question: fill(pick(rng, ["What should I put in {VAR}?", "What value does {VAR} need for local development?", "{svc} won't boot — what's {VAR} supposed to be?", "Which value is {VAR} set to in staging?"]), v({ VAR })),
+        kind: "env",
+        names: [VAR, svc],
+        described: described(["What {setting} does {what} need in its environment?", "Which environment variable sets the {setting} of {what}, and to what?", "{what} will not start locally: what is its {setting} supposed to be?"], { setting: e.suffix.toLowerCase().replace(/_/g, " ") }),
       });
     }
   });
   return out;
+}
+
+/** What each service is: kept whatever the size, as the described questions rest on them. */
+function aboutEntries(rng: Rng): Entry[] {
+  return SERVICES.map((svc) => ({
+    key: `about:${svc}`,
+    tags: ["services", `svc:${svc}`],
+    text: fill(pick(rng, ["{svc} is {what}.", "In the codebase, {what} is called {svc}.", "{svc}: {what}, in services/{svc}."]), { svc, what: ABOUT[svc] }),
+    correction: null,
+    question: fill(pick(rng, ["What does {svc} do?", "What is {svc} for?"]), { svc }),
+    kind: "service",
+    names: [svc],
+  }));
 }
 
 function otherEntries(rng: Rng): Entry[] {
@@ -461,6 +546,8 @@ function otherEntries(rng: Rng): Entry[] {
       text: fill(pick(rng, c.facts), { cmd: c.cmds[0] }),
       correction: `To ${c.task}, run \`${c.cmds[1]}\` now; \`${c.cmds[0]}\` was removed.`,
       question: pick(rng, c.questions),
+      kind: "command",
+      names: [c.cmds[0], c.cmds[1]],
     });
   for (const f of FLAKY) {
     const reason = pick(rng, FLAKY_REASONS);
@@ -471,6 +558,8 @@ function otherEntries(rng: Rng): Entry[] {
       text: fill(pick(rng, ["`{file}` ('{case}') is flaky on CI: it fails about 1 in {n} runs because {reason}.", "Known flake: the '{case}' test in {file} fails intermittently because {reason}; rerun it rather than debugging.", "'{case}' in {file} is quarantined as flaky — {reason}."]), v),
       correction: fill("The real cause of the flaky '{case}' test in {file}: {reason}, not what we thought before.", { ...v, reason: other(rng, FLAKY_REASONS, reason) }),
       question: fill(pick(rng, ["Why does the '{case}' test keep failing randomly in CI?", "Is {file} a known flaky test?", "The test '{case}' failed on my PR but passes locally — is that expected?", "What makes {file} fail now and then?"]), v),
+      kind: "flaky test",
+      names: [f.file, f.case],
     });
   }
   for (const j of CRON_JOBS) {
@@ -482,6 +571,9 @@ function otherEntries(rng: Rng): Entry[] {
       text: fill(pick(rng, ["The {job} cron runs at {time} UTC and usually takes {n} minutes.", "{job} is scheduled daily at {time} UTC by the {svc} scheduler.", "{job} starts every night at {time} UTC; it is skipped if a deploy is in progress."]), v),
       correction: fill("{job} was rescheduled to {time} UTC so it no longer overlaps the backups.", { ...v, time: other(rng, CRON_TIMES, time) }),
       question: fill(pick(rng, ["What time does the {job} job kick off?", "When is {job} scheduled to run?", "How often does {job} run, and at what hour?", "At what time of day does {job} start?"]), v),
+      kind: "cron",
+      names: [j.job],
+      described: fill(pick(rng, ["At what hour does the scheduled task of {what} fire?", "When does the nightly batch of {what} happen?", "What time does {what} run its cron?"]), { what: ABOUT[j.svc as keyof typeof ABOUT] }),
     });
   }
   for (const f of FLAGS) {
@@ -493,6 +585,9 @@ function otherEntries(rng: Rng): Entry[] {
       text: fill(pick(rng, ["The feature flag `{flag}` gates {feature}; it is enabled for {pct}% of tenants.", "`{flag}` ({feature}) is rolled out to {pct}% of production; {person} decides when it goes further.", "{feature} is behind the {flag} flag, currently at {pct}% in production."]), v),
       correction: fill("`{flag}` is now at {pct}% in production.", { ...v, pct: other(rng, [0, 5, 10, 25, 50, 100], pct) }),
       question: fill(pick(rng, ["How far along is the rollout of {flag}?", "Is {flag} turned on in production?", "What percentage of customers have {flag} enabled?", "Who gets {flag} right now?"]), v),
+      kind: "flag",
+      names: [f.flag],
+      described: fill(pick(rng, ["How many tenants get {feature} so far?", "Is {feature} live for everyone yet?", "How widely is {feature} rolled out?"]), v),
     });
   }
   for (const p of PINS) {
@@ -505,6 +600,8 @@ function otherEntries(rng: Rng): Entry[] {
       text: fill(pick(rng, ["{pkg} is pinned to {ver} in the monorepo: {reason}.", "Do not upgrade {pkg} past {ver}; {reason}.", "We hold {pkg} at {ver} because {reason}."]), v),
       correction: fill("The {pkg} pin was raised to {ver}; the old problem is fixed upstream.", { ...v, ver: `${major + 1}.${int(rng, 0, 5)}.0` }),
       question: fill(pick(rng, ["Why can't we bump {pkg}?", "Which version of {pkg} are we stuck on?", "Is it safe to upgrade {pkg} to the latest release?", "What's holding {pkg} back at an old version?"]), v),
+      kind: "pinned dependency",
+      names: [p.pkg],
     });
   }
   for (const s of SECRETS) {
@@ -515,6 +612,8 @@ function otherEntries(rng: Rng): Entry[] {
       text: fill(pick(rng, ["The {thing} lives in Vault under secret/dev/{slug}.", "Get the {thing} from the 1Password vault '{vault}'; never commit it.", "{thing}: stored in Vault at secret/shared/{slug}, rotated quarterly."]), v),
       correction: fill("The {thing} was moved to Vault path secret/teams/{slug}; the old location is empty.", v),
       question: fill(pick(rng, ["Where do I find the {thing}?", "Where is the {thing} kept?", "I need the {thing} for local testing — where do I get it?"]), v),
+      kind: "secret",
+      names: [s.slug],
     });
   }
   for (const team of ONCALL) {
@@ -527,9 +626,11 @@ function otherEntries(rng: Rng): Entry[] {
       text: fill(pick(rng, ["The {team} on-call rotation hands over every {day} at {hour} in PagerDuty.", "{team} on-call shifts change on {day} at {hour}; the outgoing person writes a handover note."]), v),
       correction: fill("The {team} on-call handover moved to {day} at {hour}.", { ...v, day: other(rng, DAYS, day), hour: other(rng, HOURS, hour) }),
       question: fill(pick(rng, ["When does the {team} on-call shift change?", "What day is the {team} on-call handoff?", "When does {team} on-call rotate?"]), v),
+      kind: "on-call",
+      names: [team],
     });
   }
-  for (const r of RULES) out.push({ key: `rule:${r.key}`, tags: ["rules"], text: r.text, correction: null, question: r.question });
+  for (const r of RULES) out.push({ key: `rule:${r.key}`, tags: ["rules"], text: r.text, correction: null, question: r.question, kind: "house rule", names: [] });
   return out;
 }
 
@@ -552,21 +653,31 @@ function varied(rng: Rng, text: string): string {
 }
 
 const norm = (s: string) => s.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+const words = (s: string) => ` ${s.toLowerCase().match(/[\p{L}\p{N}]+/gu)?.join(" ") ?? ""} `;
 
 /**
- * The set for `size` facts (at most the number of entries there are), about a fifth
- * corrected and an eighth retained again as duplicates.
+ * The set for `size` facts (at most the number of entries there are) and every service's
+ * `about` fact, about a fifth corrected and an eighth retained again as duplicates; each
+ * fact asked once as named, and once as described where it can be.
  */
 export function memorySet(size = DEFAULT_SIZE, seed = DEFAULT_SEED): MemorySet {
   const rng = mulberry32(seed);
   const pool = [...serviceEntries(rng), ...otherEntries(rng)];
   if (size > pool.length) throw new Error(`at most ${pool.length} facts`);
-  const chosen = shuffle(rng, pool).slice(0, size);
+  const chosen = shuffle(rng, [...aboutEntries(rng), ...shuffle(rng, pool).slice(0, size)]);
   const correctable = chosen.filter((e) => e.correction !== null);
   const corrected = new Set(shuffle(rng, correctable).slice(0, Math.round(size * 0.19)).map((e) => e.key));
   const facts = chosen.map((e) => ({ key: e.key, text: e.text, tags: e.tags }));
   const corrections = shuffle(rng, chosen.filter((e) => corrected.has(e.key))).map((e) => ({ key: e.key, text: e.correction! }));
-  const questions = shuffle(rng, chosen).map((e) => ({ question: e.question, answerKey: e.key }));
+  const asked = chosen.flatMap((e) => [
+    { question: e.question, answerKey: e.key, kind: e.kind },
+    ...(e.described === undefined ? [] : [{ question: e.described, answerKey: e.key, kind: `${e.kind}, described` }]),
+  ]);
+  for (const q of asked.filter((q) => q.kind.endsWith(", described"))) {
+    const named = chosen.find((e) => e.key === q.answerKey)!.names.find((n) => words(q.question).includes(words(n)));
+    if (named) throw new Error(`a described question names ${named}: ${q.question}`);
+  }
+  const questions = shuffle(rng, asked);
   // Duplicates of what is current: a retired text retained again would be a new fact, not a duplicate.
   const current = [...chosen.filter((e) => !corrected.has(e.key)).map((e) => e.text), ...corrections.map((c) => c.text)];
   const duplicates = shuffle(rng, current).slice(0, Math.round(size * 0.125)).map((t) => varied(rng, t));

@@ -2,11 +2,13 @@ import { CODES } from "../../src/api/errors.js";
 import { MEMORY_MAX_CHARS, type EditMemory, type Memory, type MemoryKind, type MemoryPage, type MemoryQuery, type Recall, type Recalled, type Retain, type Retained } from "../../src/api/memory.js";
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { newId } from "../../src/shared/ids.js";
-import { memoryTerms, normalizedText, rankRecall, recallTokens } from "../../src/rules/memory-rank.js";
+import { aboutNames, FIELD_WEIGHTS, fillBudget, helperPool, helpers, linkedTerms, memoryTerms, normalizedText, RELATED_WEIGHT, recallTokens, relatedTerms, scoreRecall } from "../../src/rules/memory-rank.js";
 
 /**
  * The memories table and its full-text index (FTS5, kept by triggers so no write can
- * forget it). One active memory per normalized text (a unique index backs the checks
+ * forget it), over a memory's text, key and tags: each a column, so recall weighs them
+ * apart (FIELD_WEIGHTS). The index replaces `memories_fts`, the text's alone: a workspace
+ * that has it rebuilds the new one from its memories once, then drops it. One active memory per normalized text (a unique index backs the checks
  * that answer it): a second retain of the same text finds the first. `n` orders
  * memories by when they were stored, and pages by it; it is never reused, so a memory
  * stored after one was forgotten is still the newest. `memory_sources` keeps every
@@ -37,18 +39,26 @@ export const MEMORY_SCHEMA = `
   CREATE INDEX IF NOT EXISTS memory_sources_thread ON memory_sources(thread);
   CREATE INDEX IF NOT EXISTS memories_key ON memories(key) WHERE retired_at IS NULL AND key IS NOT NULL;
   CREATE INDEX IF NOT EXISTS memories_thread ON memories(thread, n);
-  CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(text, content='memories', content_rowid='n', tokenize='porter unicode61');
-  CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts(rowid, text) VALUES (new.n, new.text);
+  CREATE VIRTUAL TABLE IF NOT EXISTS memory_index USING fts5(text, key, tags, content='memories', content_rowid='n', tokenize='porter unicode61');
+  INSERT INTO memory_index(memory_index) SELECT 'rebuild' WHERE EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'memories_fts');
+  DROP TRIGGER IF EXISTS memories_ai;
+  DROP TRIGGER IF EXISTS memories_ad;
+  DROP TRIGGER IF EXISTS memories_au;
+  DROP TABLE IF EXISTS memories_fts;
+  CREATE TRIGGER IF NOT EXISTS memory_index_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memory_index(rowid, text, key, tags) VALUES (new.n, new.text, new.key, new.tags);
   END;
-  CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.n, old.text);
+  CREATE TRIGGER IF NOT EXISTS memory_index_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memory_index(memory_index, rowid, text, key, tags) VALUES ('delete', old.n, old.text, old.key, old.tags);
   END;
-  CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF text ON memories BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.n, old.text);
-    INSERT INTO memories_fts(rowid, text) VALUES (new.n, new.text);
+  CREATE TRIGGER IF NOT EXISTS memory_index_au AFTER UPDATE OF text, key, tags ON memories BEGIN
+    INSERT INTO memory_index(memory_index, rowid, text, key, tags) VALUES ('delete', old.n, old.text, old.key, old.tags);
+    INSERT INTO memory_index(rowid, text, key, tags) VALUES (new.n, new.text, new.key, new.tags);
   END;
 `;
+
+/** What ranking needs of a memory the index found. */
+type Hit = { n: number; importance: number; retired: number; bm: number };
 
 type Row = {
   n: number;
@@ -88,8 +98,10 @@ export function toMemory(r: Row): Memory {
 
 const DEFAULT_IMPORTANCE = 0.5;
 const DEFAULT_BUDGET_TOKENS = 1000;
-/** The best matches by text alone that the boosts then reorder. */
+/** The best matches of each pass over the index, and the best scored that the budget is filled from. */
 const CANDIDATES = 200;
+/** The rows read at once while filling the budget. */
+const READ_AHEAD = 50;
 
 function tagsOf(tags: string[] | undefined): string {
   return JSON.stringify([...new Set(tags ?? [])].sort());
@@ -227,30 +239,76 @@ export class Memories {
     return ok({ id, forgotten: true });
   }
 
-  recall(q: Recall): Recalled {
-    const budgetTokens = q.budgetTokens ?? DEFAULT_BUDGET_TOKENS;
-    const terms = memoryTerms(q.query);
-    if (terms.length === 0) return { memories: [], budgetTokens, usedTokens: 0 };
-    const match = terms.map((t) => `"${t}"`).join(" OR ");
+  /**
+   * The best matches of the index for any of `phrases` (each a list of words that stand
+   * together), by BM25 over the weighted fields: what ranking needs of each, the rows
+   * themselves read later for the few that need them.
+   */
+  private search(phrases: string[][], q: Recall): Hit[] {
+    if (phrases.length === 0) return [];
     const tags = [...new Set(q.tags ?? [])];
-    const rows = this.sql
-      .exec<Row & { bm: number }>(
-        `SELECT m.*, bm25(memories_fts) AS bm FROM memories_fts JOIN memories m ON m.n = memories_fts.rowid
-         WHERE memories_fts MATCH ? ${q.includeRetired ? "" : "AND m.retired_at IS NULL"}
+    return this.sql
+      .exec<Hit>(
+        `SELECT m.n AS n, m.importance AS importance, m.retired_at IS NOT NULL AS retired, bm25(memory_index, ${FIELD_WEIGHTS.text}, ${FIELD_WEIGHTS.key}, ${FIELD_WEIGHTS.tags}) AS bm
+         FROM memory_index JOIN memories m ON m.n = memory_index.rowid
+         WHERE memory_index MATCH ? ${q.includeRetired ? "" : "AND m.retired_at IS NULL"}
          ${tags.map(() => "AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)").join(" ")}
          ORDER BY bm LIMIT ${CANDIDATES}`,
-        match,
+        phrases.map((p) => `"${p.join(" ")}"`).join(" OR "),
         ...tags,
       )
       .toArray();
+  }
+
+  /** The rows of memories `ns` not read yet, into `rows`. */
+  private read(ns: number[], rows: Map<number, Row>): void {
+    const missing = ns.filter((n) => !rows.has(n));
+    if (missing.length === 0) return;
+    for (const r of this.sql.exec<Row>("SELECT m.* FROM json_each(?) AS j JOIN memories m ON m.n = j.value", JSON.stringify(missing)).toArray()) rows.set(r.n, r);
+  }
+
+  /**
+   * The index asked term by term (the query's words, then their related words), so the
+   * rule sees what each memory matches; then for the names the best matches of each term
+   * are about, which finds the memories that only a helper matches (src/rules/memory-rank.ts).
+   */
+  recall(q: Recall): Recalled {
+    const budgetTokens = q.budgetTokens ?? DEFAULT_BUDGET_TOKENS;
+    const words = memoryTerms(q.query);
+    if (words.length === 0) return { memories: [], budgetTokens, usedTokens: 0 };
     const newest = (this.sql.exec<{ n: number | null }>("SELECT MAX(n) AS n FROM memories").one().n as number | null) ?? 1;
-    const ranked = rankRecall(
-      rows.map((r) => ({ n: r.n, relevance: -r.bm, importance: r.importance, retired: r.retired_at !== null, tokens: recallTokens(r.text) })),
-      newest,
-      budgetTokens,
-    );
-    const byN = new Map(rows.map((r) => [r.n, r]));
-    const memories = ranked.map((x) => ({ ...toMemory(byN.get(x.n)!), score: x.score, tokens: x.tokens }));
+    const terms = [...words.map((w) => ({ phrase: [w], weight: 1 })), ...relatedTerms(words).map((w) => ({ phrase: w.split(" "), weight: RELATED_WEIGHT }))];
+    const found = new Map<number, { n: number; matches: number[]; importance: number; retired: boolean; helper?: readonly number[] }>();
+    const take = (hits: Hit[]) => {
+      for (const h of hits) if (!found.has(h.n)) found.set(h.n, { n: h.n, matches: new Array<number>(terms.length).fill(0), importance: h.importance, retired: Boolean(h.retired) });
+    };
+    terms.forEach((t, i) => {
+      const hits = this.search([t.phrase], q);
+      take(hits);
+      for (const h of hits) found.get(h.n)!.matches[i] = -h.bm * t.weight;
+    });
+    const rows = new Map<number, Row>();
+    const named = (n: number) => {
+      const r = rows.get(n)!;
+      return { key: r.key, tags: JSON.parse(r.tags) as string[], text: r.text };
+    };
+    const pool = helperPool([...found.values()]);
+    this.read(pool.map((c) => c.n), rows);
+    const linked = this.search(linkedTerms(pool.map((c) => named(c.n))), q);
+    if (linked.length > 0) {
+      take(linked);
+      this.read(linked.map((h) => h.n), rows);
+      // Only a memory the index found for a helper's name can share one with it.
+      const withNames = (n: number) => ({ n, matches: found.get(n)!.matches, names: aboutNames(named(n)).map((p) => p.join(" ")) });
+      for (const [n, helper] of helpers(pool.map((c) => withNames(c.n)), linked.map((h) => withNames(h.n)))) found.get(n)!.helper = helper;
+    }
+    const scored = scoreRecall([...found.values()], newest).slice(0, CANDIDATES);
+    // The rows a budget is filled from, a few at a time: most recalls fill it from the first.
+    const ranked = fillBudget(scored, budgetTokens, (c, i) => {
+      if (!rows.has(c.n)) this.read(scored.slice(i, i + READ_AHEAD).map((x) => x.n), rows);
+      return recallTokens(rows.get(c.n)!.text);
+    });
+    const memories = ranked.map((x) => ({ ...toMemory(rows.get(x.n)!), score: x.score, tokens: x.tokens }));
     return { memories, budgetTokens, usedTokens: memories.reduce((sum, m) => sum + m.tokens, 0) };
   }
 

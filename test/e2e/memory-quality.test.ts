@@ -1,117 +1,120 @@
-import { readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { kindTable, measureMemorySet, type MeasuredSet } from "../../bench/memory-holdout.js";
 import { memorySet, type MemorySet } from "../../bench/memory-set.js";
 import { call } from "../support/http.js";
 import { useFront } from "../support/use-front.js";
 
 /**
- * Memory quality on the committed synthetic set (bench/memory-set.ts): every fact retained
- * with its key, then the corrections (same keys: they retire what they replace), then the
+ * Memory quality (bench/memory-holdout.ts measures it): every fact retained with its key
+ * and tags, then the corrections (same keys: they retire what they replace), then the
  * duplicates; then every question recalled with the default budget. Text ranking alone:
  * no importance given, every memory a fact.
  *
- *   recall@5            the answer's current memory among the first five       (at least 0.85)
+ *   recall@5            the answer's current memory among the first five: overall, and for each kind of question
  *   superseded returned retired memories in any recall, without includeRetired (0)
  *   duplicates stored   duplicate retains that stored a new memory             (0)
+ *
+ * On the committed synthetic set (bench/memory-set.ts) each kind has its floor. When the
+ * held-out set test/fixtures/memory-holdout.json is there (the same format, written by
+ * someone who never saw the generator), it is measured too, in a workspace of its own,
+ * and printed by kind; it holds only an overall floor, and the ranking is never tuned on it.
  */
 const set = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/memory-set.json"), "utf8")) as MemorySet;
+/** `MEMORY_HOLDOUT` names another file in its place. */
+const HOLDOUT = process.env.MEMORY_HOLDOUT ?? join(import.meta.dirname, "../fixtures/memory-holdout.json");
 
-const front = useFront();
-const M = "/workspaces/default/memory";
-const CONCURRENCY = 8;
+/** Recall@5 each kind of the synthetic set must reach (docs/memory.md, "Measured"), and the whole set. */
+const FLOORS: Record<string, number> = {
+  all: 0.85,
+  // Questions that name what they ask about: the service, the variable, the test, the job.
+  port: 0.9,
+  owner: 0.75,
+  deploy: 0.9,
+  database: 0.85,
+  dashboard: 0.75,
+  config: 0.95,
+  env: 0.95,
+  command: 0.85,
+  "flaky test": 0.9,
+  cron: 0.9,
+  flag: 0.9,
+  "pinned dependency": 0.9,
+  secret: 0.9,
+  "on-call": 0.65,
+  "house rule": 0.7,
+  // "What does ledger do?": every fact of the service names it as much as the one that says what it is.
+  service: 0.6,
+  // Questions that name none of it: a service by what it does, a flag by its feature.
+  "port, described": 0.85,
+  "owner, described": 0.55,
+  "deploy, described": 0.65,
+  "database, described": 0.7,
+  "dashboard, described": 0.65,
+  "config, described": 0.9,
+  "env, described": 0.8,
+  "cron, described": 0.5,
+  "flag, described": 0.9,
+};
+const HOLDOUT_FLOOR = 0.6;
 
-/** `f` over `xs`, at most `CONCURRENCY` at a time, results in order. */
-async function pool<T, R>(xs: readonly T[], f: (x: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(xs.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(CONCURRENCY, xs.length) }, async () => {
-      while (next < xs.length) {
-        const i = next++;
-        out[i] = await f(xs[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
+const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-memory-quality-"));
+writeFileSync(join(dataDir, "workspaces.json"), JSON.stringify({ workspaces: [{ name: "holdout", slug: "memory/holdout" }] }));
+const front = useFront({ dataDir });
 
-describe("memory quality on the synthetic set", () => {
-  it("the committed set is the generator's output", () => {
+describe("memory quality", () => {
+  it("the committed set is the generator's output, and every question has a kind with a floor", () => {
     expect(set.facts.length).toBeGreaterThanOrEqual(300);
     expect(set.questions.length).toBeGreaterThanOrEqual(300);
     expect(set.corrections.length).toBeGreaterThanOrEqual(60);
     expect(set.duplicates.length).toBeGreaterThanOrEqual(40);
     expect(memorySet()).toEqual(set);
+    expect([...new Set(set.questions.map((q) => q.kind))].filter((k) => FLOORS[k] === undefined)).toEqual([]);
   });
 
-  it("recalls the current fact for a paraphrased question, never a superseded one, and stores no duplicate", async () => {
+  it("recalls the current fact for a paraphrased question, each kind above its floor, never a superseded one, and stores no duplicate", async () => {
     const base = front().url;
-    const retain = async (body: Record<string, unknown>) => {
-      const r = await call(base, "POST", `${M}/retain`, body);
-      expect([200, 201], JSON.stringify(r.body)).toContain(r.status);
-      return r.body as { id: string; duplicate: boolean; retired: string[] };
-    };
-
-    /** Each key's current memory, and every memory a correction retired. */
-    const current = new Map<string, string>();
-    const superseded = new Set<string>();
-    for (const [f, kept] of (await pool(set.facts, (f) => retain({ text: f.text, kind: "fact", key: f.key, tags: f.tags }))).map((k, i) => [set.facts[i]!, k] as const)) {
-      expect(kept.duplicate, f.text).toBe(false);
-      current.set(f.key, kept.id);
+    const m = await measureMemorySet(base, "default", set);
+    for (const [i, kept] of m.facts.entries()) {
+      expect(kept.status, JSON.stringify(kept.body)).toBe(201);
+      expect(kept.body.duplicate, set.facts[i]!.text).toBe(false);
     }
-    const corrected = await pool(set.corrections, (c) => retain({ text: c.text, kind: "fact", key: c.key }));
-    set.corrections.forEach((c, i) => {
-      const kept = corrected[i]!;
-      expect(kept.duplicate, c.text).toBe(false);
-      expect(kept.retired, c.text).toEqual([current.get(c.key)]);
-      superseded.add(current.get(c.key)!);
-      current.set(c.key, kept.id);
-    });
-    const currentIds = new Set(current.values());
-
-    // A duplicate retain answers the memory already kept, and stores nothing.
-    const again = await pool(set.duplicates, (text) => retain({ text }));
-    const duplicatesStored = again.filter((k) => !k.duplicate || !currentIds.has(k.id)).length;
+    // Each correction retired the fact it corrects, and only that.
+    const firstOf = new Map(set.facts.map((f, i) => [f.key, m.facts[i]!.body.id]));
+    for (const [i, kept] of m.corrections.entries()) {
+      expect(kept.status, JSON.stringify(kept.body)).toBe(201);
+      expect(kept.body.retired, set.corrections[i]!.text).toEqual([firstOf.get(set.corrections[i]!.key)]);
+    }
 
     // One active fact per key, and it is the key's current one (the workspace reflects on its
     // memory by itself every 50 retains, so reflections stand beside the facts).
     const active: { id: string; key: string | null }[] = [];
     let before: number | null = null;
     do {
-      const page: { memories: { id: string; key: string | null }[]; nextBefore: number | null } = (await call(base, "GET", `${M}?kind=fact&limit=500${before ? `&before=${before}` : ""}`)).body;
+      const page: { memories: { id: string; key: string | null }[]; nextBefore: number | null } = (await call(base, "GET", `/workspaces/default/memory?kind=fact&limit=500${before ? `&before=${before}` : ""}`)).body;
       active.push(...page.memories);
       before = page.nextBefore;
     } while (before);
     expect(active.length).toBe(set.facts.length);
-    expect(new Set(active.map((m) => m.key)).size).toBe(set.facts.length);
-    expect(active.every((m) => m.key !== null && current.get(m.key) === m.id)).toBe(true);
+    expect(new Set(active.map((x) => x.key)).size).toBe(set.facts.length);
+    expect(active.every((x) => x.key !== null && m.current.get(x.key) === x.id)).toBe(true);
 
-    const recalled = await pool(set.questions, async (q) => {
-      const r = await call(base, "POST", `${M}/recall`, { query: q.question });
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      return r.body.memories as { id: string; retired: unknown }[];
-    });
-    let hits = 0;
-    let supersededReturned = 0;
-    const missed: Record<string, number> = {};
-    set.questions.forEach((q, i) => {
-      const found = recalled[i]!;
-      if (found.slice(0, 5).some((m) => m.id === current.get(q.answerKey))) hits++;
-      else {
-        const kind = q.answerKey.split(":")[0]!;
-        missed[kind] = (missed[kind] ?? 0) + 1;
-      }
-      supersededReturned += found.filter((m) => m.retired !== null || superseded.has(m.id)).length;
-    });
-    const recallAt5 = hits / set.questions.length;
+    console.log(`${kindTable(`memory-quality, synthetic set (facts=${set.facts.length} corrections=${set.corrections.length} duplicates=${set.duplicates.length}):`, m, FLOORS)}
+superseded returned ${m.supersededReturned}, duplicates stored ${m.duplicatesStored}`);
+    expect(m.supersededReturned).toBe(0);
+    expect(m.duplicatesStored).toBe(0);
+    expect(m.hits / m.of).toBeGreaterThanOrEqual(FLOORS.all!);
+    expect(m.kinds.filter((k) => k.hits / k.of < FLOORS[k.kind]!).map((k) => `${k.kind}: ${(k.hits / k.of).toFixed(3)} < ${FLOORS[k.kind]}`)).toEqual([]);
+  });
 
-    console.log(
-      `memory-quality: recall@5=${recallAt5.toFixed(3)} (${hits}/${set.questions.length}) supersededReturned=${supersededReturned} duplicatesStored=${duplicatesStored}` +
-        ` (facts=${set.facts.length} corrections=${set.corrections.length} duplicates=${set.duplicates.length}; missed by kind ${JSON.stringify(missed)})`,
-    );
-    expect(supersededReturned).toBe(0);
-    expect(duplicatesStored).toBe(0);
-    expect(recallAt5).toBeGreaterThanOrEqual(0.85);
+  it.runIf(existsSync(HOLDOUT))("recalls the held-out set's answers (printed by kind, never tuned on)", async () => {
+    const holdout = JSON.parse(readFileSync(HOLDOUT, "utf8")) as MeasuredSet;
+    const m = await measureMemorySet(front().url, "holdout", holdout);
+    const refused = [...m.facts, ...m.corrections, ...m.duplicates].filter((k) => k.status >= 300).length;
+    console.log(`${kindTable(`memory-quality, HELD OUT (${HOLDOUT}: facts=${holdout.facts.length} corrections=${holdout.corrections?.length ?? 0} duplicates=${holdout.duplicates?.length ?? 0}):`, m, { all: HOLDOUT_FLOOR })}
+held out: superseded returned ${m.supersededReturned}, duplicates stored ${m.duplicatesStored}, retains refused ${refused}`);
+    expect(m.hits / m.of).toBeGreaterThanOrEqual(HOLDOUT_FLOOR);
   });
 });

@@ -1,7 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { memoryList, memoryTerms, normalizedText, rankRecall, recallTokens, RECALL_MAX } from "../../src/rules/memory-rank.js";
+import {
+  aboutNames,
+  helperPool,
+  helpers,
+  LINKED_WEIGHT,
+  linkedTerms,
+  memoryList,
+  memoryTerms,
+  normalizedText,
+  rankRecall,
+  recallTokens,
+  RECALL_MAX,
+  relatedTerms,
+  relevanceOf,
+} from "../../src/rules/memory-rank.js";
 
-const c = (n: number, relevance: number, over: Partial<{ importance: number; retired: boolean; tokens: number }> = {}) => ({ n, relevance, importance: 0.5, retired: false, tokens: 10, ...over });
+const c = (n: number, relevance: number, over: Partial<{ importance: number; retired: boolean; tokens: number; helper: number[] }> = {}) => ({ n, matches: [relevance], importance: 0.5, retired: false, tokens: 10, ...over });
 
 describe("recall's ranking (src/rules/memory-rank.ts)", () => {
   it("asks the index for the query's words, without stopwords, each once", () => {
@@ -36,5 +50,52 @@ describe("recall's ranking (src/rules/memory-rank.ts)", () => {
     expect(ranked.map((x) => x.n)).toEqual([1, 3]);
     expect(rankRecall(Array.from({ length: 80 }, (_, i) => c(i + 1, 1)), 80, 100_000)).toHaveLength(RECALL_MAX);
     expect(recallTokens("x".repeat(40))).toBe(18);
+  });
+
+  it("asks for a word's related words apart, never a word the query has in some form", () => {
+    expect(relatedTerms(["ship", "prod"])).toEqual(["deploy", "release", "rollout", "roll out", "production"]);
+    expect(relatedTerms(["deploys", "released", "shipping"])).toEqual(["rollout", "roll out"]);
+    expect(relatedTerms(["listens", "port"])).toEqual(["serve"]);
+    expect(relatedTerms(["checkout", "web"])).toEqual([]);
+  });
+
+  it("takes what a memory is about from the names it repeats across its key, tags and text", () => {
+    const port = { key: "port:checkout-web", tags: ["ports", "svc:checkout-web"], text: "checkout-web listens on port 3012 locally." };
+    expect(aboutNames(port)).toContainEqual(["checkout", "web"]);
+    // A tag alone ("ports") or a word of the text alone ("locally") says what kind of memory it is.
+    expect(aboutNames(port)).not.toContainEqual(["ports"]);
+    expect(aboutNames(port).flat()).not.toContain("locally");
+    // With neither key nor tags, the joined names of its text.
+    expect(aboutNames({ key: null, tags: [], text: "Set TENANT_ADMIN_DATABASE_URL before starting tenant-admin, or it crashes" })).toEqual([
+      ["tenant", "admin", "database", "url"],
+      ["tenant", "admin"],
+    ]);
+    expect(linkedTerms([port, { key: "about:checkout-web", tags: [], text: "checkout-web is the payments frontend." }])).toContainEqual(["checkout", "web"]);
+  });
+
+  it("lets a memory that matches the rest of a question help one about the same thing", () => {
+    // Terms: "port", "payments", "frontend". 1: checkout-web's port; 2: what checkout-web is; 3: another service's port, which matches "payments" by its name.
+    const port = { n: 1, matches: [4, 0, 0], names: ["checkout web", "port"] };
+    const about = { n: 2, matches: [0, 2, 5], names: ["checkout web"] };
+    const other = { n: 3, matches: [4, 2, 0], names: ["payments worker", "port"] };
+    const pool = helperPool([port, about, other], 1);
+    expect(pool.map((x) => x.n).sort()).toEqual([2, 3]);
+    const helped = helpers(pool, [port, about, other]);
+    expect(helped.get(1)).toEqual(about.matches);
+    expect(relevanceOf(port.matches, helped.get(1))).toBeCloseTo(4 + LINKED_WEIGHT * (2 + 5));
+    // A helper adds only what the memory does not match better itself.
+    expect(relevanceOf([4, 3, 0], [4, 2, 0])).toBe(7);
+    expect(helped.has(3)).toBe(false);
+    const ranked = rankRecall(
+      [port, about, other].map((x) => ({ n: x.n, matches: x.matches, helper: helped.get(x.n), importance: 0.5, retired: false, tokens: 10 })),
+      3,
+      1000,
+    );
+    // The port fact with its helper first, over what checkout-web is and the other service's port.
+    expect(ranked.map((x) => x.n)).toEqual([1, 2, 3]);
+  });
+
+  it("recalls no memory that matches nothing itself or through a helper", () => {
+    expect(rankRecall([c(1, 0), c(2, 0, { helper: [1] }), c(3, 1)], 3, 1000).map((x) => x.n)).toEqual([3, 2]);
   });
 });
