@@ -80,6 +80,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const engines = await startEngineHost(
     {
       network: network.deps,
+      dataDir: config.dataDir,
       scratchDir: join(config.dataDir, "scratch"),
       stateDir: config.engineStateDir,
       engineA: await findEngineA(config.engineABin),

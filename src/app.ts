@@ -10,7 +10,8 @@ import { Refused } from "./http/answer.js";
 import { refuse } from "./api/outcome.js";
 import { timings } from "./http/timings.js";
 import { storageWatch } from "./http/storage-watch.js";
-import { hidesItsCause, isWriteMethod, storageFault, storageFullRefusal } from "./rules/storage-fault.js";
+import { hidesItsCause, isWriteMethod, nearlyFull, storageFault, storageFullRefusal } from "./rules/storage-fault.js";
+import { volumeNow } from "./platform/engine-list.js";
 import { hostOf } from "./platform/stubs.js";
 import { health } from "./routes/health.js";
 import { drain } from "./routes/drain.js";
@@ -83,17 +84,26 @@ app.onError(async (err, c) => {
   // hono's own refusals (a body its helpers could not read): plain 400-class, as the spec wants input errors.
   if (err instanceof HTTPException) return new Refused(err.status, { error: err.message || "bad request" }).toResponse();
   // A full volume, however it surfaced (an object's SQLite, R2, a binding): a condition, not a bug.
+  // workerd's opaque error names no cause: a fault the Host holds open, or a volume the
+  // engine host finds nearly full now, says what it was (the first write to meet a full
+  // disk can be a spawn, whose new database is where workerd hides SQLITE_FULL).
   const writing = isWriteMethod(c.req.method);
-  const volumeFull =
-    writing && hidesItsCause(err)
-      ? await hostOf(c.env)
-          .storageState()
-          .then((s) => s.state === "full")
-          .catch(() => false)
-      : false;
+  let volumeFull = false;
+  let measured = "";
+  if (writing && hidesItsCause(err)) {
+    const [fault, volume] = await Promise.all([
+      hostOf(c.env)
+        .storageState()
+        .then((s) => s.state === "full")
+        .catch(() => false),
+      volumeNow(c.env),
+    ]);
+    volumeFull = fault || nearlyFull(volume);
+    if (nearlyFull(volume)) measured = `; the data volume has ${volume!.freeBytes} bytes free`;
+  }
   const full = storageFault(err, writing, volumeFull);
   if (full) {
-    const r = storageFullRefusal(full);
+    const r = storageFullRefusal(full + measured);
     console.error(`${c.req.method} ${c.req.url} refused: ${full}`);
     return new Refused(r.status, r.body, r.headers).toResponse();
   }

@@ -19,6 +19,12 @@ export interface SandboxReport {
   remedy?: string;
 }
 
+/** The engine host's `GET /volume`: the data directory's volume, measured when asked. */
+export interface VolumeState {
+  freeBytes: number;
+  totalBytes: number;
+}
+
 /** The engine host's `GET /engines`: what each engine runs on, and the sandbox they run in. */
 export interface EngineHostState {
   engines: EngineEntry[];

@@ -1,5 +1,5 @@
 import { ENGINES_TOKEN_HEADER } from "../api/engine.js";
-import type { EngineEntry, EngineHostState } from "../api/engines.js";
+import type { EngineEntry, EngineHostState, VolumeState } from "../api/engines.js";
 import type { Env } from "./env.js";
 
 /** What a route says when `engineList` has no answer. */
@@ -21,4 +21,16 @@ export async function engineHostState(env: Env): Promise<EngineHostState | null>
 /** What the engine host can run. */
 export async function engineList(env: Env): Promise<EngineEntry[] | null> {
   return (await engineHostState(env))?.engines ?? null;
+}
+
+/** The data directory's volume, measured by the engine host now; null where none answers (on Cloudflare, or a stand-in). */
+export async function volumeNow(env: Env): Promise<VolumeState | null> {
+  try {
+    const res = await env.ENGINES.fetch("https://engines/volume", { headers: { [ENGINES_TOKEN_HEADER]: env.SERVICE_ENGINES_TOKEN ?? "" } });
+    if (!res.ok) return null;
+    const v = (await res.json()) as Partial<VolumeState> | null;
+    return typeof v?.freeBytes === "number" && typeof v.totalBytes === "number" ? (v as VolumeState) : null;
+  } catch {
+    return null;
+  }
 }

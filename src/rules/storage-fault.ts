@@ -22,6 +22,19 @@ const IO_ERROR = /SQLITE_IOERR|disk I\/O error/i;
  */
 const OPAQUE = /^internal error; reference = \w+/;
 
+/**
+ * Free space under which a volume is taken as full when a write fails with workerd's
+ * opaque error: SQLite grows a database by pages and its write-ahead log by frames, and
+ * a new object's database takes a few of each, so a volume this close to full refuses
+ * them while smaller writes still fit.
+ */
+export const NEARLY_FULL_BYTES = 8 * 1024 * 1024;
+
+/** Whether a volume measured now has too little room for SQLite's writes (see `NEARLY_FULL_BYTES`). */
+export function nearlyFull(volume: { freeBytes: number } | null): boolean {
+  return volume !== null && volume.freeBytes < NEARLY_FULL_BYTES;
+}
+
 /** How deep a cause chain is followed: wrappers (the blob store's, RPC's) add a level or two. */
 const CAUSE_DEPTH = 5;
 
@@ -34,9 +47,9 @@ export function hidesItsCause(err: unknown): boolean {
  * Whether an error is the storage refusing for want of space, and if so its text (the
  * reason an operator reads); null for every other error. `writing`: the error came from
  * a write, where an I/O error is taken as a full volume too. `volumeFull`: the Host holds
- * a storage fault open, so a write's opaque workerd error is taken as the full volume
- * (it is what workerd makes of SQLITE_FULL in its own storage operations); without an
- * open fault it stays a bug. Every place that can meet a full disk asks this one rule,
+ * a storage fault open, or the volume measured now is nearly full, so a write's opaque
+ * workerd error is taken as the full volume (it is what workerd makes of SQLITE_FULL in
+ * its own storage operations); otherwise it stays a bug. Every place that can meet a full disk asks this one rule,
  * so they all recognize the same faults.
  */
 export function storageFault(err: unknown, writing: boolean, volumeFull = false): string | null {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -142,6 +142,31 @@ describe.skipIf(!ROOT)("a full data volume (mounts a tmpfs: needs root)", () => 
     for (const [seq, text] of acked) expect(logged.get(seq), `acknowledged seq ${seq}`).toBe(text);
 
     // No answer along the way was a 500 (or any 5xx but the full volume's own).
+    expect(answers.filter((a) => a.status >= 500 && a.status !== 507)).toEqual([]);
+  });
+
+  it("refuses a spawn with 507 when it is the first write to meet the full volume, with no fault open yet", async () => {
+    expect(((await call("GET", "/health")).body.storage as { state: string }).state).toBe("ok");
+    // Every byte taken: a new thread's database, which workerd reports only as an opaque internal error, cannot be made.
+    const filler = join(mountDir, "filler-all");
+    const fd = openSync(filler, "w");
+    try {
+      for (const chunk = Buffer.alloc(1024 * 1024); ; ) writeSync(fd, chunk);
+    } catch (err) {
+      expect((err as NodeJS.ErrnoException).code).toBe("ENOSPC");
+    }
+    try {
+      for (const chunk = Buffer.alloc(4096); ; ) writeSync(fd, chunk);
+    } catch {
+      // The last pages, too.
+    }
+    closeSync(fd);
+    const refused = await call("POST", "/spawn", { type: "external", title: "first to meet the full volume" });
+    expect([refused.status, refused.body.code]).toEqual([507, "storage-full"]);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    rmSync(filler);
+    const taken = await call("POST", "/spawn", { type: "external", title: "once space returned" });
+    expect(taken.status).toBe(201);
     expect(answers.filter((a) => a.status >= 500 && a.status !== 507)).toEqual([]);
   });
 });

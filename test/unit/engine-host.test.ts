@@ -1,5 +1,5 @@
 import { ENGINES_TOKEN_HEADER } from "../../src/api/engine.js";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +20,7 @@ beforeAll(async () => {
   host = await startEngineHost(
     {
       network: { pool, placeholders: new Placeholders(join(scratch, "ph.key")), proxy: null, simulatorUrl: null },
+      dataDir: scratch,
       scratchDir: scratch,
       stateDir: scratch,
       engineA: { engine: "engine_a", binary: null, versionFound: null, versionNeeded: null, available: false, reason: "not here" },
@@ -42,6 +43,16 @@ const post = (path: string, body: unknown, token?: string) =>
   fetch(`http://${host.address}${path}`, { method: "POST", headers: token ? { [ENGINES_TOKEN_HEADER]: token } : {}, body: JSON.stringify(body) });
 
 describe("the engine host", () => {
+  it("measures the data directory's volume when asked, for the worker's judgement of an opaque write failure", async () => {
+    const res = await fetch(`http://${host.address}/volume`, { headers: { [ENGINES_TOKEN_HEADER]: "the-token" } });
+    expect(res.status).toBe(200);
+    const fs = statfsSync(scratch);
+    const v = (await res.json()) as { freeBytes: number; totalBytes: number };
+    expect(v.totalBytes).toBe(fs.blocks * fs.bsize);
+    expect(Math.abs(v.freeBytes - fs.bavail * fs.bsize)).toBeLessThan(64 * 1024 * 1024);
+    expect((await fetch(`http://${host.address}/volume`)).status).toBe(403);
+  });
+
   it("answers only the worker that holds this boot's token", async () => {
     expect((await post("/turns", turn)).status).toBe(403);
     expect((await post("/turns", turn, "a-guess")).status).toBe(403);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CODES } from "../../src/api/errors.js";
-import { hidesItsCause, isWriteMethod, STORAGE_RETRY_AFTER_S, storageFault, storageFullRefusal } from "../../src/rules/storage-fault.js";
+import { hidesItsCause, isWriteMethod, NEARLY_FULL_BYTES, nearlyFull, STORAGE_RETRY_AFTER_S, storageFault, storageFullRefusal } from "../../src/rules/storage-fault.js";
 
 describe("a storage fault", () => {
   it("is recognized in SQLite's, the kernel's and the blob store's words, and answers with their text", () => {
@@ -33,6 +33,13 @@ describe("a storage fault", () => {
     expect(storageFault(opaque, true, false)).toBeNull();
     expect(storageFault(opaque, false, true)).toBeNull();
     expect(hidesItsCause(new Error("database or disk is full: SQLITE_FULL"))).toBe(false);
+  });
+
+  it("takes a volume measured now with under 8 MiB free as full, and an unmeasured one as not", () => {
+    expect(nearlyFull({ freeBytes: 3 * 1024 * 1024 })).toBe(true);
+    expect(nearlyFull({ freeBytes: NEARLY_FULL_BYTES })).toBe(false);
+    expect(nearlyFull({ freeBytes: 50e9 })).toBe(false);
+    expect(nearlyFull(null)).toBe(false);
   });
 
   it("is not any other error", () => {

@@ -1,5 +1,6 @@
 import { CODES } from "../../../src/api/errors.js";
 import { realpathSync } from "node:fs";
+import { statfs } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -7,7 +8,7 @@ import { z } from "zod";
 import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type ReflectionRequest, type SummaryRequest, type TurnEndNote, type TurnRequest } from "../../../src/api/engine.js";
 import { writeReflections } from "../memory/reflect.js";
 import { runEngineATurn } from "./engine-a/turn.js";
-import type { EngineEntry, EngineHostState } from "../../../src/api/engines.js";
+import type { EngineEntry, EngineHostState, VolumeState } from "../../../src/api/engines.js";
 import type { EngineABinary } from "./engine-a/binary.js";
 import type { EngineBinary } from "./engine-b/binary.js";
 import { runEngineBTurn } from "./engine-b/turn.js";
@@ -42,6 +43,8 @@ const MergeBody = z.object({ into: z.string().startsWith("/"), from: z.string().
  * record what it does next.
  */
 export interface EngineDeps extends PiDeps {
+  /** The data directory, whose volume `GET /volume` measures. */
+  dataDir: string;
   /** Engine resume state: `SERVICE_ENGINE_STATE_DIR`. */
   stateDir: string;
   /** engine_a's CLI (the agent SDK's) as found at boot. */
@@ -150,6 +153,10 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     // Turns run tools on this machine: only the worker, which holds this boot's token, may ask.
     if (req.headers[ENGINES_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
     if (req.method === "GET" && path === "/engines") return reply(res, 200, { engines: engineEntries(deps), sandbox: deps.sandbox.report() } satisfies EngineHostState);
+    if (req.method === "GET" && path === "/volume") {
+      const fs = await statfs(deps.dataDir);
+      return reply(res, 200, { freeBytes: fs.bavail * fs.bsize, totalBytes: fs.blocks * fs.bsize } satisfies VolumeState);
+    }
     if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);
