@@ -818,10 +818,16 @@ export class Thread extends DurableObject<Env> {
     return this.state?.turn?.wakeDepth ?? 0;
   }
 
-  /** A write was undone: its events are no longer in the log, so followers never see them. */
+  /**
+   * A write was undone: its events are no longer in the log, so followers never see them,
+   * and the state is what is on disk again (a write changes it in memory before the
+   * statement that saves it, which a full volume can refuse).
+   */
   private rolledBack(): void {
     this.log.rolledBack();
     this.unpublished = this.unpublished.filter((e) => e.seq <= this.log.lastSeq);
+    const saved = this.sql.exec<{ state: string }>("SELECT state FROM thread").toArray()[0];
+    this.state = saved ? loadState(saved.state) : null;
   }
 
   /** Shows a durable batch to followers (as one write each) and wakes waiting tails. */

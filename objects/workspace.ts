@@ -76,7 +76,11 @@ export class Workspace extends DurableObject<Env> {
     this.config = readConfig(env);
     this.memories = new Memories(this.sql);
     this.followers = new FollowHub(this.feed, this.config.heartbeatMs);
-    this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable));
+    this.commits = new CommitQueue(
+      ctx.storage,
+      (durable) => this.publish(durable),
+      () => this.rolledBack(),
+    );
   }
 
   // ---- the head slot: decided here, atomically ----
@@ -264,6 +268,12 @@ export class Workspace extends DurableObject<Env> {
   /** Writes one feed entry; call only inside a commit. */
   private record<K extends FeedKind>(kind: K, threadId: string | null, body: FeedBodies[K]): void {
     this.unpublished.push(this.feed.append(kind, threadId, body));
+  }
+
+  /** A write was undone (a full volume midway through it): its feed entries never reach a follower. */
+  private rolledBack(): void {
+    this.feed.rolledBack();
+    this.unpublished = this.unpublished.filter((f) => f.seq <= this.feed.lastSeq);
   }
 
   private publish(durable: boolean): void {

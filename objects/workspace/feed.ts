@@ -71,6 +71,15 @@ export class WorkspaceFeed {
     this.durable = this.last;
   }
 
+  get lastSeq(): number {
+    return this.last;
+  }
+
+  /** A write was undone: the entries it wrote are gone, and the next entry takes their seq. */
+  rolledBack(): void {
+    this.last = this.sql.exec<{ last: number | null }>("SELECT max(seq) AS last FROM feed").one().last ?? 0;
+  }
+
   /** Writes one entry and drops the one that falls out of the bound; call only inside a commit. */
   append<K extends FeedKind>(kind: K, threadId: string | null, body: FeedBodies[K], now = new Date()): FeedFrame {
     const row: FeedRow = { seq: this.last + 1, ts: now.toISOString(), kind, thread_id: threadId, body: JSON.stringify(body) };
