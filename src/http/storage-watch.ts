@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { CODES } from "../api/errors.js";
 import type { StorageState } from "../api/operator.js";
 import { hostOf } from "../platform/stubs.js";
-import { isWriteMethod } from "../rules/storage-fault.js";
+import { wroteToTheVolume } from "../rules/storage-fault.js";
 import type { AppEnv } from "./app-env.js";
 
 /**
@@ -61,7 +61,7 @@ export const storageWatch: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (body?.code !== CODES.storageFull) return;
     seenFull = true;
     later(c, hostOf(c.env).storageRefused(body.reason ?? "the data volume is full", THREAD_IN_PATH.exec(path)?.[1] ?? null, at));
-  } else if (status >= 200 && status < 300 && isWriteMethod(c.req.method) && (seenFull || Date.now() - toldAt >= TELL_EVERY_MS)) {
+  } else if (status >= 200 && status < 300 && wroteToTheVolume(c.req.method, path) && (seenFull || Date.now() - toldAt >= TELL_EVERY_MS)) {
     seenFull = false;
     toldAt = Date.now();
     later(

@@ -79,3 +79,14 @@ export function storageFullRefusal(reason: string): Refusal {
 export function isWriteMethod(method: string): boolean {
   return method === "POST" || method === "PUT" || method === "PATCH" || method === "DELETE";
 }
+
+/**
+ * Routes that take a POST but write nothing to the data volume (a search, a recall, the
+ * overlap pass, whose writes go to the code host, an access token).
+ */
+const READS_BY_POST = /^\/(code\/search|github\/overlap|accounts\/[^/]+\/access-token|workspaces\/[^/]+\/memory\/recall)$/;
+
+/** Whether a request's success shows the volume took a write again: a read's success says nothing of the disk. */
+export function wroteToTheVolume(method: string, path: string): boolean {
+  return isWriteMethod(method) && !READS_BY_POST.test(path);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CODES } from "../../src/api/errors.js";
-import { hidesItsCause, isWriteMethod, NEARLY_FULL_BYTES, nearlyFull, STORAGE_RETRY_AFTER_S, storageFault, storageFullRefusal } from "../../src/rules/storage-fault.js";
+import { hidesItsCause, isWriteMethod, NEARLY_FULL_BYTES, nearlyFull, STORAGE_RETRY_AFTER_S, storageFault, storageFullRefusal, wroteToTheVolume } from "../../src/rules/storage-fault.js";
 
 describe("a storage fault", () => {
   it("is recognized in SQLite's, the kernel's and the blob store's words, and answers with their text", () => {
@@ -53,6 +53,17 @@ describe("a storage fault", () => {
     expect(r).toMatchObject({ ok: false, status: 507, body: { code: CODES.storageFull, reason: "database or disk is full: SQLITE_FULL" } });
     expect(r.body.error).toMatch(/nothing of this write was kept/);
     expect(r.headers).toEqual({ "retry-after": String(STORAGE_RETRY_AFTER_S) });
+  });
+
+  it("takes only a write's success as the volume writing again, not a search or a recall sent by POST", () => {
+    expect(wroteToTheVolume("POST", "/threads/thr_1/messages")).toBe(true);
+    expect(wroteToTheVolume("POST", "/spawn")).toBe(true);
+    expect(wroteToTheVolume("POST", "/workspaces/default/memory/retain")).toBe(true);
+    expect(wroteToTheVolume("POST", "/workspaces/default/memory/recall")).toBe(false);
+    expect(wroteToTheVolume("POST", "/code/search")).toBe(false);
+    expect(wroteToTheVolume("POST", "/github/overlap")).toBe(false);
+    expect(wroteToTheVolume("POST", "/accounts/claude/access-token")).toBe(false);
+    expect(wroteToTheVolume("GET", "/threads/thr_1")).toBe(false);
   });
 
   it("tells writes from reads by method", () => {
