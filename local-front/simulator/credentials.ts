@@ -85,10 +85,8 @@ export class SimCredentials {
     const auth = headers.authorization ?? "";
     const offered = /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, "") : typeof headers["x-api-key"] === "string" ? headers["x-api-key"] : "";
     const token = this.accessTokens.get(offered);
-    if (token && token.expiresAt <= Date.now()) {
-      this.accessTokens.delete(offered);
-      return provider === null || token.provider === provider ? "expired" : null;
-    }
+    // Kept once expired, as a provider knows the tokens it issued: each use is told it expired.
+    if (token && token.expiresAt <= Date.now()) return provider === null || token.provider === provider ? "expired" : null;
     const holder = this.set.apiKeys[offered] ?? token ?? null;
     return holder && (provider === null || holder.provider === provider) ? { provider: holder.provider, org: holder.org } : null;
   }

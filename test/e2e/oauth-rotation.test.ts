@@ -106,6 +106,8 @@ describe("an access token past its expires_in", () => {
     const stale = await upstream(url, ca, "POST", "/v1/chat/completions", { authorization: first }, { model: "sim-1", messages: [{ role: "user", content: "x" }] });
     expect(stale.status).toBe(401);
     expect(stale.body.error.code).toBe("token_expired");
+    const again = await upstream(url, ca, "POST", "/v1/chat/completions", { authorization: first }, { model: "sim-1", messages: [{ role: "user", content: "x" }] });
+    expect([again.status, again.body.error.code]).toEqual([401, "token_expired"]);
     // ...and the runtime has refreshed the login before using it again.
     const third = await turn("three");
     expect(third).toMatch(/^Bearer sim-at-/);

@@ -91,6 +91,20 @@ describe("the account pool", () => {
     expect(view!.health.coolingDownUntil ?? null).toBeNull();
     expect(await p.credential("l1")).toMatchObject({ ok: false, reason: "unreachable" });
   });
+
+  it("keeps a newer token when a 401 answers a call made with the one it replaced, and cools a login whose brand-new token is refused", async () => {
+    const login = { refreshToken: "rt-y", tokenUrl: "http://127.0.0.1:9/oauth/token" };
+    const store = new TokenStore(join(dir, "oauth-401-fresh.json"));
+    store.put("l2", login, { refreshToken: "rt-y2", accessToken: "at-new", expiresAt: Date.now() + 3_600_000, issuedAt: Date.now() });
+    const p = new AccountPool([{ id: "l2", provider: "openai", oauth: login }], store, providerUpstream(null), 2);
+    p.response("l2", 401, {}, "expired", "at-old");
+    expect(await p.credential("l2")).toMatchObject({ ok: true, credential: { secret: "at-new" } });
+    expect(p.views()[0]!.health.lastFailureClass ?? null).toBeNull();
+    p.response("l2", 401, {}, '{"error":{"code":"account_deactivated"}}', "at-new");
+    const [view] = p.views();
+    expect(view!.health.lastFailureClass).toBe("auth");
+    expect(Date.parse(view!.health.coolingDownUntil!)).toBeGreaterThan(Date.now());
+  });
 });
 
 describe("the token store", () => {

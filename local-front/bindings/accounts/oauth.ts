@@ -8,6 +8,8 @@ import type { LoginTokens, TokenStore } from "./token-store.js";
  * every call.
  */
 const REFRESH_MARGIN_MS = 60_000;
+/** A token refused this soon after it was issued tells of the login, not of the token. */
+const FRESH_MS = 30_000;
 /** When the token endpoint names no lifetime. */
 const DEFAULT_LIFETIME_S = 3600;
 
@@ -44,12 +46,18 @@ export class OAuthSession {
   }
 
   /**
-   * The provider refused the access token before its time (revoked early, or a clock
-   * apart): the next use refreshes the login instead of sending it again.
+   * The provider refused `refused` before its time (revoked early, or a clock apart): the
+   * next use refreshes the login instead of sending it again. `stale`: a refresh already
+   * replaced it (calls made with the old token answer after the new one came), so the new
+   * one stays. `fresh`: it was issued moments ago, so refreshing again would only rotate
+   * the login for another refusal; it is dropped all the same.
    */
-  forgetAccessToken(): void {
+  forgetAccessToken(refused: string | undefined): "forgotten" | "fresh" | "stale" {
     const current = this.store.get(this.account.id, this.account.oauth);
-    if (current.accessToken) this.store.put(this.account.id, this.account.oauth, { refreshToken: current.refreshToken });
+    if (!current.accessToken || (refused !== undefined && refused !== current.accessToken)) return "stale";
+    const fresh = current.issuedAt !== undefined && Date.now() - current.issuedAt < FRESH_MS;
+    this.store.put(this.account.id, this.account.oauth, { refreshToken: current.refreshToken });
+    return fresh ? "fresh" : "forgotten";
   }
 
   private async refresh(refreshToken: string): Promise<TokenResult> {

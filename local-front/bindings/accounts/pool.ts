@@ -153,17 +153,17 @@ export class AccountPool {
     return { ok: true, credential: { kind: "oauth", secret: token.accessToken }, expiresAt: token.expiresAt };
   }
 
-  /** A provider's answer to a call on `id`. */
-  response(id: string, status: number, headers: Record<string, string | string[] | undefined>, body: string): void {
+  /** A provider's answer to a call on `id`, made with `sent` (the credential the call carried). */
+  response(id: string, status: number, headers: Record<string, string | string[] | undefined>, body: string, sent?: string): void {
     const account = this.accounts.get(id);
     if (!account) return;
     const retryAfter = headers["retry-after"];
-    // A refused access token is not a refused login: the next call refreshes, and only a
-    // refresh the provider turns down marks the login refused.
-    if (status === 401 && account.oauth) {
-      account.oauth.forgetAccessToken();
-      account.health.failure("auth", `provider refused the access token (${status}); the next call refreshes the login`);
-    } else account.health.response(status, typeof retryAfter === "string" ? retryAfter : undefined, body);
+    // A refused access token is not a refused login: the next call refreshes. A token
+    // refused as soon as it was issued is: the provider will refuse the next one too.
+    const forgot = status === 401 && account.oauth ? account.oauth.forgetAccessToken(sent) : null;
+    if (forgot === "forgotten") account.health.failure("auth", `provider refused the access token (${status}); the next call refreshes the login`);
+    else if (forgot === null) account.health.response(status, typeof retryAfter === "string" ? retryAfter : undefined, body);
+    else if (forgot === "fresh") account.health.refused(`provider refused an access token it had just issued (${status}): ${body.replace(/\s+/g, " ").trim().slice(0, 300)}`);
     for (const name of IDENTITY_HEADERS) {
       const value = headers[name];
       if (typeof value === "string" && value) account.seenId = value;

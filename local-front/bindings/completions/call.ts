@@ -156,7 +156,7 @@ export async function runCompletion(deps: CompletionDeps, call: CompletionCall, 
     }
     if (!res.ok) {
       const text = await res.text();
-      if (target.account && !deps.proxy) deps.pool.response(target.account, res.status, Object.fromEntries(res.headers), text);
+      if (target.account && !deps.proxy) deps.pool.response(target.account, res.status, Object.fromEntries(res.headers), text, target.key);
       const refusal = refusalOf(res.status, text, res.headers.get("x-service-proxy"));
       attempts.push({ account: target.account ?? "simulator", status: res.status, outcome: refusal ?? "error" });
       if (refusal) {

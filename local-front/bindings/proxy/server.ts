@@ -76,6 +76,8 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     // A credential goes only where its account lives, and never in clear text to the network.
     if (claim && !opts.pool.origins(claim.account).includes(target.origin))
       return fail(res, 403, "wrong-destination", `credential proxy: account ${claim.account}'s credential is not sent to ${target.origin}`);
+    /** The credential sent in the placeholder's stead: a 401 is judged against it. */
+    let sent: string | undefined;
     if (claim) {
       const cred = await opts.pool.credential(claim.account);
       if (!cred.ok) {
@@ -84,6 +86,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
         return cred.reason === "unreachable" ? fail(res, 502, "proxy-upstream-unreachable", message) : fail(res, 401, "login-refused", message);
       }
       swap(headers, opts.pool.provider(claim.account), cred.credential, asBearer !== undefined);
+      sent = cred.credential.secret;
     }
     const upstream = opts.upstream.request(target, req.method ?? "GET", headers);
     upstream.on("error", (err) => {
@@ -98,7 +101,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
       const status = answer.statusCode ?? 502;
       const out = withoutHop(answer.headers);
       if (status < 400 || !claim) {
-        if (claim) opts.pool.response(claim.account, status, answer.headers, "");
+        if (claim) opts.pool.response(claim.account, status, answer.headers, "", sent);
         res.writeHead(status, out);
         // A provider stream that breaks off must break the session's too, not leave it waiting.
         answer.on("error", () => res.destroy());
@@ -114,7 +117,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
       });
       answer.on("end", () => {
         const body = Buffer.concat(chunks);
-        opts.pool.response(claim.account, status, answer.headers, body.toString("utf8"));
+        opts.pool.response(claim.account, status, answer.headers, body.toString("utf8"), sent);
         res.writeHead(status, { ...out, "content-length": body.length });
         res.end(body);
       });
