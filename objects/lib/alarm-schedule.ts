@@ -40,8 +40,13 @@ export class AlarmSchedule {
   private readonly parts: AlarmPart[] = [];
   /** The alarm as this instance last saw or set it; undefined until read. */
   private set: number | null | undefined = undefined;
+  /** A retry of an update the storage refused, while one is pending. */
+  private retry: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly storage: AlarmStorage) {}
+  constructor(
+    private readonly storage: AlarmStorage,
+    private readonly retryMs = RETRY_MS,
+  ) {}
 
   add(part: AlarmPart): void {
     this.parts.push(part);
@@ -57,8 +62,24 @@ export class AlarmSchedule {
     return next;
   }
 
-  /** After a change: the alarm moves earlier if some part is due sooner than it is set. */
+  /**
+   * After a change: the alarm moves earlier if some part is due sooner than it is set. An
+   * update the storage refuses (a full volume) is tried again shortly: the change that
+   * asked for it is durable, and without its alarm a wait would never expire.
+   */
   async update(): Promise<void> {
+    try {
+      await this.tryUpdate();
+    } catch (err) {
+      this.retry ??= setTimeout(() => {
+        this.retry = null;
+        this.update().catch((e: unknown) => console.error(`the alarm could not be set (retrying): ${(e as Error).message}`));
+      }, this.retryMs);
+      throw err;
+    }
+  }
+
+  private async tryUpdate(): Promise<void> {
     // Called from inside a commit too: what it wrote is read, and the alarm set, once it returned.
     await null;
     const due = this.nextDueAt();
@@ -90,7 +111,7 @@ export class AlarmSchedule {
     for (const p of this.parts) {
       let due = this.dueOf(p);
       // Still due after its run: it failed, and is tried again shortly rather than at once.
-      if (due !== null && due <= started) due = Date.now() + RETRY_MS;
+      if (due !== null && due <= started) due = Date.now() + this.retryMs;
       if (due !== null && (next === null || due < next)) next = due;
     }
     if (next === null || (this.set !== null && this.set <= next)) return;

@@ -80,4 +80,16 @@ describe("the alarm schedule", () => {
     await schedule.run();
     expect(net.runs).toBe(1);
   });
+
+  it("tries an update the storage refused again, until the alarm is set", async () => {
+    const store = storage();
+    let refusals = 2;
+    const refusing = { ...store, setAlarm: async (t: number) => (refusals-- > 0 ? Promise.reject(new Error("SQLITE_FULL: database or disk is full")) : store.setAlarm(t)) };
+    const schedule = new AlarmSchedule(refusing, 20);
+    const due = Date.now() + 90_000;
+    schedule.add(part("wait", due));
+    await expect(schedule.update()).rejects.toThrow(/SQLITE_FULL/);
+    for (let i = 0; i < 100 && store.alarm === null; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(store.alarm).toBe(due);
+  });
 });
