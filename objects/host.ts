@@ -13,6 +13,8 @@ import type { StorageState } from "../src/api/operator.js";
 import { HostStorageFull, StorageWatch } from "./host/storage-watch.js";
 
 const INCIDENT_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Failures held while the volume is full, at most: beyond that the incident already says enough. */
+const HELD_FAILURES = 1000;
 
 /**
  * Host-wide state that belongs to no thread: which threads are mid-turn (so a restart
@@ -31,6 +33,10 @@ export class Host extends DurableObject<Env> {
   private readonly registry: Registry;
   private readonly drain: Drain;
   private readonly storage: StorageWatch;
+  /** Turns started (their time) or ended (null) while the volume was full, not yet in the `running` table. */
+  private readonly heldRunning = new Map<string, number | null>();
+  /** Failed turns recorded while the volume was full, not yet in the `failures` table. */
+  private readonly heldFailures: { threadId: string; cls: Incident["class"]; message: string; at: number }[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -81,6 +87,21 @@ export class Host extends DurableObject<Env> {
 
   storageWritten(at: number): void {
     this.storage.written(at);
+    if (!this.storage.full) this.writeHeld();
+  }
+
+  /** What the index and the incident window were told while the volume was full, written now that it takes writes. */
+  private writeHeld(): void {
+    if (this.heldRunning.size === 0 && this.heldFailures.length === 0) return;
+    // Kept until written: a volume still too full for these rows leaves them held for the next success.
+    this.ctx.storage.transactionSync(() => {
+      for (const [threadId, since] of this.heldRunning)
+        if (since === null) this.sql.exec("DELETE FROM running WHERE thread_id = ?", threadId);
+        else this.sql.exec("INSERT OR REPLACE INTO running (thread_id, since) VALUES (?, ?)", threadId, since);
+      for (const f of this.heldFailures) this.recordFailure(f.threadId, f.cls, f.message, f.at);
+    });
+    this.heldRunning.clear();
+    this.heldFailures.length = 0;
   }
 
   // ---- the drain (SPEC "States": Drain) ----
@@ -206,24 +227,34 @@ export class Host extends DurableObject<Env> {
     return this.keeper.samples(since);
   }
 
+  // While the volume is full the Host writes nothing (StorageWatch): what the index and the
+  // incident window are told then is held in memory, shown as if written (the drain and the
+  // keeper read it), and written once the volume takes writes again.
   turnStarted(threadId: string): void {
-    // While the volume is full the index is not kept (StorageWatch): the turn's own events cannot be written either.
-    if (this.storage.full) return;
+    if (this.storage.full) return void this.heldRunning.set(threadId, Date.now());
     this.sql.exec("INSERT OR REPLACE INTO running (thread_id, since) VALUES (?, ?)", threadId, Date.now());
   }
 
   turnEnded(threadId: string): void {
-    if (this.storage.full) return;
+    if (this.storage.full) return void this.heldRunning.set(threadId, null);
     this.sql.exec("DELETE FROM running WHERE thread_id = ?", threadId);
   }
 
   /** Threads that were mid-turn as far as this index knows; each thread decides for itself. */
   runningTurns(): string[] {
-    return this.sql.exec<{ thread_id: string }>("SELECT thread_id FROM running ORDER BY since").toArray().map((r) => r.thread_id);
+    const rows = this.sql.exec<{ thread_id: string; since: number }>("SELECT thread_id, since FROM running").toArray();
+    const since = new Map(rows.map((r) => [r.thread_id, r.since]));
+    for (const [threadId, at] of this.heldRunning)
+      if (at === null) since.delete(threadId);
+      else since.set(threadId, since.get(threadId) ?? at);
+    return [...since].sort((a, b) => a[1] - b[1]).map(([threadId]) => threadId);
   }
 
   recordFailure(threadId: string, cls: Incident["class"], message: string, at = Date.now()): void {
-    if (this.storage.full) return;
+    if (this.storage.full) {
+      if (this.heldFailures.length < HELD_FAILURES) this.heldFailures.push({ threadId, cls, message, at });
+      return;
+    }
     this.sql.exec(
       "INSERT INTO failures (boot, at, thread_id, class, fingerprint, message) VALUES (?, ?, ?, ?, ?, ?)",
       this.boot,

@@ -13,8 +13,9 @@ const THREADS_KEPT = 50;
  * The fault is held in memory only, because the Host's own SQLite is on the full volume.
  * A commit the volume refuses resets the object that made it (workerd rebuilds it from
  * its storage), which would forget the fault; so while it is open the Host writes
- * nothing: it skips its bookkeeping (samples, attention changes, the incident prune) and
- * refuses an operator's writes. Once closed, the fault is written into the incident
+ * nothing: it skips its bookkeeping (samples, attention changes, the incident prune),
+ * holds in memory what the running index and the incident window are told, and refuses
+ * an operator's writes. Once closed, the fault is written into the incident
  * window (`failures`, one row per thread it refused), now that the disk takes it.
  */
 export class StorageWatch {
