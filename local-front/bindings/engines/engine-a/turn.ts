@@ -1,4 +1,5 @@
 import { query, type HookCallback, type PermissionResult, type SDKCompactBoundaryMessage, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
+import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -35,6 +36,8 @@ export interface EngineADeps {
 }
 
 /** The agent SDK names an MCP server's tools `mcp__<server>__<tool>`; only these exact names skip the approvals. */
+/** How long a failed turn waits for its CLI's exit to be seen (see `exited`). */
+const EXIT_WAIT_MS = 1000;
 const RUNTIME_CALLS = new Set(RUNTIME_TOOL_NAMES.map((name) => `mcp__${RUNTIME_TOOLS_SERVER}__${name}`));
 const isRuntimeCall = (name: string) => RUNTIME_CALLS.has(name);
 
@@ -269,8 +272,20 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     return agentDied() ?? { class: "session", error: "the agent ended without a result" };
   };
 
+  /**
+   * The SDK can fail on the pipe (EPIPE, a closed stdout) before Node has seen its CLI's
+   * exit: waiting a moment for it lets the death be told as one, not as a crash.
+   */
+  const exited = async (): Promise<void> => {
+    if (!agent || agent.exitCode !== null || agent.signalCode !== null) return;
+    await Promise.race([once(agent, "exit"), new Promise((r) => setTimeout(r, EXIT_WAIT_MS))]);
+  };
   // The SDK throws once the CLI's process is gone; that process's end says why the turn did.
-  const done = reportEnd(run(), emit, (err) =>
+  const ran = run().catch(async (err: unknown) => {
+    await exited();
+    throw err;
+  });
+  const done = reportEnd(ran, emit, (err) =>
     interrupted ? INTERRUPTED : (agentDied() ?? { class: "unknown", error: `engine_a crashed: ${err.message}` }),
   );
 
