@@ -22,11 +22,16 @@ async function bootedSimulators(): Promise<HostReport["deviceSimulators"]> {
   }
 }
 
-export async function measureHost(dataDir: string): Promise<HostReport> {
+/** The data directory's volume now: what the keeper samples, and what the worker asks of an opaque write failure. */
+export async function measureVolume(dataDir: string): Promise<{ freeBytes: number; totalBytes: number }> {
   const fs = await statfs(dataDir);
+  return { freeBytes: fs.bavail * fs.bsize, totalBytes: fs.blocks * fs.bsize };
+}
+
+export async function measureHost(dataDir: string): Promise<HostReport> {
   return {
     at: new Date().toISOString(),
-    disk: { path: dataDir, freeBytes: fs.bavail * fs.bsize, totalBytes: fs.blocks * fs.bsize },
+    disk: { path: dataDir, ...(await measureVolume(dataDir)) },
     load: loadavg() as [number, number, number],
     cpus: cpus().length,
     memory: { freeBytes: freemem(), totalBytes: totalmem() },

@@ -1,7 +1,4 @@
 import { CODES } from "../../../src/api/errors.js";
-import { realpathSync } from "node:fs";
-import { statfs } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
@@ -19,6 +16,8 @@ import { readJson, reply } from "../http.js";
 import { logTurnEnd } from "./turn-log.js";
 import { mergeWork } from "../git/merge.js";
 import { within } from "../code/fence.js";
+import { realPath } from "../sandbox/runtime.js";
+import { measureVolume } from "../host-report.js";
 import { startToolServer } from "./tools/tool-server.js";
 import { scopeOf, type RuntimeLink } from "./tools/runtime-tools.js";
 
@@ -64,19 +63,8 @@ export interface EngineDeps extends PiDeps {
  * not exist yet (the engine makes it) is placed by its nearest existing parent's real path.
  */
 function rootHolding(cwd: string, roots: string[]): string | null {
-  let dir = resolve(cwd);
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      const real = join(realpathSync(dir), ...rest);
-      return roots.find((root) => within(root, real) || within(real, root)) ?? null;
-    } catch {
-      const up = dirname(dir);
-      if (up === dir) return null;
-      rest.unshift(basename(dir));
-      dir = up;
-    }
-  }
+  const real = realPath(cwd);
+  return roots.find((root) => within(root, real) || within(real, root)) ?? null;
 }
 
 /** engine_a's and engine_b's processes run only inside the sandbox; pi runs, and refuses each tool call instead. */
@@ -153,10 +141,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     // Turns run tools on this machine: only the worker, which holds this boot's token, may ask.
     if (req.headers[ENGINES_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
     if (req.method === "GET" && path === "/engines") return reply(res, 200, { engines: engineEntries(deps), sandbox: deps.sandbox.report() } satisfies EngineHostState);
-    if (req.method === "GET" && path === "/volume") {
-      const fs = await statfs(deps.dataDir);
-      return reply(res, 200, { freeBytes: fs.bavail * fs.bsize, totalBytes: fs.blocks * fs.bsize } satisfies VolumeState);
-    }
+    if (req.method === "GET" && path === "/volume") return reply(res, 200, (await measureVolume(deps.dataDir)) satisfies VolumeState);
     if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);

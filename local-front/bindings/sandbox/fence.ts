@@ -105,6 +105,9 @@ const NAMESPACES =
  * nothing a session asks to run runs at all.
  */
 export class Sandbox {
+  /** The runtime's programs by their real paths, found once: they are there from the front's start on. */
+  private readonly runtime: string[];
+
   private constructor(
     readonly state: SandboxState,
     /** Why the sandbox is unavailable, and what an operator runs to have it. */
@@ -112,7 +115,9 @@ export class Sandbox {
     private readonly places: FencedPlaces,
     private readonly started: StartedProcesses,
     private readonly bridge: LoopbackBridge | null = null,
-  ) {}
+  ) {
+    this.runtime = [...new Set(places.runtime.filter(existsSync).map(real))];
+  }
 
   /**
    * `dataDir` keeps the sessions' loopback sockets (loopback-bridge.ts). `notInstalled`:
@@ -156,7 +161,7 @@ export class Sandbox {
   /** The bwrap arguments that fence `session`, or a refusal. */
   private fenceArgs(session: SessionPlaces): string[] {
     const kinds = new Map<string, "dir" | "file">();
-    const runtime = [...new Set(this.places.runtime.filter(existsSync).map(real))];
+    const runtime = this.runtime;
     for (const p of [...this.places.hidden.map(real), ...(this.places.others?.() ?? []).map(real).filter((o) => hideable(o, runtime))]) {
       const kind = kindOf(p);
       if (kind) kinds.set(p, kind);
