@@ -1,0 +1,331 @@
+import { z } from "zod";
+import type { PullRef, PullSummary } from "./code-host.js";
+import { Owner, RepoName } from "./code-host.js";
+import { ENGINES, PERMISSIONS, SeatName, type Engine } from "./threads.js";
+
+/**
+ * Review rooms and pull requests (docs/rooms.md): a room per pull request of a workspace,
+ * its reviewer seat on a thread of its own, rounds with verdicts the reviewer returns
+ * through the `submit_verdict` tool, finalize (one review on the code host), build threads
+ * in a worktree of the pull request's branch, and the read-only merge receipt.
+ */
+
+/** `owner/name`, as GitHub spells a repository. */
+export const RepoSlug = z.string().refine((v) => {
+  const [owner, name, ...rest] = v.split("/");
+  return rest.length === 0 && Owner.safeParse(owner).success && RepoName.safeParse(name).success;
+}, "repo is owner/name: letters, digits and - for the owner; letters, digits, _ . - for the name, not . or ..");
+
+export const PrNumber = z.number().int().min(1).max(2 ** 31 - 1);
+
+/** The seat a room's reviewer sits in when the arm names none. */
+export const DEFAULT_REVIEWER_SEAT = "reviewer";
+
+export const ArmRoom = z
+  .object({
+    repo: RepoSlug,
+    pr: PrNumber,
+    /** The reviewer seat's engine and model; the workspace's defaults otherwise. */
+    engine: z.enum(ENGINES).optional(),
+    model: z.string().min(1).max(200).optional(),
+    /** The reviewer seat's name (default `reviewer`). */
+    seat: SeatName.optional(),
+  })
+  .strict();
+export type ArmRoom = z.infer<typeof ArmRoom>;
+
+export const StartRound = z
+  .object({
+    /** What this round should look at, beyond the pull request itself; `@sim` lines script the simulator. */
+    prompt: z.string().max(100_000).optional(),
+    /** Which of the room's seats reviews (default: the room's reviewer seat). */
+    seat: SeatName.optional(),
+  })
+  .strict();
+export type StartRound = z.infer<typeof StartRound>;
+
+export const Finalize = z.object({ n: z.number().int().min(1).optional() }).strict();
+export type Finalize = z.infer<typeof Finalize>;
+
+export const DECISIONS = ["approve", "request_changes", "comment"] as const;
+export const SEVERITIES = ["critical", "major", "minor", "nit"] as const;
+export const SIDES = ["RIGHT", "LEFT"] as const;
+
+/** One finding as the reviewer gives it: a line of the pull request's head (RIGHT) or base (LEFT). */
+export const FindingInput = z
+  .object({
+    path: z.string().min(1).max(1000).describe("The file, as the diff names it"),
+    line: z.number().int().min(1).describe("The line in the head's version of the file (side RIGHT), or the base's (side LEFT)"),
+    side: z.enum(SIDES).optional().describe("RIGHT (default): the head's line; LEFT: a line the pull request removes"),
+    severity: z.enum(SEVERITIES),
+    body: z.string().min(1).max(20_000).describe("What is wrong there and what to do about it"),
+  })
+  .strict();
+export type FindingInput = z.infer<typeof FindingInput>;
+
+/** The `submit_verdict` tool's input: the one way a reviewer returns its verdict (never parsed from prose). */
+export const SubmitVerdictInput = z
+  .object({
+    decision: z.enum(DECISIONS),
+    summary: z.string().min(1).max(60_000).describe("The review's overall judgement, as its body"),
+    findings: z.array(FindingInput).max(200).default([]),
+  })
+  .strict();
+export type SubmitVerdictInput = z.infer<typeof SubmitVerdictInput>;
+
+export interface Finding {
+  path: string;
+  line: number;
+  side: (typeof SIDES)[number];
+  severity: (typeof SEVERITIES)[number];
+  body: string;
+  /** Stable across rounds for the same path, the same code at the line and the same gist (docs/rooms.md, "Fingerprints"). */
+  fingerprint: string;
+}
+
+export interface Verdict {
+  decision: (typeof DECISIONS)[number];
+  summary: string;
+  findings: Finding[];
+  /** The turn and seat that submitted it. */
+  turnId: string;
+  seat: string;
+  submittedAt: string;
+}
+
+export const ROUND_STATES = ["running", "ready", "failed", "finalized", "superseded"] as const;
+export type RoundState = (typeof ROUND_STATES)[number];
+
+export interface PostedReview {
+  /** The code host's review id. */
+  id: number;
+  /** Findings posted as inline comments. */
+  posted: number;
+  /** Findings the code host could not anchor (outside the diff), written in the review's body instead. */
+  inBody: number;
+  /** Findings already on an unresolved review thread of the pull request, not posted again. */
+  skipped: number;
+  url: string | null;
+  /** The commit the review is on: the round's head. */
+  commitId: string;
+  postedAt: string;
+}
+
+export interface Round {
+  n: number;
+  state: RoundState;
+  prompt: string | null;
+  seat: string;
+  head: string;
+  base: string;
+  threadId: string;
+  /** The message that asked for it, in the thread's log. */
+  messageSeq: number | null;
+  verdict: Verdict | null;
+  /** Why a failed round failed. */
+  failure: string | null;
+  review: PostedReview | null;
+  createdAt: string;
+  readyAt: string | null;
+}
+
+export interface RoomSeat {
+  name: string;
+  engine: Engine;
+  model: string;
+  role: string | null;
+}
+
+export const ROOM_STATES = ["arming", "armed"] as const;
+
+export interface RoundBrief {
+  n: number;
+  state: RoundState;
+  head: string;
+  createdAt: string;
+}
+
+export interface Room {
+  id: string;
+  /** `<workspace>/<owner>/<name>#<pr>`: arming the same pull request in the same workspace adopts the room. */
+  key: string;
+  workspace: string;
+  repo: string;
+  pr: number;
+  /** `arming` until its thread and reviewer seat exist. */
+  state: (typeof ROOM_STATES)[number];
+  /** The room's thread: its seats review. */
+  threadId: string | null;
+  /** The seat a round uses when it names none. */
+  reviewerSeat: string;
+  seats: RoomSeat[];
+  rounds: RoundBrief[];
+  createdAt: string;
+}
+
+export const roomKey = (workspace: string, repo: string, pr: number): string => `${workspace}/${repo.toLowerCase()}#${pr}`;
+
+export interface Capabilities {
+  verdictPoster: { available: boolean; reason?: string };
+}
+
+export const RoomQuery = z.object({ repo: RepoSlug, pr: z.coerce.number().int().min(1).max(2 ** 31 - 1) }).strict();
+
+export const BuildAgent = z
+  .object({
+    repo: RepoSlug,
+    title: z.string().max(200).optional(),
+    engine: z.enum(ENGINES).optional(),
+    model: z.string().min(1).max(200).optional(),
+    permissions: z.enum(PERMISSIONS).optional(),
+  })
+  .strict();
+export type BuildAgent = z.infer<typeof BuildAgent>;
+
+export const ReceiptQuery = z.object({ repo: RepoSlug }).strict();
+
+export interface ReceiptCheck {
+  name: string;
+  status: string;
+  conclusion: string | null;
+  /** Named by the base branch's protection. */
+  required: boolean;
+}
+
+export interface MergeStep {
+  step: string;
+  /** How a person or a program does it: a method and path on the code host, or `git`. */
+  method: string;
+  /** What must hold after it. */
+  expects: string;
+}
+
+export interface Blocked {
+  code: "approval-missing" | "changes-requested" | "check-failing" | "check-missing" | "check-pending" | "verdict-stale" | "verdict-missing" | "base-not-default" | "draft" | "closed";
+  reason: string;
+}
+
+export interface Receipt {
+  repo: string;
+  pr: number;
+  head: PullRef;
+  base: PullRef;
+  /** The newest finalized or ready round at this exact head, or null. */
+  verdict: { roomId: string; n: number; state: RoundState; decision: Verdict["decision"]; head: string; findings: number } | null;
+  /** The checks at this exact head. */
+  checks: ReceiptCheck[];
+  /** The branches from this pull request's base down to the default branch, each with the open pull request that carries it there. */
+  baseChain: { branch: string; pr: number | null }[];
+  /** Open pull requests based on this one's branch. */
+  stacked: { number: number; title: string; head: string }[];
+  plan: MergeStep[];
+  blocked: Blocked[];
+  /** Nothing blocks: the plan can be carried out as it stands. */
+  ready: boolean;
+}
+
+export interface PrCost {
+  repo: string;
+  pr: number;
+  workspace: string;
+  merged: boolean;
+  threads: number;
+  usd: number;
+  inputTokens: number;
+  outputTokens: number;
+  unpricedCalls: number;
+}
+
+export interface CostPerMergedPr {
+  prs: PrCost[];
+  merged: { count: number; usd: number; perPr: number | null };
+  all: { count: number; usd: number };
+  /** Pull requests whose state the code host did not tell (counted as not merged). */
+  unknown: number;
+}
+
+/* ---- what the worker asks the front's code service (the CODE binding) ---- */
+
+/**
+ * `POST /git/worktrees`: fetch the pull request's commits into the runtime's mirror of the
+ * repository and make (or move) worktree `id` at its head. `review`: detached at the head,
+ * read-only to the session; `build`: on a branch named as the pull request's, writable.
+ */
+export const WorktreeRequest = z
+  .object({
+    repo: RepoSlug,
+    pr: PrNumber,
+    id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/),
+    mode: z.enum(["review", "build"]),
+  })
+  .strict();
+export type WorktreeRequest = z.infer<typeof WorktreeRequest>;
+
+export interface Worktree {
+  id: string;
+  path: string;
+  head: PullRef;
+  base: PullRef;
+  /** Whether a registered checkout of the repository served as the mirror's reference. */
+  reference: string | null;
+}
+
+export const WorktreeRemove = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/) }).strict();
+
+/** `POST /git/lines`: the code at each finding's line, for its fingerprint: the head's (RIGHT) or the base's (LEFT) version of the file. Null: no such line. */
+export const LinesRequest = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/),
+    head: z.string().regex(/^[0-9a-f]{40,64}$/),
+    base: z.string().regex(/^[0-9a-f]{40,64}$/),
+    lines: z.array(z.object({ path: z.string().min(1).max(1000), line: z.number().int().min(1), side: z.enum(SIDES) }).strict()).max(500),
+  })
+  .strict();
+export type LinesRequest = z.infer<typeof LinesRequest>;
+export interface LinesAnswer {
+  texts: (string | null)[];
+}
+
+/** `GET /github/:owner/:repo/prs/:number/context`: what a reviewer is given. */
+export interface ReviewContext {
+  pull: PullSummary;
+  files: { path: string; status: string; additions: number; deletions: number; patch: string | null }[];
+  /** The conversation, review comments and reviews, oldest first, at most 100. */
+  comments: { kind: string; author: string; body: string; path?: string; line?: number | null; state?: string }[];
+  /** Whether the lists were cut. */
+  truncated: boolean;
+}
+
+/** `POST /github/:owner/:repo/prs/:number/review`: one review at `commitId`. */
+export const PostReview = z
+  .object({
+    commitId: z.string().regex(/^[0-9a-f]{40,64}$/),
+    decision: z.enum(DECISIONS),
+    summary: z.string().min(1),
+    findings: z.array(
+      z.object({ path: z.string(), line: z.number().int().min(1), side: z.enum(SIDES), severity: z.enum(SEVERITIES), body: z.string(), fingerprint: z.string() }).strict(),
+    ),
+    /** Names the room and round in the review's body, so a person sees where it came from. */
+    source: z.string().max(200),
+  })
+  .strict();
+export type PostReview = z.infer<typeof PostReview>;
+
+/** The marker a posted finding carries in its comment, by which a later finalize knows it is there. */
+export const findingMarker = (fingerprint: string): string => `<!-- agent-runtime finding ${fingerprint} -->`;
+export const FINDING_MARKER = /<!-- agent-runtime finding ([0-9a-f]{8,64}) -->/;
+
+/** `GET /github/:owner/:repo/prs/:number/merge-facts`: what the receipt is computed from. */
+export interface MergeFacts {
+  pull: PullSummary;
+  defaultBranch: string;
+  /** Check runs at the head commit. */
+  checks: { name: string; status: string; conclusion: string | null }[];
+  /** The base branch's protection, or null when it has none. */
+  protection: { requiredChecks: string[]; requiredReviews: number } | null;
+  /** The latest review of each reviewer, with the commit it was on. */
+  reviews: { author: string; state: string; commitId: string | null }[];
+  /** From the base down: each branch and the open pull request that merges it further (null: none, or the default branch). */
+  baseChain: { branch: string; pr: number | null }[];
+  stacked: { number: number; title: string; head: string }[];
+}
