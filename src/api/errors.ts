@@ -213,6 +213,30 @@ export const CODES = {
    * nothing of it kept (507, with `Retry-After` and `reason`). Writing resumes by itself once space returns.
    */
   storageFull: "storage-full",
+  /** No review room of that id (404). */
+  roomNotFound: "room-not-found",
+  /** A round asked of a room whose thread and reviewer seat are not in place yet (409; arm it again). */
+  roomNotArmed: "room-not-armed",
+  /** A round asked while another round of the room runs (409, with `n`). */
+  roundRunning: "round-running",
+  /** A round asked while the reviewer's thread runs a turn or has messages queued (409, with `threadId`). */
+  reviewerBusy: "reviewer-busy",
+  /** No round `n` in the room (404). */
+  roundNotFound: "round-not-found",
+  /** Finalize of a round with no verdict: running or failed (409, with `state`). */
+  verdictNotReady: "verdict-not-ready",
+  /** Finalize of a round a newer round replaced (409, with `newest`). */
+  roundSuperseded: "round-superseded",
+  /** Finalize of a round whose head is no longer the pull request's (409, with `head` and `roundHead`). */
+  roundStale: "round-stale",
+  /** Finalize of a round while another finalize of the room posts (409): ask again when it answers. */
+  roundFinalizing: "round-finalizing",
+  /** `submit_verdict` from a room thread with no round running (409): nothing asked for a verdict. */
+  noRoundRunning: "no-round-running",
+  /** A build thread for a pull request whose build threads already fill the build seat limit (409, with `limit` and `threads`). */
+  buildSeatsFull: "build-seats-full",
+  /** Fetching a pull request's commits into the runtime's mirror failed (502, with git's words). */
+  gitFetchFailed: "git-fetch-failed",
   /** A bug: the router caught an error nobody refused on purpose (500). */
   internal: "internal",
   /** From the front: the workerd process that holds the request's thread closed the connection without answering. */
