@@ -15,6 +15,7 @@ import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
 import type { CodeRoot, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../src/api/code.js";
 import type { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "../src/api/code-host.js";
+import type { ArmRoom, BuildAgent, Capabilities, CostPerMergedPr, PostedReview, Receipt, Room, Round, StartRound } from "../src/api/rooms.js";
 import type { EditMemory, Memory, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained } from "../src/api/memory.js";
 import type { CycleEvent, GateRequest, GateResult, MergeResult } from "../src/api/cycles.js";
 import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
@@ -502,6 +503,54 @@ export class RuntimeClient {
   /** One duplicate-work pass; it acts only when the runtime runs with SERVICE_PR_OVERLAP=on. */
   overlap(body: OverlapBody): Promise<OverlapAnswer> {
     return this.call("POST", "/github/overlap", body);
+  }
+
+  // ---- review rooms and pull requests (docs/rooms.md); `repo` is `owner/name` ----
+
+  /** Arms a room for a pull request, or adopts the workspace's room for it (`created` false). */
+  armRoom(workspace: string, body: ArmRoom): Promise<{ room: Room }> {
+    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/rooms`, body);
+  }
+
+  /** A pull request's room and its newest round. */
+  findRoom(workspace: string, repo: string, pr: number): Promise<{ room: Room; round: Round | null }> {
+    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/rooms?${searchOf({ repo, pr })}`);
+  }
+
+  roomCapabilities(): Promise<Capabilities> {
+    return this.call("GET", "/rooms/capabilities");
+  }
+
+  room(id: string): Promise<{ room: Room }> {
+    return this.call("GET", `/rooms/${encodeURIComponent(id)}`);
+  }
+
+  /** Starts the next round; the reviewer returns its verdict with the submit_verdict tool. */
+  startRound(id: string, body: StartRound = {}): Promise<{ round: Round }> {
+    return this.call("POST", `/rooms/${encodeURIComponent(id)}/rounds`, body);
+  }
+
+  round(id: string, n: number): Promise<{ round: Round }> {
+    return this.call("GET", `/rooms/${encodeURIComponent(id)}/rounds/${n}`);
+  }
+
+  /** Posts a round's verdict (default: the newest) as one review on the code host. */
+  finalize(id: string, n?: number): Promise<{ review: PostedReview }> {
+    return this.call("POST", `/rooms/${encodeURIComponent(id)}/finalize`, n === undefined ? {} : { n });
+  }
+
+  /** Starts a build thread in a worktree of the pull request's branch. */
+  startBuildThread(workspace: string, pr: number, body: BuildAgent): Promise<{ threadId: string; worktree: string }> {
+    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/prs/${pr}/agents`, body);
+  }
+
+  /** The read-only merge receipt. */
+  mergeReceipt(workspace: string, pr: number, repo: string): Promise<Receipt> {
+    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/prs/${pr}/receipt?${searchOf({ repo })}`);
+  }
+
+  costPerMergedPr(): Promise<CostPerMergedPr> {
+    return this.call("GET", "/metrics/cost-per-merged-pr");
   }
 
   accounts(): Promise<{ accounts: AccountView[]; simulator: boolean; engines: EngineEntry[] }> {

@@ -1,6 +1,7 @@
 import { CODES } from "../src/api/errors.js";
 import { DurableObject } from "cloudflare:workers";
 import type { Estate } from "../src/api/operator.js";
+import type { PrCost } from "../src/api/rooms.js";
 import { FINISHING_ROLES, type ListThreadsFilter, type ThreadListPage, type ThreadSummary } from "../src/api/threads.js";
 import type { Env } from "../src/platform/env.js";
 import { decodeListCursor, encodeListCursor } from "../src/shared/cursors.js";
@@ -104,6 +105,44 @@ export class Catalog extends DurableObject<Env> {
       byWorkspace: count("workspace"),
       cost: { usd: totals.usd, inputTokens: totals.input, outputTokens: totals.output },
     };
+  }
+
+  /**
+   * What the threads that worked on each pull request cost (docs/rooms.md): the threads
+   * that name it (a room's reviewer, a build thread) and every thread below them
+   * (delegations, forks), archived ones included, each counted once.
+   */
+  prCosts(): Omit<PrCost, "merged">[] {
+    return this.sql
+      .exec<{ repo: string; pr: number; workspace: string | null; threads: number; usd: number; input: number; output: number; unpriced: number }>(
+        `WITH RECURSIVE work (id, repo, pr) AS (
+           SELECT id, json_extract(summary, '$.pr.repo'), json_extract(summary, '$.pr.number') FROM threads WHERE json_extract(summary, '$.pr') IS NOT NULL
+           UNION
+           SELECT t.id, w.repo, w.pr FROM threads t JOIN work w ON t.parent = w.id WHERE json_extract(t.summary, '$.pr') IS NULL
+         )
+         SELECT w.repo AS repo, w.pr AS pr, min(t.workspace) AS workspace, count(DISTINCT t.id) AS threads,
+                coalesce(sum(json_extract(t.summary, '$.cost.usd')), 0) AS usd,
+                coalesce(sum(json_extract(t.summary, '$.cost.inputTokens')), 0) AS input,
+                coalesce(sum(json_extract(t.summary, '$.cost.outputTokens')), 0) AS output,
+                coalesce(sum(json_extract(t.summary, '$.cost.unpricedCalls')), 0) AS unpriced
+         FROM work w JOIN threads t ON t.id = w.id
+         GROUP BY w.repo, w.pr ORDER BY w.repo, w.pr`,
+      )
+      .toArray()
+      .map((r) => ({ repo: r.repo, pr: r.pr, workspace: r.workspace ?? "default", threads: r.threads, usd: r.usd, inputTokens: r.input, outputTokens: r.output, unpricedCalls: r.unpriced }));
+  }
+
+  /** The live threads of `type` that work on pull request `pr` of `repo`. */
+  prThreads(repo: string, pr: number, type: string): string[] {
+    return this.sql
+      .exec<{ id: string }>(
+        "SELECT id FROM threads WHERE archived = 0 AND type = ? AND lower(json_extract(summary, '$.pr.repo')) = lower(?) AND json_extract(summary, '$.pr.number') = ? ORDER BY n",
+        type,
+        repo,
+        pr,
+      )
+      .toArray()
+      .map((r) => r.id);
   }
 
   /** The workspaces live threads belong to (names only: labels on a host without a workspaces file). */

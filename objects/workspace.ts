@@ -14,6 +14,7 @@ import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { FEED_SCHEMA, toFrame, WorkspaceFeed, type FeedFrame, type FeedRow, type ThreadNews } from "./workspace/feed.js";
 import { Memories, MEMORY_SCHEMA, sizeRefusal } from "./workspace/memory.js";
+import { RoomIndex, ROOMS_SCHEMA } from "./workspace/rooms.js";
 import type { EditMemory, Memory, MemoryAlert, MemoryPage, MemoryQuery, Recall, Recalled, Reflected, Retain, Retained } from "../src/api/memory.js";
 import type { ReflectionAnswer, ReflectionRequest } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
@@ -47,6 +48,7 @@ export class Workspace extends DurableObject<Env> {
   private readonly commits: CommitQueue;
   private readonly config: RuntimeConfig;
   private readonly memories: Memories;
+  private readonly rooms: RoomIndex;
   /** Whether this workspace's memory alert is open at the Host: null when not known (after a start, or an RPC that failed). */
   private alertOpen: boolean | null = null;
   /** Alert changes go to the Host one at a time, in the order retains settled, so a late raise cannot undo a later clear. */
@@ -71,10 +73,11 @@ export class Workspace extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS watches (watch TEXT PRIMARY KEY, subscriber TEXT NOT NULL, filter TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS closed_early (kind TEXT NOT NULL, id TEXT NOT NULL, outcome TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (kind, id));
-    ` + FEED_SCHEMA + MEMORY_SCHEMA);
+    ` + FEED_SCHEMA + MEMORY_SCHEMA + ROOMS_SCHEMA);
     this.feed = new WorkspaceFeed(this.sql);
     this.config = readConfig(env);
     this.memories = new Memories(this.sql);
+    this.rooms = new RoomIndex(this.sql);
     this.followers = new FollowHub(this.feed, this.config.heartbeatMs);
     this.commits = new CommitQueue(
       ctx.storage,
@@ -112,6 +115,17 @@ export class Workspace extends DurableObject<Env> {
 
   head(): string | null {
     return this.setting("head");
+  }
+
+  // ---- review rooms ----
+
+  /** The room of pull request `key`: the one armed before, or `candidate`, now (docs/rooms.md). */
+  claimRoom(key: string, candidate: string): Promise<{ id: string; created: boolean }> {
+    return this.commits.write(() => this.rooms.claim(key, candidate));
+  }
+
+  roomOf(key: string): string | null {
+    return this.rooms.find(key);
   }
 
   // ---- policy ----

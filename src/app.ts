@@ -30,6 +30,7 @@ import { turns } from "./routes/turns.js";
 import { workspaces } from "./routes/workspaces.js";
 import { seats } from "./routes/seats.js";
 import { operations } from "./routes/operations.js";
+import { rooms } from "./routes/rooms.js";
 
 let cached: { vars: object; config: RuntimeConfig } | null = null;
 
@@ -53,6 +54,7 @@ app.route("/", turns);
 app.route("/", seats);
 app.route("/", operations);
 app.route("/", workspaces);
+app.route("/", rooms);
 app.route("/", memory);
 app.route("/", code);
 app.route("/", codeHost);

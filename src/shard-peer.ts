@@ -6,7 +6,7 @@ import type { ShardNamespace } from "./platform/peer.js";
 import { shardOfThread } from "./shared/shards.js";
 import { routeStats, type RouteStats } from "./http/timings.js";
 
-const NAMESPACES = new Set<string>(["THREAD", "CATALOG", "HOST", "WORKSPACE"]);
+const NAMESPACES = new Set<string>(["THREAD", "CATALOG", "HOST", "WORKSPACE", "ROOM"]);
 
 /**
  * What one workerd process of the local host offers the other (docs/decisions.md, "Two

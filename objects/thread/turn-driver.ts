@@ -4,7 +4,7 @@ import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
 import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
 import type { PreparedEvent, StoredEvent } from "./event-log.js";
-import { hostOf, threadOf, workspaceOf } from "../../src/platform/stubs.js";
+import { hostOf, roomOf, threadOf, workspaceOf } from "../../src/platform/stubs.js";
 import type { Recalled } from "../../src/api/memory.js";
 import { memoryList } from "../../src/rules/memory-rank.js";
 import type { OperationOutcome } from "../../src/api/operations.js";
@@ -395,6 +395,7 @@ export class TurnDriver {
           ? this.state!.seats.filter((x) => x.state === "active" && x.name !== started.seat.name).map((x) => ({ name: x.name, role: x.role }))
           : [],
       delegated: this.state!.delegation !== undefined && this.state!.delegation.outcome === null,
+      ...(s.spec.pr?.room ? { room: s.spec.pr.room } : {}),
     };
     void this.runTurn(live, request)
       .catch((err: unknown): TurnEnd => ({ outcome: "failed", failure: { class: "unknown", error: `the turn broke: ${(err as Error).message}` } }))
@@ -618,7 +619,10 @@ export class TurnDriver {
     });
     this.live = null;
     // A failover or a nudge runs the same messages again: the outcome waits for that turn.
-    if (!failover && !nudge) void this.reportToParent();
+    if (!failover && !nudge) {
+      void this.reportToParent();
+      void this.reportToRoom(live.inputs, failure);
+    }
     // The nudge's turn answers the stalled turn's senders: moved before any await, so the
     // nudge's turn cannot end before its waiters are in place.
     if (nudged !== null)
@@ -850,6 +854,21 @@ export class TurnDriver {
     if (this.reportRetryAt !== null) await this.thread.reschedule();
   }
 
+  /**
+   * A review room's thread tells its room that a turn ended: a round that turn answered
+   * without a verdict failed. A lost report is caught by the room's own watch of the
+   * thread, so it is not retried here.
+   */
+  private async reportToRoom(inputs: number[], failure: TurnFailure | null): Promise<void> {
+    const room = this.state?.spec.pr?.room;
+    if (!room) return;
+    try {
+      await roomOf(this.thread.env, room).turnEnded(this.state!.id, inputs, failure);
+    } catch (err) {
+      console.error(`thread ${this.state!.id}: its room ${room} did not hear that a turn ended (its watch will): ${(err as Error).message}`);
+    }
+  }
+
   /** The system error line for a turn the host lost, written when this object is rebuilt. */
   async loseTurn(): Promise<void> {
     const turn = this.state!.turn!;
@@ -876,6 +895,7 @@ export class TurnDriver {
       restage(this.thread);
     });
     void this.reportToParent();
+    void this.reportToRoom(turn.inputs, { class: "session", error: LOST_TURN_TEXT });
     await this.afterTurnEnded(turn.id, { class: "session", error: LOST_TURN_TEXT }, cancelled);
     this.kick();
   }

@@ -117,6 +117,8 @@ export interface TurnRequest {
   handoffTo: { name: string; role: string | null }[];
   /** The thread answers a delegation that has no outcome yet: its model is offered `report_milestone` and `report_outcome` (docs/tools.md). */
   delegated: boolean;
+  /** The review room the thread reviews for: its turns are offered `submit_verdict`. */
+  room?: string;
 }
 
 /**

@@ -163,6 +163,12 @@ export interface Room {
   createdAt: string;
 }
 
+/** What the Room object keeps of a room: all but its seats, which its thread holds. */
+export interface RoomCore extends Omit<Room, "seats"> {
+  /** When the arm that is making its thread began: an arm that died midway is taken over once this is old. */
+  armingSince: string | null;
+}
+
 export const roomKey = (workspace: string, repo: string, pr: number): string => `${workspace}/${repo.toLowerCase()}#${pr}`;
 
 export interface Capabilities {
@@ -329,3 +335,6 @@ export interface MergeFacts {
   baseChain: { branch: string; pr: number | null }[];
   stacked: { number: number; title: string; head: string }[];
 }
+
+/** Build threads one pull request may have at once when the hub names no build seat limit (SERVICE_HUB_URL unset or silent). */
+export const DEFAULT_BUILD_SEATS = 2;

@@ -101,6 +101,22 @@ export interface ThreadSpec {
   onBusy: OnBusy;
   /** Absent in a thread spawned before memory existed: no recall. */
   recall?: RecallOnStart | null;
+  /**
+   * A thread that works on a pull request (docs/rooms.md): its room's reviewer thread
+   * (`room` set) or a build thread. Absent in threads spawned otherwise.
+   */
+  pr?: PrLink | null;
+  /** The cwd is a worktree the runtime made for `pr`: read-only to a reviewer (`review`), writable to a builder (`build`). */
+  worktree?: "review" | "build" | null;
+}
+
+/** The pull request a thread works on, and the room it reviews for. */
+export interface PrLink {
+  repo: string;
+  number: number;
+  room: string | null;
+  /** The worktree the runtime made for it, removed when the thread is retired. */
+  worktreeId: string;
 }
 
 /** The fields `/spawn` accepts, as `GET /health` reports them. */
@@ -178,6 +194,8 @@ export interface ThreadSummary {
   updatedAt: string;
   lastSeq: number;
   cost: Cost;
+  /** A thread that works on a pull request: its room's reviewer, or a build thread (docs/rooms.md). */
+  pr?: { repo: string; number: number; room: string | null };
 }
 
 /** A spec as rows and the log show it: `proxyEnv` by its variable names only. */

@@ -4,6 +4,7 @@ import { Subscribe } from "./subscriptions.js";
 import { OfferHandoff } from "./seats.js";
 import { Recall, Retain } from "./memory.js";
 import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
+import { SubmitVerdictInput } from "./rooms.js";
 
 /**
  * The runtime's own tools, offered to every engine's model the same way (docs/tools.md):
@@ -83,6 +84,11 @@ export const RUNTIME_TOOLS = {
     input: FilesQuery,
     description: "The tracked files under a path of a registered repository, with an optional glob; page with cursor.",
   },
+  submit_verdict: {
+    input: SubmitVerdictInput,
+    description:
+      "Return this review round's verdict on the pull request: the decision (approve, request_changes or comment), a summary, and findings on lines of the diff (path, line of the head's file, side RIGHT, or LEFT for a removed line; severity critical, major, minor or nit; body). The only way a verdict counts: call it once, when the review is done.",
+  },
   retain: {
     input: RetainInput,
     description:
@@ -117,6 +123,8 @@ export interface ToolTurn {
   /** The seat's engine and model now: a child delegated without either runs on them. */
   engine: (typeof ENGINES)[number];
   model: string;
+  /** The review room the thread reviews for, or null. */
+  room: string | null;
 }
 
 /** What a tool call did, in words for the model. */
@@ -129,15 +137,16 @@ export const MAX_TOOL_DELEGATION_DEPTH = 3;
 
 /**
  * Which of the tools a turn is offered: the report tools to a delegation's child, the
- * handoff to the seat that holds the thread while others sit, the code reads when the
- * host registered a repository.
+ * handoff to the seat that holds the thread while others sit, the verdict to a review
+ * room's thread, the code reads when the host registered a repository.
  */
-export function offeredTools(turn: { delegated: boolean; handoffTo: unknown[] }, codeRoots = true): RuntimeToolName[] {
+export function offeredTools(turn: { delegated: boolean; handoffTo: unknown[]; room?: string }, codeRoots = true): RuntimeToolName[] {
   // `delegated`: the thread answers a delegation whose outcome it has not given yet.
   return RUNTIME_TOOL_NAMES.filter((name) => {
     if (name.startsWith("code_")) return codeRoots;
     if (name === "report_milestone" || name === "report_outcome") return turn.delegated;
     if (name === "offer_handoff") return turn.handoffTo.length > 0;
+    if (name === "submit_verdict") return turn.room !== undefined;
     return true;
   });
 }

@@ -9,7 +9,7 @@ import { fail, refused, valueOf } from "../http/answer.js";
 import { newThreadId } from "../shared/ids.js";
 import { refuseUnknownModels } from "./known-models.js";
 import { spawnGate } from "./spawn-gate.js";
-import { resolveSpawn } from "../rules/spawn.js";
+import { resolveSpawn, type OwnedWorktree } from "../rules/spawn.js";
 import { rosterRefusal, spawnWorkspace, withDefaults } from "../rules/workspaces.js";
 import { policyOf } from "./workspace-policy.js";
 
@@ -41,10 +41,11 @@ export async function createThread(
   input: SpawnSpec,
   forkOf?: { parent: string; atSeq: number; transcript: string },
   delegatedBy?: { parent: string; operation: string },
+  owned?: OwnedWorktree,
 ): Promise<{ threadId: string }> {
   const ws = valueOf(spawnWorkspace(config, input));
   const shaped = ws ? withDefaults(input, (await policyOf(env, ws)).defaults) : input;
-  const spec = valueOf(resolveSpawn(shaped, config));
+  const spec = valueOf(resolveSpawn(shaped, config, owned));
   const roster = rosterRefusal(config, spec, ws);
   if (roster) fail(roster);
   // A model nobody named is the workspace's or the host's default: the refusal says whose to change.

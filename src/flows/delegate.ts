@@ -8,6 +8,7 @@ import type { Env } from "../platform/env.js";
 import { threadOf } from "../platform/stubs.js";
 import { newId } from "../shared/ids.js";
 import { createThread } from "./create-thread.js";
+import { sharedWorktree } from "../rules/spawn.js";
 
 /**
  * `POST /threads/:id/operations`. An action or a subscription edge is recorded on the
@@ -36,7 +37,7 @@ export async function startOperation(env: Env, config: RuntimeConfig, parentId: 
     title: body.title,
     ...body.spec,
   };
-  const { threadId: child } = await createThread(env, config, spec, undefined, { parent: parentId, operation });
+  const { threadId: child } = await createThread(env, config, spec, undefined, { parent: parentId, operation }, sharedWorktree(row.spec, body.spec?.cwd));
   const started = (await parent.startOperation({ operation, kind: "delegation", title: body.title, child, prompt: body.prompt!, ...detail }, idempotency)) as Outcome<OperationAccepted>;
   if (!started.ok || started.value.replayed) {
     // The parent refused it, or the same request got there first: this child has no operation.

@@ -14,6 +14,7 @@ import { memoryList } from "../rules/memory-rank.js";
 import { startOperation } from "./delegate.js";
 import { subscribe } from "./subscribe.js";
 import { threadRow } from "./thread-row.js";
+import { takeVerdict } from "./review.js";
 import { isThreadId } from "../shared/ids.js";
 import { callCode } from "../platform/code-call.js";
 import type { CodeRoot, CodeSearchRequest, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../api/code.js";
@@ -131,6 +132,11 @@ export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeTool
     case "code_outline":
     case "code_files":
       return ok({ text: await readCode(env, call, parsed.data) });
+    case "submit_verdict": {
+      const round = await takeVerdict(env, turn, call.thread, call.turn, parsed.data as Input<"submit_verdict">);
+      const findings = round.verdict!.findings.length;
+      return ok({ text: `Verdict recorded for round ${round.n} (${round.verdict!.decision}, ${findings} finding${findings === 1 ? "" : "s"}); a person finalizes it to post it on the pull request.` });
+    }
     case "offer_handoff": {
       const { to, note, context } = parsed.data as Input<"offer_handoff">;
       const offer = valueOf((await thread.offerHandoffFromTurn(call.turn, to, note ?? null, context ?? "full")) as Outcome<HandoffOffered>);

@@ -39,7 +39,9 @@ export async function seatTarget(env: Env, config: RuntimeConfig, row: ThreadRow
     const { engine, model } = withDefaults(asked, defaults);
     picked = { ...(engine ? { engine } : {}), ...(model ? { model } : {}) };
   }
-  const resolved = valueOf(resolveSpawn({ ...picked, type: row.spec.type, ...(row.spec.cwd ? { cwd: row.spec.cwd } : {}) }, config));
+  // A pull request's thread works in the runtime's own worktree, which no caller may name as a cwd.
+  const owned = row.spec.worktree && row.spec.pr && row.spec.cwd ? { cwd: row.spec.cwd, mode: row.spec.worktree, pr: row.spec.pr } : undefined;
+  const resolved = valueOf(resolveSpawn({ ...picked, type: row.spec.type, ...(row.spec.cwd && !owned ? { cwd: row.spec.cwd } : {}) }, config, owned));
   const target = { engine: resolved.engine, model: resolved.model };
   const spec: ThreadSpec = { ...row.spec, proxyEnv: null, ...target, fallback: null };
   const roster = rosterRefusal(config, spec, ws);

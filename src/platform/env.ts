@@ -1,5 +1,6 @@
 import type { Catalog } from "../../objects/catalog.js";
 import type { Host } from "../../objects/host.js";
+import type { Room } from "../../objects/room.js";
 import type { Thread } from "../../objects/thread.js";
 import type { Workspace } from "../../objects/workspace.js";
 import type { ShardLayout } from "../shared/shards.js";
@@ -10,6 +11,7 @@ export interface Env extends ConfigVars {
   CATALOG: DurableObjectNamespace<Catalog>;
   HOST: DurableObjectNamespace<Host>;
   WORKSPACE: DurableObjectNamespace<Workspace>;
+  ROOM: DurableObjectNamespace<Room>;
   BLOBS: R2Bucket;
   /** The engine host (fetch-shaped; the local front serves it). See src/api/engine.ts. */
   ENGINES: Fetcher;

@@ -1,7 +1,7 @@
 import type { Env } from "./env.js";
 
 /** The object namespaces a shard may reach on the other one. */
-export type ShardNamespace = "THREAD" | "CATALOG" | "HOST" | "WORKSPACE";
+export type ShardNamespace = "THREAD" | "CATALOG" | "HOST" | "WORKSPACE" | "ROOM";
 
 /** The calls a ShardPeer answers, as this side makes them. */
 interface PeerCalls {

@@ -21,7 +21,7 @@ function remote<T>(env: Env, ns: ShardNamespace, name: string): T {
   }) as T;
 }
 
-/** Home objects (catalog, Host, workspaces) live on shard 0. */
+/** Home objects (catalog, Host, workspaces, rooms) live on shard 0. */
 const away = (env: Env) => env.SHARD_PEER !== undefined && thisShard(env) !== 0;
 
 /** The host's one Catalog object. */
@@ -40,6 +40,12 @@ export function hostOf(env: Env) {
 export function workspaceOf(env: Env, name: string | null) {
   if (away(env)) return remote<StubOf<"WORKSPACE">>(env, "WORKSPACE", name ?? DEFAULT_WORKSPACE);
   return env.WORKSPACE.get(env.WORKSPACE.idFromName(name ?? DEFAULT_WORKSPACE));
+}
+
+/** A review room's object (docs/rooms.md); rooms live home, beside their workspaces. */
+export function roomOf(env: Env, id: string) {
+  if (away(env)) return remote<StubOf<"ROOM">>(env, "ROOM", id);
+  return env.ROOM.get(env.ROOM.idFromName(id));
 }
 
 export function threadOf(env: Env, id: string) {

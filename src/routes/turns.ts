@@ -6,6 +6,7 @@ import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "../api/turns.js";
 import type { AppEnv } from "../http/app-env.js";
 import { createThread } from "../flows/create-thread.js";
+import { sharedWorktree } from "../rules/spawn.js";
 import { notWhileDraining } from "../http/drain-gate.js";
 import { answer, fail, refused } from "../http/answer.js";
 import { emptyMessageRefusal } from "../rules/message-empty.js";
@@ -84,11 +85,14 @@ turns.post("/threads/:id/fork", notWhileDraining, jsonBody(ForkBody), async (c) 
   if (overrides.model && !overrides.engine) delete inherited.engine;
   // A workspace has one head: the child of a head is a chat unless it asks to be the head.
   if (inherited.role === "head") inherited.role = "chat";
-  const created = await createThread(c.env, c.var.config, { ...inherited, ...overrides }, {
-    parent: parentId,
-    atSeq,
-    transcript: source.value.transcript,
-  });
+  const created = await createThread(
+    c.env,
+    c.var.config,
+    { ...inherited, ...overrides },
+    { parent: parentId, atSeq, transcript: source.value.transcript },
+    undefined,
+    sharedWorktree(source.value.spec, overrides.cwd),
+  );
   return c.json({ ...created, parent: parentId, atSeq }, 201);
 });
 

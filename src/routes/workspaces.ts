@@ -59,7 +59,7 @@ workspaces.get("/workspaces/:name/head", async (c) => {
 });
 
 /** A name whose index may be read: configured, or `default` (threads without a workspace), or any label on an unconfigured host. */
-function indexName(c: Context<AppEnv>): string {
+export function indexName(c: Context<AppEnv>): string {
   const name = c.req.param("name")!;
   if (name === DEFAULT_WORKSPACE) return name;
   if (c.var.config.workspaces) return configured(c, name).name;

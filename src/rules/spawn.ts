@@ -1,7 +1,7 @@
 import type { Provider } from "../api/accounts.js";
 import { CODES } from "../api/errors.js";
 import { ok, refuse, type Outcome } from "../api/outcome.js";
-import type { Engine, EngineModel, SpawnSpec, ThreadSpec } from "../api/threads.js";
+import type { Engine, EngineModel, PrLink, SpawnSpec, ThreadSpec } from "../api/threads.js";
 import type { RuntimeConfig } from "../platform/config.js";
 
 /** Short family aliases of the engine_a vendor's models: engine_a's own client turns one into a model id of the family. */
@@ -85,8 +85,28 @@ export function runtimeFenced(cwd: string, fence: RuntimeConfig["runtimeFence"])
   return null;
 }
 
-/** Fills a spawn's omitted fields and refuses combinations no engine can run. */
-export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<ThreadSpec> {
+/** A worktree the runtime made under its data directory for a pull request's thread: the one cwd there a session may have. */
+export interface OwnedWorktree {
+  cwd: string;
+  mode: "review" | "build";
+  pr: PrLink;
+}
+
+/**
+ * The worktree a child (a delegation, a fork) of a pull request's thread shares with it,
+ * when it names no cwd of its own: the child works on the same pull request, in the same
+ * mode, and reviews for no room (only the room's own thread returns its verdicts).
+ */
+export function sharedWorktree(parent: Pick<ThreadSpec, "cwd" | "pr" | "worktree">, childCwd: string | undefined): OwnedWorktree | undefined {
+  if (!parent.worktree || !parent.pr || !parent.cwd || (childCwd !== undefined && childCwd !== parent.cwd)) return undefined;
+  return { cwd: parent.cwd, mode: parent.worktree, pr: { ...parent.pr, room: null } };
+}
+
+/**
+ * Fills a spawn's omitted fields and refuses combinations no engine can run. `owned`: the
+ * runtime's own worktree for a pull request's thread, which the caller cannot name in `cwd`.
+ */
+export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig, owned?: OwnedWorktree): Outcome<ThreadSpec> {
   const model = input.model ?? (input.engine === "engine_a" ? "sonnet" : config.defaultModel);
   const engine = input.engine ?? engineForModel(model);
   const wrong = mismatch(engine, model);
@@ -97,6 +117,7 @@ export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<T
     if (bad) return refuse(422, `fallback[${i}]: ${bad}`, CODES.engineModelMismatch, { ...e, index: i });
   }
   const type = input.type ?? "chat";
+  if (owned) return ok({ ...settled(input, config, engine, model, fallback, type), cwd: owned.cwd, pr: owned.pr, worktree: owned.mode });
   if (type === "build" && !input.cwd)
     return refuse(400, "a build thread needs a cwd", CODES.spawnCwdRequired);
   const runtime = input.cwd ? runtimeFenced(input.cwd, config.runtimeFence) : null;
@@ -104,7 +125,11 @@ export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<T
   const fence = type === "build" && input.cwd ? fencedBy(input.cwd, config.codeFence) : null;
   if (fence)
     return refuse(400, `a build thread does not work in the registered checkout ${fence}: it works in a worktree of its own`, CODES.spawnCwdFenced, { root: fence });
-  return ok({
+  return ok(settled(input, config, engine, model, fallback, type));
+}
+
+function settled(input: SpawnSpec, config: RuntimeConfig, engine: ThreadSpec["engine"], model: string, fallback: EngineModel[], type: ThreadSpec["type"]): ThreadSpec {
+  return {
     workspace: input.workspace ?? null,
     title: input.title ?? null,
     role: input.role ?? "chat",
@@ -120,5 +145,5 @@ export function resolveSpawn(input: SpawnSpec, config: RuntimeConfig): Outcome<T
     questionTimeoutMs: input.questionTimeoutMs ?? null,
     onBusy: input.onBusy ?? config.onBusy,
     recall: input.recall ?? null,
-  });
+  };
 }
