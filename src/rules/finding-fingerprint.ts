@@ -18,9 +18,9 @@
  * same words); filler is dropped (articles, forms of be and have, modals and hedges such as
  * may, possibly, seems, deictic words such as this, here, line, prepositions, pronouns, and
  * labels such as nit, bug, major); each word is stemmed (plural to singular, -ed and -ing
- * off: leaks, leaked and leaking are one word); negations (not, no, never, missing, lacks,
- * without, -n't) are one word, and so are null, undefined, nil and none; the set is sorted,
- * so the word order of the sentence does not count. A body whose headline is all filler
+ * off: leaks, leaked and leaking are one word; a possessive's 's off); negations (not, no,
+ * never, missing, lacks, without, -n't) are one word, and so are null, undefined, nil and
+ * none; the set is sorted, so the word order of the sentence does not count. A body whose headline is all filler
  * has its whole text, lowercased and with blanks collapsed, as its gist.
  *
  * So case, punctuation, markdown, code spans, filler, word order, number and tense do not
@@ -53,7 +53,7 @@ const FILLER = new Set(
     "may might can could would should will shall must possible possibly potential potentially probably likely perhaps maybe seem seems seemed appear appears " +
     "actually really just very quite too also currently still already rather somewhat " +
     // deictic words, pronouns, prepositions, conjunctions
-    "this that these those here there it its it's i we you your our they them their he she one's " +
+    "this that these those here there it its i we you your our they them their he she " +
     "line lines code of to in on at for with by from as into onto about over under via than then " +
     "and or but so if when whenever where which who whom whose while because since though although " +
     "consider please note suggest suggestion recommend think believe " +
@@ -81,7 +81,8 @@ function headlineOf(body: string): string {
 
 function wordsOf(text: string): string[] {
   return text
-    .replace(/n't\b/gi, " not")
+    .replace(/n['’]t\b/gi, " not")
+    .replace(/['’]s\b/gi, "")
     .replace(/([a-z])([A-Z])/g, "$1 $2")
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")
     .toLowerCase()

@@ -29,11 +29,12 @@ export function mergeReceipt(facts: MergeFacts, verdict: Receipt["verdict"], new
   const checks: ReceiptCheck[] = facts.checks.map((c) => ({ ...c, required: required.has(c.name) }));
   for (const name of required) {
     const runs = checks.filter((c) => c.name === name);
+    const failing = runs.find((c) => !PASSING.has(c.conclusion ?? ""));
     if (runs.length === 0) blocked.push({ code: "check-missing", reason: `Required check "${name}" has no run at ${short(head)}: run it on this head.` });
     else if (runs.some((c) => c.status !== "completed"))
       blocked.push({ code: "check-pending", reason: `Required check "${name}" has not finished at ${short(head)}: wait for it to complete.` });
-    else if (runs.some((c) => !PASSING.has(c.conclusion ?? "")))
-      blocked.push({ code: "check-failing", reason: `Required check "${name}" concluded ${runs.find((c) => !PASSING.has(c.conclusion ?? ""))!.conclusion ?? "without a conclusion"} at ${short(head)}: fix it and push, or re-run it.` });
+    else if (failing)
+      blocked.push({ code: "check-failing", reason: `Required check "${name}" concluded ${failing.conclusion ?? "without a conclusion"} at ${short(head)}: fix it and push, or re-run it.` });
   }
 
   for (const r of facts.reviews)
@@ -86,8 +87,7 @@ export function mergeReceipt(facts: MergeFacts, verdict: Receipt["verdict"], new
     method: `PATCH /repos/:owner/:repo/pulls/${n} base=${defaultBranch}`,
     expects: `#${n}'s base is ${defaultBranch}`,
   });
-  const below = [...chain].reverse();
-  for (const [i, link] of below.entries()) {
+  for (const [k, link] of [...chain.entries()].reverse()) {
     if (link.pr === null) {
       plan.push({
         step: `Open a pull request from ${link.branch} to ${defaultBranch}, and merge it`,
@@ -96,8 +96,8 @@ export function mergeReceipt(facts: MergeFacts, verdict: Receipt["verdict"], new
       });
       continue;
     }
-    // The lowest already targets the default branch; each above it targets a branch merged away.
-    if (i > 0) plan.push(retarget(link.pr));
+    // Each targets the next branch down; all but the lowest target one merged away by then.
+    if (facts.baseChain[k + 1]?.branch !== defaultBranch) plan.push(retarget(link.pr));
     plan.push({ step: `Merge #${link.pr} (${link.branch}) into ${defaultBranch}`, method: `PUT /repos/:owner/:repo/pulls/${link.pr}/merge`, expects: `#${link.pr} merged into ${defaultBranch}` });
   }
   if (pull.base.ref !== defaultBranch) plan.push(retarget(pull.number));

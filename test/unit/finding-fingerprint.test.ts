@@ -21,6 +21,7 @@ const SAME: [string, string][] = [
   ["Timeout is hard-coded.", "Hard-coded timeout."],
   ["[major] Race condition: `count` is incremented without a lock.", "Race condition — count incremented without lock"],
   ["### Missing `userId` validation\n\nAnything goes into the query.", "Missing user ID validation. Reject ids that are not UUIDs."],
+  ["The session's expiry isn't checked.", "Session expiry is not checked. An expired token still passes."],
 ];
 
 /** Different problems at the same line of the same code: each row must differ. */

@@ -138,6 +138,11 @@ describe("the merge receipt (src/rules/merge-receipt.ts)", () => {
     expect(r.stacked).toEqual([{ number: 8, title: "Log expiries", head: "log/expiries" }]);
   });
 
+  it("retargets the lowest pull request of a chain the code host did not follow down to the default branch", () => {
+    const r = mergeReceipt(facts({ baseChain: [{ branch: "feat/b", pr: 6 }] }, { base: { ref: "feat/b", sha: OLD } }), VERDICT, null);
+    expect(r.plan.map((s) => s.method).slice(0, 2)).toEqual(["PATCH /repos/:owner/:repo/pulls/6 base=main", "PUT /repos/:owner/:repo/pulls/6/merge"]);
+  });
+
   it("says which branch of the chain no pull request carries to the default branch", () => {
     const r = mergeReceipt(facts({ baseChain: [{ branch: "feat/b", pr: null }] }, { base: { ref: "feat/b", sha: OLD } }), VERDICT, null);
     expect(r.blocked).toEqual([{ code: "base-not-default", reason: expect.stringContaining("no open pull request carries feat/b") }]);
