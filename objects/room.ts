@@ -151,7 +151,7 @@ export class Room extends DurableObject<Env> {
   submitVerdict(threadId: string, verdict: Verdict): Promise<Outcome<Round>> {
     return this.commits.write((): Outcome<Round> => {
       const room = this.stored();
-      if (!room || room.threadId !== threadId) return refuse(403, `thread ${threadId} is not room ${room?.id ?? ""}'s reviewer thread`, CODES.noRoundRunning);
+      if (!room || room.threadId !== threadId) return refuse(409, `thread ${threadId} is not room ${room?.id ?? ""}'s reviewer thread`, CODES.noRoundRunning);
       const running = this.rounds.running();
       if (!running) return refuse(409, `no round of room ${room.id} is running: nothing asked for a verdict`, CODES.noRoundRunning);
       this.rounds.ready(running.n, verdict);

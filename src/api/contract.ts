@@ -531,6 +531,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     body: RuntimeToolCall,
     // Besides these, each tool answers its route's refusals (a spawn's for delegate, a subscription's, a handoff's).
     errors: [
+      [409, CODES.noRoundRunning],
       [403, CODES.internalOnly],
       [403, CODES.watchOutOfScope],
       [404, CODES.threadNotFound],
@@ -589,7 +590,6 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "GET /metrics/history": { summary: "Metrics over time.", query: SinceQuery },
   "GET /metrics/estate": { summary: "Threads by stage, workspace and engine." },
   "GET /metrics/keeper": { summary: "The disk keeper's samples." },
-  "GET /metrics/cost-per-merged-pr": { summary: "Spend per merged pull request." },
 
   "GET /attention": { summary: "Items that need a person now." },
   "GET /attention/changes": { summary: "Changes of the attention board after a cursor.", query: FollowQuery.extend({ limit: z.string().regex(/^\d+$/).optional() }) },

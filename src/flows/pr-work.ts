@@ -78,7 +78,10 @@ export async function mergeReceiptOf(env: Env, workspace: string, number: number
     ? { roomId: roomId!, n: here.n, state: here.state, decision: here.verdict!.decision, head: here.head, findings: here.verdict!.findings.length }
     : null;
   const newest = judged[0] ? { n: judged[0].n, head: judged[0].head } : null;
-  return { repo, pr: number, ...mergeReceipt(facts, verdict, newest) };
+  const receipt = mergeReceipt(facts, verdict, newest);
+  // The rule names the repository as `:owner/:repo`: the plan is this one's.
+  const plan = receipt.plan.map((s) => ({ ...s, method: s.method.replaceAll(":owner/:repo", repo) }));
+  return { repo, pr: number, ...receipt, plan };
 }
 
 /**

@@ -125,17 +125,3 @@ operator.get("/metrics/keeper", async (c) => {
   return c.json({ spawnPause: pause, freeBytes: samples.map((s) => ({ at: s.at, freeBytes: s.disk.freeBytes })) });
 });
 
-/**
- * Review rooms and merge receipts are not built on this host, so no pull request has been
- * merged through it: the count is 0 and the ratio has no value, while the spend it would
- * divide is real.
- */
-operator.get("/metrics/cost-per-merged-pr", async (c) => {
-  const estate = await catalogOf(c.env).estate();
-  return c.json({
-    mergedPrs: 0,
-    costUsd: estate.cost.usd,
-    costPerMergedPrUsd: null,
-    note: "review rooms and merge receipts are not built on this host yet: no pull request has been merged through it",
-  });
-});

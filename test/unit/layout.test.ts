@@ -7,7 +7,7 @@ const MAY_IMPORT: [folder: string, allowed: string[]][] = [
   ["src/api/", ["src/api/"]],
   ["src/shared/", ["src/api/", "src/shared/"]],
   ["src/rules/", ["src/api/", "src/shared/", "src/rules/", "src/platform/config.ts"]],
-  ["src/platform/", ["src/api/", "src/shared/", "src/rules/", "src/platform/", "objects/catalog.ts", "objects/host.ts", "objects/thread.ts", "objects/workspace.ts"]],
+  ["src/platform/", ["src/api/", "src/shared/", "src/rules/", "src/platform/", "objects/catalog.ts", "objects/host.ts", "objects/thread.ts", "objects/workspace.ts", "objects/room.ts"]],
   ["src/http/", ["src/api/", "src/shared/", "src/rules/", "src/platform/", "src/http/"]],
   ["src/flows/", ["src/api/", "src/shared/", "src/rules/", "src/platform/", "src/http/", "src/flows/"]],
   ["src/routes/", ["src/"]],
