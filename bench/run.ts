@@ -21,6 +21,7 @@ import { toolRows } from "./tools.js";
 import { memoryRows } from "./memory.js";
 import { codeRows } from "./code.js";
 import { codeHostRows } from "./code-host.js";
+import { roomRows } from "./rooms.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
@@ -389,7 +390,7 @@ async function startup(): Promise<void> {
 }
 
 /** BENCH_ONLY=appends,callers,follow,tail,turns,seats,operations,tools,memory,code,codehost,completions,sandbox,spawn,startup,compaction runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,seats,operations,tools,memory,code,codehost,completions,sandbox,spawn,startup,compaction").split(","));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,seats,operations,tools,memory,code,codehost,rooms,completions,sandbox,spawn,startup,compaction").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -449,6 +450,10 @@ async function main(): Promise<void> {
   if (ONLY.has("codehost")) {
     log("the code host");
     await codeHostRows(row, fmt);
+  }
+  if (ONLY.has("rooms")) {
+    log("review rooms");
+    await roomRows(row, fmt);
   }
   if (ONLY.has("follow")) {
     // The same fan-out without the front's relay: every follower served by the thread's
