@@ -72,3 +72,12 @@ async function gitCall<T>(call: Promise<T>): Promise<T> {
     throw new GitHubError(500, err.message);
   }
 }
+
+/**
+ * Puts the seed's check runs on the commit each pull request's head is at now, once, as
+ * the simulator starts: from then on they belong to that commit, whatever the branch does.
+ */
+export async function anchorSeedChecks(repo: Repo): Promise<void> {
+  const tips = await tipsOf(repo, repo.seedChecks.map((s) => s.pull));
+  for (const { pull, runs } of repo.seedChecks.splice(0)) repo.checks.push(...runs.map((r) => ({ ...r, headSha: tips.get(pull)!.head })));
+}

@@ -48,26 +48,44 @@ export function patchOf(part: string): string | undefined {
   return at < 0 ? undefined : part.slice(at + 1).replace(/\n$/, "");
 }
 
+export type Side = "RIGHT" | "LEFT";
+
 /**
- * GitHub's `diff_hunk` of a review comment: the hunk holding the commented line (of the new
- * file), from its header down to that line. Empty when the line is outside every hunk.
+ * Where a review comment may sit, as GitHub decides it: a line of the new file (RIGHT: an
+ * added or context line) or of the old one (LEFT: a removed or context line) inside one of
+ * the file's hunks. Null when the line is outside every hunk on that side. `hunk` numbers
+ * the hunk (a multi-line comment stays inside one); `diffHunk` is GitHub's `diff_hunk`:
+ * the hunk from its header down to the line.
  */
-export function hunkUpTo(patch: string | undefined, line: number): string {
+export function placeInPatch(patch: string | undefined, line: number, side: Side): { hunk: number; diffHunk: string } | null {
   const lines = patch?.split("\n") ?? [];
   let start = -1;
-  let next = 0;
+  let hunk = -1;
+  let oldNext = 0;
+  let newNext = 0;
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i]!;
-    const header = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(text);
+    const header = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(text);
     if (header) {
       start = i;
-      next = Number(header[1]);
-    } else if (start >= 0 && (text.startsWith("+") || text.startsWith(" "))) {
-      if (next === line) return lines.slice(start, i + 1).join("\n");
-      next++;
+      hunk++;
+      oldNext = Number(header[1]);
+      newNext = Number(header[2]);
+      continue;
     }
+    if (start < 0) continue;
+    const onOld = text.startsWith("-") || text.startsWith(" ");
+    const onNew = text.startsWith("+") || text.startsWith(" ");
+    if ((side === "LEFT" ? onOld && oldNext === line : onNew && newNext === line)) return { hunk, diffHunk: lines.slice(start, i + 1).join("\n") };
+    if (onOld) oldNext++;
+    if (onNew) newNext++;
   }
-  return "";
+  return null;
+}
+
+/** A comment's `diff_hunk` in a pull request's diff; null when its line has left the diff (GitHub's outdated comment) or the diff is unknown. */
+export function placeOf(comparison: Comparison | null, c: { path: string; line: number; side: Side }): string | null {
+  return placeInPatch(comparison?.files.find((f) => f.filename === c.path)?.patch, c.line, c.side)?.diffHunk ?? null;
 }
 
 /** A seed's files as the diff `git diff` would print for them, so `.diff` reads the same either way. */

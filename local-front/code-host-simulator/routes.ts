@@ -5,9 +5,10 @@
 import { branchExists, commitOf, comparisonOf, tipsOf, tipsOfOne, type Tips } from "./commits.js";
 import { GitHubError, notAccessible, notFound, unprocessable, unsupportedAccept, validationFailed, type FieldError } from "./errors.js";
 import { paged } from "./pages.js";
-import { hunkUpTo, type Comparison } from "./patch.js";
+import { answerGraphql } from "./graphql.js";
+import { placeInPatch, placeOf, type Comparison, type Side } from "./patch.js";
 import * as shape from "./shapes.js";
-import { iso, type Grant, type Pull, type Repo, type ReviewState } from "./store.js";
+import { iso, type CheckRun, type Grant, type Pull, type Repo, type ReviewComment, type ReviewState } from "./store.js";
 
 interface Call {
   view: shape.View;
@@ -162,8 +163,7 @@ async function getReviewComments(call: Call): Promise<Answer> {
   const tips = await tipsOfOne(repo, pull);
   // The hunks come from the diff, which is only worth computing when there are comments to place.
   const comparison = pull.reviewComments.length ? await comparisonUnlessGone(repo, pull, tips) : null;
-  const patchOf = (path: string) => comparison?.files.find((f) => f.filename === path)?.patch;
-  return list(call, pull.reviewComments, (c) => shape.reviewComment(call.view, repo, pull, tips, c, hunkUpTo(patchOf(c.path), c.line)));
+  return list(call, pull.reviewComments, (c) => shape.reviewComment(call.view, repo, pull, tips, c, placeOf(comparison, c)));
 }
 
 async function getReviews(call: Call): Promise<Answer> {
@@ -173,10 +173,55 @@ async function getReviews(call: Call): Promise<Answer> {
   return list(call, pull.reviews, (r) => shape.review(call.view, repo, pull, tips, r));
 }
 
-function isInlineComment(c: unknown): c is { path: string; body: string; line: number } {
-  if (typeof c !== "object" || c === null) return false;
-  const { path, body, line } = c as Record<string, unknown>;
-  return typeof path === "string" && path !== "" && typeof body === "string" && typeof line === "number" && Number.isInteger(line) && line > 0;
+const REVIEW_DOCS = "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request";
+const SIDES: readonly string[] = ["RIGHT", "LEFT"];
+
+interface Inline {
+  path: string;
+  body: string;
+  line: number;
+  side: Side;
+  startLine: number | null;
+  startSide: Side | null;
+}
+
+const isLine = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n > 0;
+
+/** One inline comment as GitHub takes it (`position`, the legacy way, is not served); null when malformed. */
+function inlineOf(c: unknown): Inline | null {
+  if (typeof c !== "object" || c === null) return null;
+  const { path, body, line, side = "RIGHT", start_line: startLine, start_side: startSide } = c as Record<string, unknown>;
+  if (typeof path !== "string" || path === "" || typeof body !== "string" || !isLine(line) || typeof side !== "string" || !SIDES.includes(side)) return null;
+  if (startLine !== undefined && startLine !== null && !isLine(startLine)) return null;
+  if (startSide !== undefined && startSide !== null && (typeof startSide !== "string" || !SIDES.includes(startSide))) return null;
+  const multi = isLine(startLine);
+  return { path, body, line, side: side as Side, startLine: multi ? startLine : null, startSide: multi ? ((startSide as Side | null | undefined) ?? (side as Side)) : null };
+}
+
+/**
+ * Whether the diff holds the comment, as GitHub checks it: a path the pull request does not
+ * change cannot be resolved; a line outside every hunk on its side is not part of the diff;
+ * a multi-line comment starts before its last line, inside the same hunk. GitHub refuses
+ * the whole review for any one of them, saying which rule, not which comment.
+ */
+function misplaced(comparison: Comparison, c: Inline): string | null {
+  const file = comparison.files.find((f) => f.filename === c.path);
+  if (!file) return "Path could not be resolved";
+  const end = placeInPatch(file.patch, c.line, c.side);
+  if (!end) return "Pull request review thread line must be part of the diff and Pull request review thread diff hunk can't be blank";
+  if (c.startLine === null) return null;
+  if (c.startSide === c.side && c.startLine >= c.line) return "Pull request review thread start line must precede the end line.";
+  const start = placeInPatch(file.patch, c.startLine, c.startSide!);
+  if (!start || start.hunk !== end.hunk) return "Pull request review thread start line must be part of the same hunk as the line.";
+  return null;
+}
+
+/** The diff a review at `commitId` is placed on: the pull request's at that commit, as GitHub places it. */
+async function diffAt(repo: Repo, pull: Pull, tips: Tips, commitId: string | undefined): Promise<Comparison> {
+  if (commitId === undefined || commitId === tips.head) return comparisonOf(repo, pull, tips);
+  const sha = await commitOf(repo, commitId);
+  if (sha === null) throw validationFailed({ resource: "PullRequestReview", field: "commit_id", code: "invalid", message: `No commit found for SHA: ${commitId}` });
+  return comparisonOf(repo, pull, { ...tips, head: sha });
 }
 
 async function postReview(call: Call): Promise<Answer> {
@@ -189,18 +234,68 @@ async function postReview(call: Call): Promise<Answer> {
   if (typeof body !== "string") problems.push({ resource: "PullRequestReview", field: "body", code: "invalid" });
   else if (state !== "APPROVED" && state !== null && body.trim() === "") problems.push({ resource: "PullRequestReview", field: "body", code: "missing_field", message: `Body is required for event ${event}` });
   if (commitId !== undefined && (typeof commitId !== "string" || !/^[0-9a-f]{40}$/i.test(commitId))) problems.push({ resource: "PullRequestReview", field: "commit_id", code: "invalid" });
-  const inline = Array.isArray(comments) && comments.every(isInlineComment) ? comments : null;
-  if (!inline) problems.push({ resource: "PullRequestReview", field: "comments", code: "invalid", message: "each comment needs a path, a body and a line" });
+  const inline = Array.isArray(comments) ? comments.map(inlineOf) : null;
+  if (!inline || inline.some((c) => c === null)) problems.push({ resource: "PullRequestReview", field: "comments", code: "invalid", message: "each comment needs a path, a body, a line and at most a side (RIGHT or LEFT), a start_line and a start_side" });
   if (problems.length) throw validationFailed(...problems);
   if (pull.user.toLowerCase() === call.grant.login.toLowerCase() && state !== "COMMENTED")
     throw unprocessable(state === "APPROVED" ? "Can not approve your own pull request" : "Can not request changes on your own pull request");
   const tips = await tipsOfOne(repo, pull);
-  const at = touch(pull);
-  const review = { id: call.view.store.nextId(), user: call.grant.login, state: state!, body: body as string, submittedAt: at, commitId: (commitId as string | undefined)?.toLowerCase() ?? tips.head };
+  const at = (commitId as string | undefined)?.toLowerCase();
+  if (inline!.length) {
+    const comparison = await diffAt(repo, pull, tips, at);
+    const refusals = [...new Set(inline!.map((c) => misplaced(comparison, c!)).filter((r) => r !== null))];
+    if (refusals.length) throw new GitHubError(422, "Unprocessable Entity", { errors: refusals }, {}, REVIEW_DOCS);
+  }
+  const now = touch(pull);
+  const review = { id: call.view.store.nextId(), user: call.grant.login, state: state!, body: body as string, submittedAt: now, commitId: at ?? tips.head };
   pull.reviews.push(review);
   for (const c of inline!)
-    pull.reviewComments.push({ id: call.view.store.nextId(), user: call.grant.login, body: c.body, createdAt: at, updatedAt: at, path: c.path, line: c.line, reviewId: review.id, commitId: review.commitId });
+    pull.reviewComments.push({ ...c!, id: call.view.store.nextId(), user: call.grant.login, createdAt: now, updatedAt: now, reviewId: review.id, commitId: review.commitId, inReplyTo: null });
   return json(shape.review(call.view, repo, pull, tips, review));
+}
+
+/**
+ * `POST …/pulls/{n}/comments`: a reply (`in_reply_to`), which joins the thread of the
+ * comment it answers, or a new single comment at `commit_id`, placed as a review's are.
+ */
+async function postReviewComment(call: Call): Promise<Answer> {
+  const repo = repoOf(call);
+  const pull = pullOf(call, repo);
+  const given = bodyObject(call);
+  const tips = await tipsOfOne(repo, pull);
+  const now = iso(Date.now());
+  const base = { id: 0, user: call.grant.login, createdAt: now, updatedAt: now, reviewId: null, commitId: null as string | null };
+  let comment: ReviewComment;
+  if (given.in_reply_to !== undefined) {
+    if (typeof given.body !== "string" || given.body.trim() === "") throw validationFailed({ resource: "PullRequestReviewComment", field: "body", code: given.body === undefined ? "missing_field" : "invalid" });
+    const to = pull.reviewComments.find((c) => c.id === given.in_reply_to);
+    if (!to) throw notFound();
+    const root = to.inReplyTo === null ? to : pull.reviewComments.find((c) => c.id === to.inReplyTo)!;
+    comment = { ...base, body: given.body, path: root.path, line: root.line, side: root.side, startLine: root.startLine, startSide: root.startSide, commitId: root.commitId, inReplyTo: root.id };
+  } else {
+    const c = inlineOf(given);
+    const commitId = given.commit_id;
+    if (typeof commitId !== "string" || !/^[0-9a-f]{40}$/i.test(commitId)) throw validationFailed({ resource: "PullRequestReviewComment", field: "commit_id", code: commitId === undefined ? "missing_field" : "invalid" });
+    if (!c) throw validationFailed({ resource: "PullRequestReviewComment", field: "line", code: "invalid", message: "a comment needs a path, a body, a line and at most a side, a start_line and a start_side" });
+    const refusal = misplaced(await diffAt(repo, pull, tips, commitId.toLowerCase()), c);
+    if (refusal) throw new GitHubError(422, "Unprocessable Entity", { errors: [refusal] }, {}, "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request");
+    comment = { ...base, ...c, commitId: commitId.toLowerCase(), inReplyTo: null };
+  }
+  comment.id = call.view.store.nextId();
+  touch(pull);
+  pull.reviewComments.push(comment);
+  const comparison = await comparisonUnlessGone(repo, pull, tips);
+  return json(shape.reviewComment(call.view, repo, pull, tips, comment, placeOf(comparison, comment)), undefined, 201);
+}
+
+const CHECK_STATUSES = ["queued", "in_progress", "completed"] as const;
+const CONCLUSIONS = ["action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out"];
+
+/** The pull requests whose head is at `sha` now: a check run names them. */
+async function pullsAt(repo: Repo, sha: string): Promise<{ pull: Pull; tips: Tips }[]> {
+  const pulls = [...repo.pulls.values()].filter((p) => p.state === "open");
+  const tips = await tipsOf(repo, pulls);
+  return pulls.filter((p) => tips.get(p)!.head === sha).map((pull) => ({ pull, tips: tips.get(pull)! }));
 }
 
 async function getCheckRuns(call: Call): Promise<Answer> {
@@ -209,16 +304,53 @@ async function getCheckRuns(call: Call): Promise<Answer> {
   const sha = await commitOf(repo, ref);
   if (sha === null) throw new GitHubError(422, `No commit found for SHA: ${ref}`);
   const name = call.url.searchParams.get("check_name");
-  const status = choice(call, "CheckRun", "status", ["queued", "in_progress", "completed"] as const, null);
-  const pulls = [...repo.pulls.values()];
-  const tips = await tipsOf(repo, pulls);
-  const runs = pulls
-    .filter((p) => tips.get(p)!.head === sha)
-    .flatMap((p) => p.checks.map((c) => ({ pull: p, check: c })))
-    .filter(({ check }) => (name === null || check.name === name) && (status === null || check.status === status))
-    .sort((a, b) => a.check.id - b.check.id);
+  const status = choice(call, "CheckRun", "status", CHECK_STATUSES, null);
+  const filter = choice(call, "CheckRun", "filter", ["latest", "all"] as const, "latest");
+  const all = repo.checks.filter((c) => c.headSha === sha).sort((a, b) => a.id - b.id);
+  // GitHub's default answers only the newest run of each name: a rerun replaces the run before it.
+  const newest = filter === "all" ? all : all.filter((c) => !all.some((d) => d.name === c.name && d.id > c.id));
+  const runs = newest.filter((c) => (name === null || c.name === name) && (status === null || c.status === status));
   const page = paged(runs, call.url);
-  return json({ total_count: runs.length, check_runs: page.items.map(({ pull, check }) => shape.checkRun(call.view, repo, pull, tips.get(pull)!, check)) }, page.headers);
+  const pulls = await pullsAt(repo, sha);
+  return json({ total_count: runs.length, check_runs: page.items.map((c) => shape.checkRun(call.view, repo, c, pulls)) }, page.headers);
+}
+
+/** A timestamp GitHub takes: ISO 8601. */
+const isTime = (v: unknown): v is string => typeof v === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v) && !Number.isNaN(Date.parse(v));
+
+async function postCheckRun(call: Call): Promise<Answer> {
+  const repo = repoOf(call);
+  const given = bodyObject(call);
+  const { name, head_sha: headSha, details_url: detailsUrl, started_at: startedAt, completed_at: completedAt } = given;
+  // A conclusion completes the run, as GitHub's docs say.
+  const status = given.conclusion !== undefined && given.status === undefined ? "completed" : (given.status ?? "queued");
+  const conclusion = given.conclusion ?? null;
+  const problems: FieldError[] = [];
+  if (typeof name !== "string" || name.trim() === "") problems.push({ resource: "CheckRun", field: "name", code: name === undefined ? "missing_field" : "invalid" });
+  if (typeof headSha !== "string" || !/^[0-9a-f]{40}$/i.test(headSha)) problems.push({ resource: "CheckRun", field: "head_sha", code: headSha === undefined ? "missing_field" : "invalid" });
+  if (typeof status !== "string" || !(CHECK_STATUSES as readonly string[]).includes(status)) problems.push({ resource: "CheckRun", field: "status", code: "invalid" });
+  if (conclusion !== null && (typeof conclusion !== "string" || !CONCLUSIONS.includes(conclusion))) problems.push({ resource: "CheckRun", field: "conclusion", code: "invalid" });
+  else if (status === "completed" && conclusion === null) problems.push({ resource: "CheckRun", field: "conclusion", code: "missing_field", message: "conclusion is required when status is completed" });
+  else if (status !== "completed" && conclusion !== null) problems.push({ resource: "CheckRun", field: "conclusion", code: "invalid", message: "a conclusion completes the run: status must be completed" });
+  if (detailsUrl !== undefined && (typeof detailsUrl !== "string" || !URL.canParse(detailsUrl))) problems.push({ resource: "CheckRun", field: "details_url", code: "invalid" });
+  for (const [field, value] of [["started_at", startedAt], ["completed_at", completedAt]] as const)
+    if (value !== undefined && !isTime(value)) problems.push({ resource: "CheckRun", field, code: "invalid" });
+  if (problems.length) throw validationFailed(...problems);
+  const sha = await commitOf(repo, (headSha as string).toLowerCase());
+  if (sha === null) throw new GitHubError(422, `No commit found for SHA: ${headSha as string}`);
+  const now = iso(Date.now());
+  const run: CheckRun = {
+    id: call.view.store.nextId(),
+    headSha: sha,
+    name: name as string,
+    status: status as CheckRun["status"],
+    conclusion: conclusion as string | null,
+    detailsUrl: (detailsUrl as string | undefined) ?? null,
+    startedAt: startedAt === undefined ? now : iso(startedAt as string),
+    completedAt: status === "completed" ? (completedAt === undefined ? now : iso(completedAt as string)) : null,
+  };
+  repo.checks.push(run);
+  return json(shape.checkRun(call.view, repo, run, await pullsAt(repo, sha)), undefined, 201);
 }
 
 async function getProtection(call: Call): Promise<Answer> {
@@ -288,6 +420,7 @@ const ROUTES: Route[] = [
   at("GET", "/repos/:owner/:repo/pulls/:number/comments", getReviewComments),
   at("GET", "/repos/:owner/:repo/pulls/:number/reviews", getReviews),
   at("POST", "/repos/:owner/:repo/pulls/:number/reviews", writes("pull_requests=write", "pulls/reviews#create-a-review-for-a-pull-request", postReview)),
+  at("POST", "/repos/:owner/:repo/pulls/:number/comments", writes("pull_requests=write", "pulls/comments#create-a-review-comment-for-a-pull-request", postReviewComment)),
   at("GET", "/repos/:owner/:repo/issues/:number/comments", getComments),
   at("POST", "/repos/:owner/:repo/issues/:number/comments", writes(ISSUE_WRITE, "issues/comments#create-an-issue-comment", postComment)),
   at("GET", "/repos/:owner/:repo/issues/:number/labels", getIssueLabels),
@@ -295,6 +428,8 @@ const ROUTES: Route[] = [
   at("GET", "/repos/:owner/:repo/labels", getLabels),
   at("POST", "/repos/:owner/:repo/labels", writes(ISSUE_WRITE, "issues/labels#create-a-label", postLabel)),
   at("GET", "/repos/:owner/:repo/commits/:ref/check-runs", getCheckRuns),
+  at("POST", "/repos/:owner/:repo/check-runs", writes("checks=write", "checks/runs#create-a-check-run", postCheckRun)),
+  at("POST", "/graphql", (call) => answerGraphql(call.view, call.grant, call.json())),
   at("GET", "/repos/:owner/:repo/branches/:branch/protection", getProtection),
 ];
 

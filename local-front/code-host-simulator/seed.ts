@@ -21,7 +21,13 @@ export const SeedFile = z
 
 export const SeedComment = z.object({ user: Login, body: z.string(), createdAt: When.optional() }).strict();
 
-export const SeedReviewComment = SeedComment.extend({ path: z.string().min(1), line: z.number().int().positive() }).strict();
+export const SeedReviewComment = SeedComment.extend({
+  path: z.string().min(1),
+  line: z.number().int().positive(),
+  side: z.enum(["RIGHT", "LEFT"]).default("RIGHT"),
+  /** Its thread is resolved, as someone marked it on GitHub. */
+  resolved: z.boolean().default(false),
+}).strict();
 
 export const SeedReview = z
   .object({
@@ -60,6 +66,7 @@ export const SeedPull = z
     comments: z.array(SeedComment).default([]),
     reviewComments: z.array(SeedReviewComment).default([]),
     reviews: z.array(SeedReview).default([]),
+    /** Check runs on the pull request's head as the simulator starts; a later push has none until some are created. */
     checks: z.array(SeedCheck).default([]),
   })
   .strict();

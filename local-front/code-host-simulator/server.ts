@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { badCredentials, GitHubError, notFound, payloadTooLarge, problemsParsingJson } from "./errors.js";
 import { headersOf, RateLimits, type LimitKind } from "./rate-limit.js";
+import { anchorSeedChecks } from "./commits.js";
 import { route, type Answer } from "./routes.js";
 import type { Seed } from "./seed.js";
 import { rateLimit } from "./shapes.js";
@@ -142,6 +143,7 @@ export async function startCodeHostSimulator(options: CodeHostSimulatorOptions):
       }),
     ),
   );
+  for (const repo of store.repos()) await anchorSeedChecks(repo);
   const sim: Sim = { store, limits: new RateLimits(), url: "" };
   const server = createServer((req, res) => {
     // A broken socket must cost one request, never the server.

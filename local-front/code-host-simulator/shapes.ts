@@ -6,7 +6,7 @@
 import type { Comparison, DiffFile } from "./patch.js";
 import type { Tips } from "./commits.js";
 import type { Quota } from "./rate-limit.js";
-import { sha1, type Check, type Comment, type Label, type Pull, type Repo, type Review, type ReviewComment, type Store } from "./store.js";
+import { sha1, type CheckRun, type Comment, type Label, type Pull, type Repo, type Review, type ReviewComment, type Store } from "./store.js";
 
 export interface View {
   /** The origin the client called, e.g. http://127.0.0.1:41234 */
@@ -15,7 +15,7 @@ export interface View {
 }
 
 /** GitHub's global ids look like `PR_kwDO…`: a kind, then an opaque token. */
-const nodeId = (kind: string, id: number) => `${kind}_${Buffer.from(`sim:${id}`).toString("base64url")}`;
+export const nodeId = (kind: string, id: number) => `${kind}_${Buffer.from(`sim:${id}`).toString("base64url")}`;
 
 const repoPath = (repo: Repo) => `${repo.owner}/${repo.name}`;
 
@@ -184,14 +184,15 @@ export function issueComment(v: View, repo: Repo, pull: Pull, c: Comment) {
   };
 }
 
-export function reviewComment(v: View, repo: Repo, pull: Pull, tips: Tips, c: ReviewComment, diffHunk: string) {
+/** `diffHunk` null: the line is no longer in the diff (GitHub's outdated comment, whose `line` is null). */
+export function reviewComment(v: View, repo: Repo, pull: Pull, tips: Tips, c: ReviewComment, diffHunk: string | null) {
   const commit = c.commitId ?? tips.head;
   return {
     id: c.id,
     node_id: nodeId("PRRC", c.id),
     url: `${v.api}/repos/${repoPath(repo)}/pulls/comments/${c.id}`,
     pull_request_review_id: c.reviewId,
-    diff_hunk: diffHunk,
+    diff_hunk: diffHunk ?? "",
     path: c.path,
     commit_id: commit,
     original_commit_id: commit,
@@ -202,12 +203,13 @@ export function reviewComment(v: View, repo: Repo, pull: Pull, tips: Tips, c: Re
     html_url: `${v.api}/${repoPath(repo)}/pull/${pull.number}#discussion_r${c.id}`,
     pull_request_url: `${v.api}/repos/${repoPath(repo)}/pulls/${pull.number}`,
     author_association: association(repo, c.user),
-    line: c.line,
+    ...(c.inReplyTo === null ? {} : { in_reply_to_id: c.inReplyTo }),
+    line: diffHunk === null ? null : c.line,
     original_line: c.line,
-    side: "RIGHT",
-    start_line: null,
-    original_start_line: null,
-    start_side: null,
+    side: c.side,
+    start_line: diffHunk === null ? null : c.startLine,
+    original_start_line: c.startLine,
+    start_side: c.startSide,
     subject_type: "line",
     _links: {
       self: { href: `${v.api}/repos/${repoPath(repo)}/pulls/comments/${c.id}` },
@@ -234,34 +236,33 @@ export function review(v: View, repo: Repo, pull: Pull, tips: Tips, r: Review) {
   };
 }
 
-export function checkRun(v: View, repo: Repo, pull: Pull, tips: Tips, c: Check) {
+/** `pulls`: the repository's pull requests whose head is at the run's commit now, as GitHub lists them. */
+export function checkRun(v: View, repo: Repo, c: CheckRun, pulls: { pull: Pull; tips: Tips }[]) {
   const url = `${v.api}/repos/${repoPath(repo)}/check-runs/${c.id}`;
   const html = `${v.api}/${repoPath(repo)}/runs/${c.id}`;
   return {
     id: c.id,
     node_id: nodeId("CR", c.id),
-    head_sha: tips.head,
+    head_sha: c.headSha,
     external_id: "",
     url,
     html_url: html,
     details_url: c.detailsUrl ?? html,
     status: c.status,
     conclusion: c.conclusion,
-    started_at: pull.updatedAt,
-    completed_at: c.status === "completed" ? pull.updatedAt : null,
+    started_at: c.startedAt,
+    completed_at: c.completedAt,
     output: { title: null, summary: null, text: null, annotations_count: 0, annotations_url: `${url}/annotations` },
     name: c.name,
     check_suite: { id: c.id },
     app: null,
-    pull_requests: [
-      {
-        id: pull.id,
-        number: pull.number,
-        url: `${v.api}/repos/${repoPath(repo)}/pulls/${pull.number}`,
-        head: { ref: pull.head, sha: tips.head, repo: { id: repo.id, name: repo.name, url: `${v.api}/repos/${repoPath(repo)}` } },
-        base: { ref: pull.base, sha: tips.base, repo: { id: repo.id, name: repo.name, url: `${v.api}/repos/${repoPath(repo)}` } },
-      },
-    ],
+    pull_requests: pulls.map(({ pull, tips }) => ({
+      id: pull.id,
+      number: pull.number,
+      url: `${v.api}/repos/${repoPath(repo)}/pulls/${pull.number}`,
+      head: { ref: pull.head, sha: tips.head, repo: { id: repo.id, name: repo.name, url: `${v.api}/repos/${repoPath(repo)}` } },
+      base: { ref: pull.base, sha: tips.base, repo: { id: repo.id, name: repo.name, url: `${v.api}/repos/${repoPath(repo)}` } },
+    })),
   };
 }
 

@@ -32,12 +32,21 @@ export interface Comment {
   updatedAt: string;
 }
 
+export type Side = "RIGHT" | "LEFT";
+
 export interface ReviewComment extends Comment {
   path: string;
+  /** The last line it covers, of the new file (RIGHT) or the old one (LEFT). */
   line: number;
+  side: Side;
+  /** A multi-line comment's first line and its side; null for one line. */
+  startLine: number | null;
+  startSide: Side | null;
   reviewId: number | null;
   /** null: the pull request's head when asked. */
   commitId: string | null;
+  /** The comment that started its thread; null: this one starts one. */
+  inReplyTo: number | null;
 }
 
 export type ReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
@@ -52,12 +61,16 @@ export interface Review {
   commitId: string | null;
 }
 
-export interface Check {
+/** A check run belongs to one commit, as on GitHub: a push leaves the runs behind on the commit before. */
+export interface CheckRun {
   id: number;
+  headSha: string;
   name: string;
   status: "queued" | "in_progress" | "completed";
   conclusion: string | null;
   detailsUrl: string | null;
+  startedAt: string;
+  completedAt: string | null;
 }
 
 export interface Pull {
@@ -77,7 +90,8 @@ export interface Pull {
   comments: Comment[];
   reviewComments: ReviewComment[];
   reviews: Review[];
-  checks: Check[];
+  /** The first comment of each resolved review thread. */
+  resolved: Set<number>;
 }
 
 export interface Repo {
@@ -90,6 +104,9 @@ export interface Repo {
   labels: Label[];
   protection: SeedRepo["protection"];
   pulls: Map<number, Pull>;
+  checks: CheckRun[];
+  /** The seed's checks, each for its pull request's head when the simulator starts (`anchorSeedChecks`). */
+  seedChecks: { pull: Pull; runs: Omit<CheckRun, "headSha">[] }[];
   createdAt: string;
 }
 
@@ -127,12 +144,20 @@ export class Store {
         labels: [],
         protection: r.protection,
         pulls: new Map(),
+        checks: [],
+        seedChecks: [],
         createdAt: startedAt,
       };
       for (const l of r.labels) this.addLabel(repo, l.name, l.color, l.description);
       for (const p of r.pulls) {
         if (repo.pulls.has(p.number)) throw new Error(`code-host seed: ${r.owner}/${r.name} has pull request #${p.number} twice`);
-        repo.pulls.set(p.number, this.#pull(repo, p));
+        const pull = this.#pull(repo, p);
+        repo.pulls.set(p.number, pull);
+        const runs = p.checks.map((c) => {
+          const done = c.status === "completed";
+          return { id: this.nextId(), name: c.name, status: c.status, conclusion: done ? c.conclusion : null, detailsUrl: c.detailsUrl ?? null, startedAt: pull.updatedAt, completedAt: done ? pull.updatedAt : null };
+        });
+        if (runs.length) repo.seedChecks.push({ pull, runs });
       }
       this.#repos.set(key, repo);
     }
@@ -142,6 +167,8 @@ export class Store {
     const createdAt = iso(p.createdAt);
     const at = (when: string | undefined) => (when ? iso(when) : createdAt);
     const comment = (c: { user: string; body: string; createdAt?: string }): Comment => ({ id: this.nextId(), user: this.#known(c.user), body: c.body, createdAt: at(c.createdAt), updatedAt: at(c.createdAt) });
+    // Each seeded review comment starts a thread of its own.
+    const reviewComments = p.reviewComments.map((c): ReviewComment => ({ ...comment(c), path: c.path, line: c.line, side: c.side, startLine: null, startSide: null, reviewId: null, commitId: null, inReplyTo: null }));
     return {
       id: this.nextId(),
       number: p.number,
@@ -158,9 +185,9 @@ export class Store {
       labels: p.labels.map((name) => this.labelNamed(repo, name) ?? this.addLabel(repo, name)),
       files: p.files,
       comments: p.comments.map(comment),
-      reviewComments: p.reviewComments.map((c) => ({ ...comment(c), path: c.path, line: c.line, reviewId: null, commitId: null })),
+      reviewComments,
       reviews: p.reviews.map((r) => ({ id: this.nextId(), user: this.#known(r.user), state: r.state, body: r.body, submittedAt: at(r.submittedAt), commitId: null })),
-      checks: p.checks.map((c) => ({ id: this.nextId(), name: c.name, status: c.status, conclusion: c.status === "completed" ? c.conclusion : null, detailsUrl: c.detailsUrl ?? null })),
+      resolved: new Set(reviewComments.filter((_, i) => p.reviewComments[i]!.resolved).map((c) => c.id)),
     };
   }
 
@@ -195,6 +222,10 @@ export class Store {
 
   visible(repo: Repo, grant: Grant): boolean {
     return grant.owners.length === 0 || grant.owners.some((o) => o.toLowerCase() === repo.owner.toLowerCase());
+  }
+
+  repos(): Repo[] {
+    return [...this.#repos.values()];
   }
 
   /** The repositories with a checkout, to check before serving. */

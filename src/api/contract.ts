@@ -508,6 +508,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
       [409, CODES.roundSuperseded],
       [409, CODES.roundStale],
       [409, CODES.roundFinalizing],
+      [409, CODES.reviewOwnPullRequest],
       ...CODE_HOST,
     ],
   },

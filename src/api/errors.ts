@@ -168,6 +168,8 @@ export const CODES = {
   codeHostUnavailable: "code-host-unavailable",
   /** The code host failed or could not be reached. */
   codeHostFailed: "code-host-failed",
+  /** The code host does not let the account approve, or request changes on, a pull request it opened: finalize a `comment` decision, or post with another account. */
+  reviewOwnPullRequest: "review-own-pull-request",
   /** No code service behind the CODE binding (plain `wrangler dev`), or it could not be reached. */
   codeServiceUnavailable: "code-service-unavailable",
   /** A `cwd` no session may work in: `/`, inside the data directory or the engine state, or holding the runtime's checkout, node_modules or Node; or a build thread's inside a registered checkout (build threads work in worktrees of their own). */

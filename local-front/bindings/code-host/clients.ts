@@ -52,6 +52,11 @@ export class HostClients {
     this.simulator = simulator ? make(simulator.token, simulator.url, "simulator") : null;
   }
 
+  /** Every client, the simulator last: what capabilities are asked of. */
+  all(): HostClient[] {
+    return [...this.clients.map((c) => c.client), ...(this.simulator ? [this.simulator] : [])];
+  }
+
   forOwner(owner: string): Outcome<HostClient> {
     const o = owner.toLowerCase();
     const picked = this.clients.find((c) => c.owners.has(o))?.client ?? this.clients.find((c) => c.owners.size === 0)?.client ?? this.simulator;

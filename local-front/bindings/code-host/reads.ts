@@ -68,7 +68,7 @@ export function fileOf(f: Gh): DiffFile {
 const pullName = (p: PullParams) => `pull request ${p.owner}/${p.repo}#${p.number}`;
 
 /** One pull request, in the runtime's shape: what a diff, a comments walk and the checks start from. */
-async function pullOf(client: HostClient, p: PullParams): Promise<Outcome<PullSummary>> {
+export async function pullOf(client: HostClient, p: PullParams): Promise<Outcome<PullSummary>> {
   const got = await onHost(client, pullName(p), (o) => o.rest.pulls.get({ owner: p.owner, repo: p.repo, pull_number: p.number, ...deadline() }));
   return got.ok ? ok(summaryOf(got.value.data)) : got;
 }

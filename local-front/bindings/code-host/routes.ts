@@ -1,12 +1,17 @@
 import { CODES } from "../../../src/api/errors.js";
 import { CommentsQuery, OverlapRequest, PageQuery, PullParams, PullsQuery, RepoParams } from "../../../src/api/code-host.js";
-import { refuse, type Outcome } from "../../../src/api/outcome.js";
+import { PostReview } from "../../../src/api/rooms.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import type { HostClients } from "./clients.js";
+import { mergeFacts } from "./merge-facts.js";
 import { overlapPass } from "./overlap.js";
-import { listPulls, pullChecks, pullComments, pullDiff } from "./reads.js";
+import { listPulls, pullChecks, pullComments, pullDiff, pullOf } from "./reads.js";
+import { capabilities, postReview, reviewContext } from "./review.js";
 
 const PULLS = /^\/github\/([^/]+)\/([^/]+)\/prs$/;
 const PULL = /^\/github\/([^/]+)\/([^/]+)\/prs\/([^/]+)\/(diff|comments|checks)$/;
+/** The review operations the worker asks for a room (not public routes): the pull request, its context, its merge facts, and one review. */
+const REVIEWING = /^\/github\/([^/]+)\/([^/]+)\/prs\/([^/]+)(?:\/(context|merge-facts|review))?$/;
 
 /** `code`: which part of the request was wrong (CODES.invalidBody, invalidParam or invalidQuery). */
 function invalid(error: { issues: { path: PropertyKey[]; message: string }[] }, code: string) {
@@ -24,6 +29,24 @@ export async function codeHostRoute(clients: HostClients, method: string, url: U
     if (!req.success) return invalid(req.error, CODES.invalidBody);
     const client = clients.forOwner(req.data.repo.split("/")[0]!);
     return client.ok ? overlapPass(client.value, req.data) : client;
+  }
+  if (method === "GET" && url.pathname === "/github/capabilities") return ok(await capabilities(clients));
+  const reviewing = REVIEWING.exec(url.pathname);
+  if (reviewing && (method === "POST") === (reviewing[4] === "review") && (method === "GET" || method === "POST")) {
+    const pull = PullParams.safeParse({ owner: decodeURIComponent(reviewing[1]!), repo: decodeURIComponent(reviewing[2]!), number: reviewing[3] });
+    if (!pull.success) return invalid(pull.error, CODES.invalidParam);
+    let review: PostReview | null = null;
+    if (method === "POST") {
+      const req = PostReview.safeParse(await body());
+      if (!req.success) return invalid(req.error, CODES.invalidBody);
+      review = req.data;
+    }
+    const client = clients.forOwner(pull.data.owner);
+    if (!client.ok) return client;
+    if (review) return postReview(client.value, pull.data, review);
+    if (reviewing[4] === "context") return reviewContext(client.value, pull.data);
+    if (reviewing[4] === "merge-facts") return mergeFacts(client.value, pull.data);
+    return pullOf(client.value, pull.data);
   }
   if (method !== "GET") return null;
   const many = PULLS.exec(url.pathname);
