@@ -168,6 +168,12 @@ export const CODES = {
   codeHostUnavailable: "code-host-unavailable",
   /** The code host failed or could not be reached. */
   codeHostFailed: "code-host-failed",
+  /** The runtime could not fetch a pull request's commits into its mirror of the repository (docs/code-host.md, "Getting the code"). */
+  gitFetchFailed: "git-fetch-failed",
+  /** No runtime-owned worktree of that id (`POST /git/worktrees` makes one). */
+  worktreeNotFound: "worktree-not-found",
+  /** A worktree of that id exists in the other mode (review or build): one id, one mode. */
+  worktreeModeMismatch: "worktree-mode-mismatch",
   /** No code service behind the CODE binding (plain `wrangler dev`), or it could not be reached. */
   codeServiceUnavailable: "code-service-unavailable",
   /** A `cwd` no session may work in: `/`, inside the data directory or the engine state, or holding the runtime's checkout, node_modules or Node; or a build thread's inside a registered checkout (build threads work in worktrees of their own). */
