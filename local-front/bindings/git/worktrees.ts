@@ -7,7 +7,7 @@
  * (docs/decisions.md). What each worktree is (its repository, mode, mirror) is recorded
  * apart, in `<dataDir>/git/records/<id>.json`, where its session cannot rewrite it.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import type { PullRef } from "../../../src/api/code-host.js";
@@ -39,14 +39,16 @@ export function gitPlaces(dataDir: string) {
  */
 export function worktreeHolding(dataDir: string, path: string): { root: string; mode: WorktreeMode; mirror: string } | null {
   const places = gitPlaces(dataDir);
-  const rel = relative(places.worktrees, path);
+  // The sandbox asks by real path; the data directory may be named through a link.
+  const worktrees = existsSync(places.worktrees) ? realpathSync(places.worktrees) : places.worktrees;
+  const rel = relative(worktrees, path);
   const id = rel.split(sep)[0] ?? "";
   if (rel.startsWith("..") || !/^[A-Za-z0-9_-]{1,100}$/.test(id)) return null;
   try {
     const record = JSON.parse(readFileSync(join(places.records, `${id}.json`), "utf8")) as WorktreeRecord;
     // A mirror outside the runtime's mirrors is no record of ours.
     if (relative(places.mirrors, record.mirror).startsWith("..") || (record.mode !== "review" && record.mode !== "build")) return null;
-    return { root: join(places.worktrees, id), mode: record.mode, mirror: record.mirror };
+    return { root: join(worktrees, id), mode: record.mode, mirror: record.mirror };
   } catch {
     return null;
   }
