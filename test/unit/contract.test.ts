@@ -56,6 +56,10 @@ const NOT_A_ROUTE_S = new Set<string>([
   CODES.untrustedCaller,
   CODES.bodyTooLarge,
   CODES.draining,
+  // The code service's answers to the worker's `/git/...` asks (docs/code-host.md, "Getting the code"); a room's route that passes one on names it in its contract, and leaves this list.
+  CODES.gitFetchFailed,
+  CODES.worktreeNotFound,
+  CODES.worktreeModeMismatch,
 ]);
 
 describe("the contract (src/api/contract.ts)", () => {

@@ -119,6 +119,8 @@ export class Worktrees {
     if (!pull.ok) return pull;
     const p = pull.value.data;
     const cloneUrl = p.base.repo.clone_url;
+    // git takes a URL led by `-` as an option, and `ext::` and `file:` reach past the network: only http(s) is fetched from.
+    if (!/^https?:\/\/[^\s]+$/.test(cloneUrl ?? "")) return refuse(502, `the code host gave ${req.repo} a clone URL the runtime does not fetch from: ${JSON.stringify(cloneUrl).slice(0, 200)}`, CODES.gitFetchFailed);
     const auth = (await client.value.octokit.auth()) as { token?: string };
     const fetched = await this.#mirrors.fetch({
       repo: req.repo,
