@@ -17,6 +17,7 @@ import type { RuntimeLink } from "./bindings/engines/tools/runtime-tools.js";
 import { startHostReports } from "./bindings/host-report.js";
 import { startCodeService } from "./bindings/code/service.js";
 import { startCodeHost } from "./code-host.js";
+import { Worktrees } from "./bindings/git/worktrees.js";
 import { spawn } from "node:child_process";
 import { startNetwork } from "./network.js";
 import { startRuntime } from "./process/workerd.js";
@@ -105,6 +106,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
         ? sandbox.spawn(argv, { cwd, own: [], readOnly: true }, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] })
         : spawn(argv[0]!, argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] }),
     codeHost.clients,
+    new Worktrees(config.dataDir, codeHost.clients, () => config.codeRoots.map((r) => r.path)),
   );
   undo.push(() => code.close());
   const accountsToken = randomBytes(24).toString("hex");

@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { serveGit } from "./git-http.js";
 import { badCredentials, GitHubError, notFound, payloadTooLarge, problemsParsingJson } from "./errors.js";
 import { headersOf, RateLimits, type LimitKind } from "./rate-limit.js";
 import { anchorSeedChecks } from "./commits.js";
@@ -146,6 +147,7 @@ export async function startCodeHostSimulator(options: CodeHostSimulatorOptions):
   for (const repo of store.repos()) await anchorSeedChecks(repo);
   const sim: Sim = { store, limits: new RateLimits(), url: "" };
   const server = createServer((req, res) => {
+    if (serveGit(req, res, store)) return;
     // A broken socket must cost one request, never the server.
     serve(req, res, sim).catch(() => res.destroy());
   });

@@ -55,7 +55,10 @@ export function repository(v: View, repo: Repo) {
     labels_url: `${url}/labels{/name}`,
     branches_url: `${url}/branches{/branch}`,
     commits_url: `${url}/commits{/sha}`,
+    // git's smart HTTP on the simulator itself (git-http.ts), as github.com serves it beside the API.
     clone_url: `${v.api}/${repoPath(repo)}.git`,
+    git_url: `${v.api.replace(/^https?:/, "git:")}/${repoPath(repo)}.git`,
+    ssh_url: `git@${new URL(v.api).hostname}:${repoPath(repo)}.git`,
     created_at: repo.createdAt,
     updated_at: repo.createdAt,
     pushed_at: repo.createdAt,

@@ -87,6 +87,12 @@ export interface TurnRequest {
   proxyEnv: Record<string, string> | null;
   /** A build thread: the engine host refuses a cwd whose real path lies in a registered code root or holds one (docs/code.md, "The fence"). */
   buildFence?: true;
+  /**
+   * The cwd is a runtime-owned worktree of a pull request (under the data directory, made by
+   * the code service's `POST /git/worktrees`): the sandbox binds it read-only for `review`,
+   * writable for `build`, with its mirror read-only. Without it such a cwd is refused.
+   */
+  worktree?: "review" | "build";
   /** Everything before this turn, oldest first, with the runtime's reductions applied. */
   transcript: TranscriptEntry[];
   /**

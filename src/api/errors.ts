@@ -170,6 +170,12 @@ export const CODES = {
   codeHostFailed: "code-host-failed",
   /** The code host does not let the account approve, or request changes on, a pull request it opened: finalize a `comment` decision, or post with another account. */
   reviewOwnPullRequest: "review-own-pull-request",
+  /** The runtime could not fetch a pull request's commits into its mirror of the repository (docs/code-host.md, "Getting the code"). */
+  gitFetchFailed: "git-fetch-failed",
+  /** No runtime-owned worktree of that id (`POST /git/worktrees` makes one). */
+  worktreeNotFound: "worktree-not-found",
+  /** A worktree of that id exists in the other mode (review or build): one id, one mode. */
+  worktreeModeMismatch: "worktree-mode-mismatch",
   /** No code service behind the CODE binding (plain `wrangler dev`), or it could not be reached. */
   codeServiceUnavailable: "code-service-unavailable",
   /** A `cwd` no session may work in: `/`, inside the data directory or the engine state, or holding the runtime's checkout, node_modules or Node; or a build thread's inside a registered checkout (build threads work in worktrees of their own). */
@@ -237,8 +243,6 @@ export const CODES = {
   noRoundRunning: "no-round-running",
   /** A build thread for a pull request whose build threads already fill the build seat limit (409, with `limit` and `threads`). */
   buildSeatsFull: "build-seats-full",
-  /** Fetching a pull request's commits into the runtime's mirror failed (502, with git's words). */
-  gitFetchFailed: "git-fetch-failed",
   /** A bug: the router caught an error nobody refused on purpose (500). */
   internal: "internal",
   /** From the front: the workerd process that holds the request's thread closed the connection without answering. */

@@ -56,6 +56,9 @@ const NOT_A_ROUTE_S = new Set<string>([
   CODES.untrustedCaller,
   CODES.bodyTooLarge,
   CODES.draining,
+  // The code service's answers to the worker's `/git/...` asks (docs/code-host.md, "Getting the code") that no route passes on: the worker names worktrees one mode each and makes them before it reads them.
+  CODES.worktreeNotFound,
+  CODES.worktreeModeMismatch,
 ]);
 
 describe("the contract (src/api/contract.ts)", () => {

@@ -4,6 +4,8 @@ import { CODE_TOKEN_HEADER, CodeSearchRequest, FilesQuery, OutlineQuery, ReadQue
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { codeHostRoute } from "../code-host/routes.js";
+import { gitRoute } from "../git/routes.js";
+import type { Worktrees } from "../git/worktrees.js";
 import type { HostClients } from "../code-host/clients.js";
 import { readJson, reply, replyOutcome } from "../http.js";
 import { fenced, type RootEntry } from "./fence.js";
@@ -48,7 +50,7 @@ async function files(root: RootEntry, q: FilesQuery): Promise<Outcome<FilesPage>
  * (docs/code-host.md). Only the worker, which holds this boot's token, may ask: it
  * decides who reads what.
  */
-export async function startCodeService(roots: RootEntry[], token: string, spawnRg: RgSpawner, codeHost: HostClients): Promise<CodeService> {
+export async function startCodeService(roots: RootEntry[], token: string, spawnRg: RgSpawner, codeHost: HostClients, worktrees: Worktrees): Promise<CodeService> {
   const byName = new Map(roots.map((r) => [r.name, r]));
   const rootOf = (name: string): Outcome<RootEntry> =>
     byName.get(name) ? ok(byName.get(name)!) : refuse(404, `no code root ${name}`, CODES.codeRootNotFound, { roots: roots.map((r) => r.name) });
@@ -59,6 +61,10 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
     if (url.pathname.startsWith("/github/")) {
       const answered = await codeHostRoute(codeHost, req.method ?? "GET", url, () => readJson(req));
       return answered ? replyOutcome(res, answered) : reply(res, 404, { error: `no code-host route ${req.method} ${url.pathname}`, code: CODES.routeNotFound });
+    }
+    if (url.pathname.startsWith("/git/")) {
+      const answered = await gitRoute(worktrees, req.method ?? "GET", url, () => readJson(req));
+      return answered ? replyOutcome(res, answered) : reply(res, 404, { error: `no git route ${req.method} ${url.pathname}`, code: CODES.routeNotFound });
     }
     const query = Object.fromEntries(url.searchParams);
     if (req.method === "GET" && url.pathname === "/roots") {

@@ -3,6 +3,7 @@ import type { SessionProxy } from "../engines/access.js";
 import type { FencedPlaces } from "./fence.js";
 import type { Needed } from "../../process/debian-packages.js";
 import { registeredPlaces } from "./registry.js";
+import { worktreeHolding } from "../git/worktrees.js";
 
 /** The runtime's secrets: the data directory, the engine state, and the accounts file and CA when they are kept elsewhere. */
 export function secretPlaces(config: FrontConfig): string[] {
@@ -25,5 +26,6 @@ export function fencedPlaces(config: FrontConfig, proxy: SessionProxy | null): F
     others: registeredPlaces,
     readable: [proxy?.caPath, proxy?.bundlePath].filter((p): p is string => Boolean(p)),
     runtime: config.runtime,
+    worktreeOf: (path) => worktreeHolding(config.dataDir, path),
   };
 }

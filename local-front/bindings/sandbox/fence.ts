@@ -29,6 +29,12 @@ export interface FencedPlaces {
    * changed them would run its code in the front, outside any sandbox, at its next start.
    */
   runtime: string[];
+  /**
+   * The runtime-owned worktree holding a path (a session's real cwd), as the runtime
+   * recorded it, where no session writes (bindings/git/worktrees.ts): its root, mode and the
+   * mirror it borrows objects from. Null: the path is in none.
+   */
+  worktreeOf?: (path: string) => { root: string; mode: "review" | "build"; mirror: string } | null;
 }
 
 /** Where one session works. */
@@ -47,6 +53,12 @@ export interface SessionPlaces {
    * own in which only these answer. Null or absent: the host's network (no proxy on loopback to go through).
    */
   reach?: string[] | null;
+  /**
+   * The session works in a runtime-owned worktree of a pull request (under the hidden data
+   * directory): bound writable for a build thread, read-only for a review thread, with the
+   * mirror it borrows from read-only, and nothing else of the data directory.
+   */
+  worktree?: "review" | "build";
 }
 
 const BASE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
@@ -172,12 +184,18 @@ export class Sandbox {
     const own = session.own.map(real);
     const cwd = real(session.cwd);
     const inHidden = (p: string) => hidden.some((h) => within(p, h));
-    if (inHidden(cwd) && !own.some((o) => within(cwd, o)))
+    const tree = session.worktree ? (this.places.worktreeOf?.(cwd) ?? null) : null;
+    if (session.worktree && !tree) throw new SandboxRefused(`the working directory ${session.cwd} is no worktree the runtime made; a ${session.worktree} thread works only in one`);
+    // A thread may be stricter than its worktree (review in a build worktree), never looser.
+    if (tree && session.worktree === "build" && tree.mode === "review")
+      throw new SandboxRefused(`the working directory ${session.cwd} is a review worktree, which no build thread may change`);
+    if (tree) own.push(...(session.worktree === "build" ? [real(tree.root)] : []));
+    else if (inHidden(cwd) && !own.some((o) => within(cwd, o)))
       throw new SandboxRefused(`the working directory ${session.cwd} is inside the runtime's private data; sessions may not work there`);
     // The worker refused such a cwd as written (src/rules/spawn.ts); a link can still lead here.
     const held = session.readOnly ? null : runtime.find((p) => within(p, cwd));
     if (held) throw new SandboxRefused(`the working directory ${session.cwd} holds the runtime's own programs (${held}), which sessions may not change; sessions may not work there`);
-    const writable = [...(session.readOnly ? [] : [cwd]), ...own].filter(existsSync);
+    const writable = [...(session.readOnly || session.worktree === "review" ? [] : [cwd]), ...own].filter(existsSync);
     const args = [...BASE];
     // A reader's cwd is bound all the same, read-only: under /tmp the private /tmp would hide it.
     if (session.readOnly && existsSync(cwd) && !inHidden(cwd)) args.push("--ro-bind", cwd, cwd);
@@ -186,6 +204,8 @@ export class Sandbox {
     for (const p of runtime) args.push("--ro-bind", p, p);
     for (const h of hidden) args.push(...(kinds.get(h) === "dir" ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
     for (const p of writable) if (inHidden(p)) args.push("--bind", p, p);
+    // After the hidden places, which hide them: a review worktree read-only, and the mirror whose objects either kind reads through alternates.
+    if (tree) for (const p of [...(session.worktree === "review" ? [tree.root] : []), tree.mirror].map(real).filter(existsSync)) args.push("--ro-bind", p, p);
     for (const f of this.places.readable.filter(existsSync).map(real)) if (inHidden(f)) args.push("--ro-bind", f, f);
     if (session.reach) args.push("--ro-bind", this.bridge!.dir, this.bridge!.dir);
     return [...args, ...ISOLATION, ...(session.reach ? [] : ["--share-net"]), "--chdir", cwd];

@@ -126,7 +126,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     const configDir = engineHome(deps.stateDir, "engine_a", req.threadId);
     // A thread whose session lived in the shared config dir of earlier builds starts afresh, from the transcript.
     const homeIsNew = !existsSync(configDir);
-    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])], reach: withTools(loopbackReach(access.env, access.baseUrl), deps.tools) };
+    const places = { cwd, own: [configDir, ...(req.cwd ? [] : [scratch])], reach: withTools(loopbackReach(access.env, access.baseUrl), deps.tools), ...(req.worktree ? { worktree: req.worktree } : {}) };
     const refused = deps.sandbox.refusalFor(places);
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_a is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(cwd, { recursive: true });

@@ -79,7 +79,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     const homeIsNew = !existsSync(home);
     const scratch = join(deps.scratchDir, req.threadId);
     const cwd = req.cwd ?? scratch;
-    const places = { cwd, own: [home, ...(req.cwd ? [] : [scratch])], reach: withTools(loopbackReach(access.env, access.baseUrl), deps.tools) };
+    const places = { cwd, own: [home, ...(req.cwd ? [] : [scratch])], reach: withTools(loopbackReach(access.env, access.baseUrl), deps.tools), ...(req.worktree ? { worktree: req.worktree } : {}) };
     const refused = deps.sandbox.refusalFor(places);
     if (refused) return deps.sandbox.state === "unavailable" ? { class: "engine-unavailable", error: `engine_b is not available: ${refused}` } : { class: "permission", error: refused };
     await mkdir(home, { recursive: true });
