@@ -623,6 +623,7 @@ export class Compaction {
       permissions: s.spec.permissions,
       cwd: s.spec.cwd,
       ...(s.spec.type === "build" ? { buildFence: true as const } : {}),
+      ...(s.spec.worktree ? { worktree: s.spec.worktree } : {}),
       ...turnAccount(c, s.spec, active.engine, active.model),
       proxyEnv: s.spec.proxyEnv,
       transcript: [],

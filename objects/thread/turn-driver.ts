@@ -383,6 +383,7 @@ export class TurnDriver {
       permissions: s.spec.permissions,
       cwd: s.spec.cwd,
       ...(s.spec.type === "build" ? { buildFence: true as const } : {}),
+      ...(s.spec.worktree ? { worktree: s.spec.worktree } : {}),
       ...turnAccount(this.thread.config, s.spec, active.engine, active.model),
       proxyEnv: s.spec.proxyEnv,
       transcript: started.view.entries,

@@ -1,7 +1,7 @@
 import { CODES } from "../api/errors.js";
 import type { Outcome } from "../api/outcome.js";
 import { DEFAULT_BUILD_SEATS, roomKey, type BuildAgent, type CostPerMergedPr, type MergeFacts, type PrCost, type Receipt, type Round } from "../api/rooms.js";
-import type { MessageAccepted } from "../api/threads.js";
+import type { MessageAccepted, ThreadRow } from "../api/threads.js";
 import { refused, valueOf } from "../http/answer.js";
 import { callCode } from "../platform/code-call.js";
 import type { RuntimeConfig } from "../platform/config.js";
@@ -107,4 +107,20 @@ export async function costPerMergedPr(env: Env): Promise<CostPerMergedPr> {
     all: { count: prs.length, usd: sum(prs) },
     unknown,
   };
+}
+
+/**
+ * A pull request's thread that made its worktree (not a delegation or fork sharing its
+ * parent's) gives it back when it is retired, and gets it again, at the pull request's
+ * head, when it is restored. A worktree that cannot be made again leaves the restore
+ * standing: the thread's next turn says its cwd is gone.
+ */
+export async function worktreeAfter(env: Env, row: ThreadRow, change: "retired" | "restored"): Promise<void> {
+  const pr = row.spec.pr;
+  if (!pr || !row.spec.worktree || row.parent) return;
+  const done =
+    change === "retired"
+      ? await callCode(env, "POST", "/git/worktrees/remove", { id: pr.worktreeId })
+      : await callCode(env, "POST", "/git/worktrees", { repo: pr.repo, pr: pr.number, id: pr.worktreeId, mode: row.spec.worktree });
+  if (!done.ok) console.error(`thread ${row.id}: its worktree ${pr.worktreeId} was not ${change === "retired" ? "removed" : "made again"}: ${done.body.error}`);
 }

@@ -7,6 +7,7 @@ import { emptyMessageRefusal } from "../rules/message-empty.js";
 import { jsonBody, valid } from "../http/validate.js";
 import type { AppEnv } from "../http/app-env.js";
 import { createThread } from "../flows/create-thread.js";
+import { worktreeAfter } from "../flows/pr-work.js";
 import { notWhileDraining, refuseWhileDraining } from "../http/drain-gate.js";
 import { spendListBudget } from "../http/list-budget.js";
 import { catalogOf } from "../platform/stubs.js";
@@ -46,11 +47,17 @@ threads.get("/threads/:id/head", async (c) => answer(c, await thread(c, c.req.pa
 threads.delete("/threads/:id", async (c) => {
   const reason = c.req.query("reason") || null;
   if (reason && reason.length > 1000) refused(400, "reason is longer than 1000 characters", CODES.invalidQuery);
-  return c.json({ archived: true, ...valueOf(await thread(c, c.req.param("id")).archive(reason)) });
+  const stub = thread(c, c.req.param("id"));
+  const archived = valueOf(await stub.archive(reason));
+  await worktreeAfter(c.env, valueOf(await stub.get()), "retired");
+  return c.json({ archived: true, ...archived });
 });
 
 threads.post("/threads/:id/restore", async (c) => {
-  return c.json({ archived: false, ...valueOf(await thread(c, c.req.param("id")).restore()) });
+  const stub = thread(c, c.req.param("id"));
+  const restored = valueOf(await stub.restore());
+  await worktreeAfter(c.env, valueOf(await stub.get()), "restored");
+  return c.json({ archived: false, ...restored });
 });
 
 threads.put("/threads/:id/seat-lease", jsonBody(SeatLease), async (c) =>
