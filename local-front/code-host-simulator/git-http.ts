@@ -88,7 +88,8 @@ function access(store: Store, owner: string, name: string, authorization: string
   const grant = token === null ? null : (store.grant(token) ?? null);
   if (token !== null && !grant) return { status: 401, message: "Invalid username or token. Password authentication is not supported for Git operations.\n", headers: CHALLENGE };
   const repo = store.repo(owner, name);
-  const visible = repo && (grant ? store.visible(repo, grant) : !repo.private);
+  // A public repository is fetched by anyone, a token of any owner too (GitHub's tokens all read public repositories).
+  const visible = repo && (!repo.private || (grant !== null && store.visible(repo, grant)));
   // Without credentials a missing or private repository asks for them, so its existence is not told.
   if (!visible && !grant) return { status: 401, message: "Authentication required\n", headers: CHALLENGE };
   if (!visible || !repo.git) return { status: 404, message: "Repository not found.\n" };

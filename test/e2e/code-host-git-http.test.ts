@@ -94,10 +94,12 @@ describe("the code-host simulator's git smart HTTP", () => {
     }
   });
 
-  it("lets anyone fetch a public repository", async () => {
-    const r = await client(work, null, "ls-remote", `${sim.url}/acme/open.git`, "refs/heads/main");
-    expect(r.ok, r.out).toBe(true);
-    expect(r.out).toContain(await inCheckout("rev-parse", "main"));
+  it("lets anyone fetch a public repository, with no token or another owner's", async () => {
+    for (const token of [null, "t-other"]) {
+      const r = await client(work, token, "ls-remote", `${sim.url}/acme/open.git`, "refs/heads/main");
+      expect(r.ok, r.out).toBe(true);
+      expect(r.out).toContain(await inCheckout("rev-parse", "main"));
+    }
   });
 
   it("refuses as GitHub: no or an unknown token on a private repository 401, a token that does not see it 404", async () => {

@@ -98,12 +98,14 @@ describe("a session in a runtime-owned worktree", () => {
       "cat a.txt",
       "git log --format=subject:%s -1",
       "git diff --stat HEAD~1 HEAD",
+      "git status --short && echo status-ok",
       "(echo x > new.txt && echo wrote-file) || echo no-write",
       "(git -c user.name=t -c user.email=t@t commit -q --allow-empty -m sneaky && echo committed) || echo no-commit",
     ].join("; "));
     expect(out).toContain("from-the-pull");
     expect(out).toContain("subject:feature");
     expect(out).toMatch(/a\.txt \| 1 \+/);
+    expect(out).toMatch(/^status-ok$/m);
     expect(out).toContain("no-write");
     expect(out).toContain("no-commit");
     expect(out).not.toContain("wrote-file");
