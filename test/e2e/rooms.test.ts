@@ -198,7 +198,7 @@ describe("review rooms", () => {
     expect(running.status).toBe(409);
     expect(running.body).toMatchObject({ code: "round-running", n });
     expect((await call(base(), "POST", `/rooms/${room.id}/finalize`, {})).body).toMatchObject({ code: "verdict-not-ready", state: "running" });
-    await call(base(), "POST", `/threads/${room.threadId}/questions/${question}/answer`, { text: "the app" });
+    expect((await call(base(), "POST", `/threads/${room.threadId}/questions/${question}/answer`, { answer: "the app" })).status).toBe(200);
     const failed = await ready(room.id, n);
     expect(failed.state).toBe("failed");
     expect(failed.failure).toContain("submit_verdict");
@@ -211,7 +211,7 @@ describe("review rooms", () => {
     const busy = await call(base(), "POST", `/rooms/${room.id}/rounds`, {});
     expect(busy.status).toBe(409);
     expect(busy.body).toMatchObject({ code: "reviewer-busy", threadId: room.threadId });
-    await call(base(), "POST", `/threads/${room.threadId}/questions/${q2}/dismiss`, {});
+    expect((await call(base(), "POST", `/threads/${room.threadId}/questions/${q2}/dismiss`, {})).status).toBe(200);
     // A failed round is followed by a new one that gives its verdict.
     expect((await round(room, verdictPrompt([ANCHORED], "comment"))).state).toBe("ready");
   });
@@ -243,7 +243,7 @@ describe("review rooms", () => {
     expect(seven.body).toMatchObject({ repo: REPO, pr: 7, head: { sha: head }, stacked: [{ number: 8 }], ready: false });
     expect(seven.body.verdict).toMatchObject({ roomId: room.id, head });
     // The seed's failing ci ran on the head before the push: at this head the required check has no run.
-    expect(seven.body.blocked.map((b: any) => b.code)).toEqual(expect.arrayContaining(["check-missing", "approval-missing"]));
+    expect(seven.body.blocked.map((b: any) => b.code)).toEqual(expect.arrayContaining(["check-missing", "approval-missing", "changes-requested"]));
     await octokit.request("POST /repos/{owner}/{repo}/check-runs", { owner: "acme", repo: "widgets", name: "ci", head_sha: head, status: "completed", conclusion: "failure" });
     const failing = (await call(base(), "GET", `/workspaces/team/prs/7/receipt?repo=${REPO}`)).body;
     expect(failing.checks).toEqual([expect.objectContaining({ name: "ci", conclusion: "failure", required: true })]);
