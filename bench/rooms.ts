@@ -65,7 +65,17 @@ export async function roomRows(row: Row, fmt: Fmt): Promise<void> {
   writeFileSync(join(checkout, "app.ts"), `export const a = 1;\n${Array.from({ length: 60 }, (_, i) => `export const v${i} = ${i};`).join("\n")}\n`);
   git("commit", "-qam", "sixty more");
   const simulator = await startCodeHostSimulator({
-    seed: Seed.parse({ repos: [{ owner: "acme", name: "widgets", git: checkout, pulls: [{ number: 1, title: "Sixty values", user: "alice", head: "feature", base: "main", createdAt: "2026-10-01T00:00:00Z" }] }] }),
+    // Pull request 1 for the rounds; one more for each finalize, so each posts to a pull request with no threads yet.
+    seed: Seed.parse({
+      repos: [
+        {
+          owner: "acme",
+          name: "widgets",
+          git: checkout,
+          pulls: Array.from({ length: FINALIZES + 1 }, (_, i) => ({ number: i + 1, title: "Sixty values", user: "alice", head: "feature", base: "main", createdAt: "2026-10-01T00:00:00Z" })),
+        },
+      ],
+    }),
   });
   simulator.addToken(TOKEN, { login: "bench" });
   const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-bench-rooms-data-"));
@@ -101,14 +111,17 @@ export async function roomRows(row: Row, fmt: Fmt): Promise<void> {
     const finals: number[] = [];
     const direct: number[] = [];
     for (let i = 0; i < FINALIZES; i++) {
-      // Each round's findings say something new, so each finalize posts all fifty.
-      const findings = Array.from({ length: FINDINGS }, (_, k) => ({ path: "app.ts", line: k + 2, severity: "nit", body: `Round ${i} wants v${k} named ${["alpha", "beta", "gamma"][i % 3]}${i}.` }));
-      await timedRound(front, room, findings);
-      await idle(front, room.threadId);
+      const pr = i + 2;
+      const other = await call(front.url, "POST", "/workspaces/bench/rooms", { repo: "acme/widgets", pr, model: "sim-1" });
+      if (other.status !== 201) throw new Error(`bench: the room of #${pr} was not armed: ${JSON.stringify(other.body)}`);
+      const findings = Array.from({ length: FINDINGS }, (_, k) => ({ path: "app.ts", line: k + 2, severity: "nit", body: `Name v${k} after what it counts.` }));
+      await timedRound(front, other.body.room, findings);
+      await idle(front, other.body.room.threadId);
       const t = performance.now();
-      const fin = await call(front.url, "POST", `/rooms/${room.id}/finalize`, {});
+      const fin = await call(front.url, "POST", `/rooms/${other.body.room.id}/finalize`, {});
       finals.push(performance.now() - t);
       if (fin.status !== 200 || fin.body.review.posted !== FINDINGS) throw new Error(`bench: finalize posted ${JSON.stringify(fin.body)}`);
+      // The same review again, posted directly to a pull request with no threads yet either (the first).
       const d = performance.now();
       await octokit.rest.pulls.createReview({
         owner: "acme",
@@ -122,7 +135,7 @@ export async function roomRows(row: Row, fmt: Fmt): Promise<void> {
       direct.push(performance.now() - d);
     }
     row(
-      `finalize of a ${FINDINGS}-finding verdict on the simulator (${FINALIZES}; anchoring, the unresolved threads read, one review posted)`,
+      `finalize of a ${FINDINGS}-finding verdict on the simulator (${FINALIZES}, each to a pull request with no threads yet; anchoring, the unresolved threads read, one review posted)`,
       `p50 ${fmt(percentile(finals, 50), 1)} ms, p95 ${fmt(percentile(finals, 95), 1)} ms`,
       `the same review posted directly with Octokit: p50 ${fmt(percentile(direct, 50), 1)} ms`,
       fmt(percentile(finals, 50) / percentile(direct, 50), 2),

@@ -121,6 +121,10 @@ export class Worktrees {
     const cloneUrl = p.base.repo.clone_url;
     // git takes a URL led by `-` as an option, and `ext::` and `file:` reach past the network: only http(s) is fetched from.
     if (!/^https?:\/\/[^\s]+$/.test(cloneUrl ?? "")) return refuse(502, `the code host gave ${req.repo} a clone URL the runtime does not fetch from: ${JSON.stringify(cloneUrl).slice(0, 200)}`, CODES.gitFetchFailed);
+    // A review worktree already at the pull request's head and base needs no fetch: its session cannot have changed it.
+    const path = join(this.#places.worktrees, req.id);
+    if (existing?.mode === "review" && existing.head.sha === p.head.sha && existing.base.sha === p.base.sha && (await stat(join(path, ".git")).then(() => true, () => false)))
+      return ok(publicOf(existing));
     const auth = (await client.value.octokit.auth()) as { token?: string };
     const fetched = await this.#mirrors.fetch({
       repo: req.repo,
@@ -134,7 +138,6 @@ export class Worktrees {
     const head: PullRef = { ref: p.head.ref, sha: await git(mirror, ["rev-parse", "--verify", `refs/pull/${req.pr}/head^{commit}`]) };
     const hasBase = await git(mirror, ["cat-file", "-e", `${p.base.sha}^{commit}`]).then(() => true, () => false);
     const base: PullRef = { ref: p.base.ref, sha: hasBase ? p.base.sha : await git(mirror, ["rev-parse", "--verify", `refs/heads/${p.base.ref}^{commit}`]) };
-    const path = join(this.#places.worktrees, req.id);
     const record: WorktreeRecord = { id: req.id, path, head, base, reference: fetched.reference, repo: req.repo, pr: req.pr, mode: req.mode, mirror };
     const made = await stat(join(path, ".git")).then(() => true, () => false);
     if (existing && existing.mirror === mirror && made) {
