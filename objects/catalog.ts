@@ -145,6 +145,14 @@ export class Catalog extends DurableObject<Env> {
       .map((r) => r.id);
   }
 
+  /** The live threads that work in worktree `id` (a pull request's thread and its delegations and forks that share it). */
+  worktreeSharers(id: string): string[] {
+    return this.sql
+      .exec<{ id: string }>("SELECT id FROM threads WHERE archived = 0 AND json_extract(summary, '$.pr.worktree') = ? ORDER BY n", id)
+      .toArray()
+      .map((r) => r.id);
+  }
+
   /** The workspaces live threads belong to (names only: labels on a host without a workspaces file). */
   workspaceNames(): string[] {
     return this.sql

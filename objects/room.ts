@@ -3,6 +3,7 @@ import { CODES } from "../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import type { PostedReview, Round, RoomCore, Verdict } from "../src/api/rooms.js";
 import type { TurnFailure } from "../src/api/engine.js";
+import type { TurnStatus } from "../src/api/turns.js";
 import type { Env } from "../src/platform/env.js";
 import { threadOf } from "../src/platform/stubs.js";
 import { CommitQueue } from "./lib/commit-queue.js";
@@ -12,8 +13,8 @@ type Stored = Omit<RoomCore, "rounds">;
 
 /** How often a running round checks that its reviewer's turn is still going, in case the thread's report of its end was lost. */
 const WATCH_MS = 30_000;
-/** An arm that has not finished in this long died: the next arm of the same pull request takes it over. */
-export const ARM_STALE_MS = 120_000;
+/** An arm that has not finished in this long died: the next arm of the same pull request takes it over. Longer than a first fetch may take (ten minutes, bindings/git/mirror.ts). */
+export const ARM_STALE_MS = 15 * 60_000;
 
 const NO_VERDICT = "the reviewer's turn ended without calling submit_verdict";
 
@@ -59,38 +60,46 @@ export class Room extends DurableObject<Env> {
   }
 
   /**
-   * Makes the room on its first arm. `takeOver`: this call should make the room's thread:
-   * the room is new, or an earlier arm died before it was armed.
+   * Makes the room on its first arm. `takeOver`: this call should make the room's thread
+   * (the room is new, or an earlier arm failed or died before it was armed), holding the
+   * arm `token` that `armed` and `armFailed` must show: an arm that was taken over for
+   * being slow can no longer arm the room, nor let a third arm in.
    */
-  arm(init: Omit<Stored, "state" | "threadId" | "armingSince">): Promise<{ room: RoomCore; created: boolean; takeOver: boolean }> {
+  arm(init: Omit<Stored, "state" | "threadId" | "armingSince">): Promise<{ room: RoomCore; created: boolean; takeOver: boolean; token: string | null }> {
     return this.commits.write(() => {
       const now = new Date().toISOString();
       const room = this.stored();
       if (!room) {
         const made: Stored = { ...init, state: "arming", threadId: null, armingSince: now };
         this.save(made);
-        return { room: this.core(made), created: true, takeOver: true };
+        return { room: this.core(made), created: true, takeOver: true, token: now };
       }
       const stale = room.state === "arming" && (room.armingSince === null || Date.parse(room.armingSince) < Date.now() - ARM_STALE_MS);
-      if (stale) this.save({ ...room, armingSince: now });
-      return { room: this.core(stale ? { ...room, armingSince: now } : room), created: false, takeOver: stale };
+      if (!stale) return { room: this.core(room), created: false, takeOver: false, token: null };
+      // Still a different token should two arms come in the same millisecond.
+      const token = room.armingSince === now ? new Date(Date.parse(now) + 1).toISOString() : now;
+      const taken = { ...room, armingSince: token };
+      this.save(taken);
+      return { room: this.core(taken), created: false, takeOver: true, token };
     });
   }
 
-  /** The room's thread and reviewer seat are in place. */
-  armed(threadId: string): Promise<RoomCore> {
+  /** The room's thread and reviewer seat are in place: armed, unless another arm took over since (null). */
+  armed(threadId: string, token: string): Promise<RoomCore | null> {
     return this.commits.write(() => {
-      const room = { ...this.stored()!, state: "armed" as const, threadId, armingSince: null };
+      const stored = this.stored()!;
+      if (stored.state !== "arming" || stored.armingSince !== token) return null;
+      const room = { ...stored, state: "armed" as const, threadId, armingSince: null };
       this.save(room);
       return this.core(room);
     });
   }
 
-  /** An arm that failed: the next arm takes over at once. */
-  armFailed(): Promise<void> {
+  /** An arm that failed: the next arm takes over at once, unless another already has. */
+  armFailed(token: string): Promise<void> {
     return this.commits.write(() => {
       const room = this.stored();
-      if (room?.state === "arming") this.save({ ...room, armingSince: null });
+      if (room?.state === "arming" && room.armingSince === token) this.save({ ...room, armingSince: null });
     });
   }
 
@@ -147,13 +156,19 @@ export class Room extends DurableObject<Env> {
     });
   }
 
-  /** `submit_verdict` from the room's thread: the running round's verdict, once. */
-  submitVerdict(threadId: string, verdict: Verdict): Promise<Outcome<Round>> {
+  /**
+   * `submit_verdict` from the room's thread: the running round's verdict, once, from the
+   * turn that answers the round's message (`inputs`, the turn's messages): a turn that
+   * answers someone's chat gives no round its verdict.
+   */
+  submitVerdict(threadId: string, inputs: number[], verdict: Verdict): Promise<Outcome<Round>> {
     return this.commits.write((): Outcome<Round> => {
       const room = this.stored();
       if (!room || room.threadId !== threadId) return refuse(409, `thread ${threadId} is not room ${room?.id ?? ""}'s reviewer thread`, CODES.noRoundRunning);
       const running = this.rounds.running();
       if (!running) return refuse(409, `no round of room ${room.id} is running: nothing asked for a verdict`, CODES.noRoundRunning);
+      if (running.messageSeq !== null && !inputs.includes(running.messageSeq))
+        return refuse(409, `this turn does not answer round ${running.n}'s message (seq ${running.messageSeq}): only that turn gives its verdict`, CODES.noRoundRunning);
       this.rounds.ready(running.n, verdict);
       return ok(this.rounds.get(running.n)!);
     });
@@ -173,19 +188,26 @@ export class Room extends DurableObject<Env> {
 
   /**
    * The safety net for a lost report of the turn's end: a running round whose reviewer
-   * thread is seen with no turn twice, a watch apart, failed.
+   * thread is seen twice, a watch apart, with no turn and nothing queued, failed; and a
+   * round whose message was never recorded (the request that started it died midway)
+   * failed once it is two watches old.
    */
   override async alarm(): Promise<void> {
     const running = this.rounds.running();
     if (!running) return;
+    if (running.messageSeq === null) {
+      if (Date.parse(running.createdAt) < Date.now() - 2 * WATCH_MS) await this.failRound(running.n, "the round's message was never sent to the reviewer (the request that started the round ended first)");
+      else await this.ctx.storage.setAlarm(Date.now() + WATCH_MS);
+      return;
+    }
     let idle = false;
     try {
-      const row = (await threadOf(this.env, running.threadId).get()) as Outcome<{ turn: unknown }>;
-      idle = !row.ok || row.value.turn === null;
+      const status = (await threadOf(this.env, running.threadId).turnStatus()) as Outcome<TurnStatus>;
+      idle = !status.ok || (!status.value.running && status.value.queued === 0);
     } catch (err) {
       console.error(`room: the reviewer thread ${running.threadId} did not answer its round's watch: ${(err as Error).message}`);
     }
-    this.idleSeen = idle && running.messageSeq !== null ? this.idleSeen + 1 : 0;
+    this.idleSeen = idle ? this.idleSeen + 1 : 0;
     if (this.idleSeen >= 2) await this.failRound(running.n, `${NO_VERDICT} (seen by the room's watch)`);
     else await this.ctx.storage.setAlarm(Date.now() + WATCH_MS);
   }

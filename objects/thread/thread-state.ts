@@ -191,7 +191,7 @@ export function summarize(s: ThreadState, lastSeq: number, updatedAt: string): T
     updatedAt,
     lastSeq,
     cost: s.cost,
-    ...(s.spec.pr ? { pr: { repo: s.spec.pr.repo, number: s.spec.pr.number, room: s.spec.pr.room } } : {}),
+    ...(s.spec.pr ? { pr: { repo: s.spec.pr.repo, number: s.spec.pr.number, room: s.spec.pr.room, worktree: s.spec.pr.worktreeId } } : {}),
   };
 }
 

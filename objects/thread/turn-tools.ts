@@ -26,7 +26,7 @@ export class TurnTools {
     if (s.turn?.id !== turnId)
       return refuse(409, `turn ${turnId} is not running on thread ${s.id}: a tool call belongs to the turn that makes it`, CODES.turnNotRunning);
     const seat = s.turn.seat ?? FIRST_SEAT;
-    return ok({ seat, sourceSeq: s.turn.inputs.at(-1) ?? null, permissions: s.spec.permissions, ...seatModel(s, seatNamed(s, seat)!), room: s.spec.pr?.room ?? null });
+    return ok({ seat, sourceSeq: s.turn.inputs.at(-1) ?? null, permissions: s.spec.permissions, ...seatModel(s, seatNamed(s, seat)!), room: s.spec.pr?.room ?? null, inputs: s.turn.inputs });
   }
 
   /** The model's offer is recorded as a caller's is, naming the turn; only the seat that holds the thread offers it. */

@@ -195,7 +195,7 @@ export interface ThreadSummary {
   lastSeq: number;
   cost: Cost;
   /** A thread that works on a pull request: its room's reviewer, or a build thread (docs/rooms.md). */
-  pr?: { repo: string; number: number; room: string | null };
+  pr?: { repo: string; number: number; room: string | null; worktree: string };
 }
 
 /** A spec as rows and the log show it: `proxyEnv` by its variable names only. */

@@ -125,6 +125,8 @@ export interface ToolTurn {
   model: string;
   /** The review room the thread reviews for, or null. */
   room: string | null;
+  /** The messages the turn answers: a room's verdict comes only from the turn that answers its round's message. */
+  inputs: number[];
 }
 
 /** What a tool call did, in words for the model. */

@@ -110,14 +110,19 @@ export async function costPerMergedPr(env: Env): Promise<CostPerMergedPr> {
 }
 
 /**
- * A pull request's thread that made its worktree (not a delegation or fork sharing its
- * parent's) gives it back when it is retired, and gets it again, at the pull request's
- * head, when it is restored. A worktree that cannot be made again leaves the restore
- * standing: the thread's next turn says its cwd is gone.
+ * A pull request's worktree goes when the last live thread that works in it (the thread
+ * that made it, its delegations and forks that share it) is retired, and is made again, at
+ * the pull request's head, when one of them is restored. A worktree that cannot be made
+ * again leaves the restore standing: the thread's next turn says its cwd is gone.
  */
 export async function worktreeAfter(env: Env, row: ThreadRow, change: "retired" | "restored"): Promise<void> {
   const pr = row.spec.pr;
-  if (!pr || !row.spec.worktree || row.parent) return;
+  if (!pr || !row.spec.worktree) return;
+  if (change === "retired") {
+    // The catalog hears of the retirement a moment later: this thread is not counted either way.
+    const others = ((await catalogOf(env).worktreeSharers(pr.worktreeId)) as string[]).filter((id) => id !== row.id);
+    if (others.length) return;
+  }
   const done =
     change === "retired"
       ? await callCode(env, "POST", "/git/worktrees/remove", { id: pr.worktreeId })

@@ -21,6 +21,7 @@ import {
 import type { SeatList } from "../api/seats.js";
 import type { MessageAccepted, ThreadRow } from "../api/threads.js";
 import type { ToolTurn } from "../api/tools.js";
+import type { TurnStatus } from "../api/turns.js";
 import { refused, valueOf } from "../http/answer.js";
 import { callCode } from "../platform/code-call.js";
 import type { RuntimeConfig } from "../platform/config.js";
@@ -81,10 +82,13 @@ export async function armRoom(env: Env, config: RuntimeConfig, workspace: string
   const key = roomKey(workspace, body.repo, body.pr);
   const claim = await workspaceOf(env, workspace).claimRoom(key, newRoomId());
   const stub = roomOf(env, claim.id);
-  const seat = body.seat ?? DEFAULT_REVIEWER_SEAT;
-  const armed = await stub.arm({ id: claim.id, key, workspace, repo: body.repo, pr: body.pr, reviewerSeat: seat, createdAt: new Date().toISOString() });
-  if (!armed.takeOver) return { room: await shown(env, armed.room as RoomCore), created: claim.created };
+  const armed = await stub.arm({ id: claim.id, key, workspace, repo: body.repo, pr: body.pr, reviewerSeat: body.seat ?? DEFAULT_REVIEWER_SEAT, createdAt: new Date().toISOString() });
+  if (!armed.takeOver) return { room: await shown(env, armed.room as RoomCore), created: false };
+  const token = armed.token!;
+  // The room's seat is the one it was made with: an arm that takes over a failed one makes that seat.
+  const seat = (armed.room as RoomCore).reviewerSeat;
   let threadId: string | null = null;
+  let done: RoomCore | null = null;
   try {
     const tree = await worktreeAt(env, body.repo, body.pr, claim.id, "review");
     ({ threadId } = await createThread(
@@ -107,12 +111,19 @@ export async function armRoom(env: Env, config: RuntimeConfig, workspace: string
     // The reviewer is a seat of its own, so other seats (a second reviewer, a fixer) can sit beside it.
     const target = await seatTarget(env, config, row, { ...(body.engine ? { engine: body.engine } : {}), ...(body.model ? { model: body.model } : {}) }, null);
     valueOf((await thread.joinSeat(seat, target, "reviewer")) as Outcome<unknown>);
+    done = (await stub.armed(threadId, token)) as RoomCore | null;
   } catch (err) {
-    await stub.armFailed();
+    await stub.armFailed(token);
     if (threadId) await threadOf(env, threadId).archive(`room ${claim.id} could not be armed`);
     throw err;
   }
-  return { room: await shown(env, (await stub.armed(threadId)) as RoomCore), created: claim.created };
+  if (!done) {
+    // Another arm took this one over for being slow and armed the room: its thread is the room's.
+    await threadOf(env, threadId).archive(`room ${claim.id} was armed by another request`);
+    const { core } = await existingRoom(env, claim.id);
+    return { room: await shown(env, core), created: false };
+  }
+  return { room: await shown(env, done), created: true };
 }
 
 /** `GET /workspaces/:name/rooms?repo=&pr=`: the pull request's room and its newest round. */
@@ -140,14 +151,21 @@ export async function startRound(env: Env, id: string, body: StartRound): Promis
   const seats = valueOf((await thread.seatList()) as Outcome<SeatList>).seats;
   if (!seats.some((s) => s.name === seat && s.state === "active"))
     refused(404, `room ${id}'s thread has no seat ${seat}`, CODES.seatNotFound, { seats: seats.filter((s) => s.state === "active").map((s) => s.name) });
-  const row = valueOf((await thread.get()) as Outcome<ThreadRow>);
-  if (row.turn) refused(409, `the reviewer's thread ${row.id} is running turn ${row.turn.turnId}: ask when it is idle`, CODES.reviewerBusy, { threadId: row.id });
+  const [row, status] = await Promise.all([thread.get() as Promise<Outcome<ThreadRow>>, thread.turnStatus() as Promise<Outcome<TurnStatus>>]).then(([r, t]) => [valueOf(r), valueOf(t)] as const);
+  if (status.running || status.queued > 0)
+    refused(409, `the reviewer's thread ${row.id} is ${status.turn ? `running turn ${status.turn.turnId}` : "about to answer queued messages"}: ask when it is idle`, CODES.reviewerBusy, { threadId: row.id });
   if (row.archivedAt) refused(409, `the reviewer's thread ${row.id} is retired: restore it (POST /threads/${row.id}/restore)`, CODES.threadArchived);
   const [tree, context] = await Promise.all([worktreeAt(env, core.repo, core.pr, id, "review"), callCode<ReviewContext>(env, "GET", `${pullPath(core.repo, core.pr)}/context`)]);
   const ctx = valueOf(context);
   const round = valueOf((await stub.beginRound({ prompt: body.prompt ?? null, seat, head: tree.head.sha, base: tree.base.sha })) as Outcome<Round>);
   const text = reviewPrompt(ctx, { n: round.n, head: round.head, base: round.base, prompt: round.prompt, worktree: tree.path });
-  const sent = (await thread.postMessage({ text, seat, from: "room" }, `room:${id}:${round.n}`)) as Outcome<MessageAccepted>;
+  let sent: Outcome<MessageAccepted>;
+  try {
+    sent = (await thread.postMessage({ text, seat, from: "room" }, `room:${id}:${round.n}`)) as Outcome<MessageAccepted>;
+  } catch (err) {
+    await stub.failRound(round.n, `the round's message could not be sent to the reviewer: ${(err as Error).message}`);
+    throw err;
+  }
   if (!sent.ok) {
     await stub.failRound(round.n, `the reviewer's thread refused the round's message: ${sent.body.error}`);
     valueOf(sent);
@@ -170,39 +188,49 @@ export async function takeVerdict(env: Env, turn: ToolTurn, threadId: string, tu
     input.findings.map(async (f, i) => ({ ...f, side: lines[i]!.side, fingerprint: await fingerprintOf({ path: f.path, side: lines[i]!.side, code: code[i] ?? null, body: f.body }) })),
   );
   const verdict: Verdict = { decision: input.decision, summary: input.summary, findings, turnId, seat: turn.seat, submittedAt: new Date().toISOString() };
-  return valueOf((await stub.submitVerdict(threadId, verdict)) as Outcome<Round>);
+  return valueOf((await stub.submitVerdict(threadId, turn.inputs, verdict)) as Outcome<Round>);
 }
 
 /**
  * `POST /rooms/:id/finalize`: the round's verdict as one review on the code host, at the
  * round's head. A round posted before answers its review again; a refusal of the code
- * host leaves the round ready, to be asked again.
+ * host leaves the round ready, to be asked again. The post and its record run to the end
+ * under `waitUntil` even when the caller goes away, so a review the code host took is
+ * always recorded, and never posted a second time.
  */
-export async function finalizeRound(env: Env, id: string, n: number | undefined): Promise<PostedReview> {
+export async function finalizeRound(env: Env, id: string, n: number | undefined, waitUntil: (p: Promise<unknown>) => void): Promise<PostedReview> {
   const { stub, core } = await existingRoom(env, id);
   const claim = valueOf((await stub.beginFinalize(n)) as Outcome<{ round: Round; done: boolean }>);
   if (claim.done) return claim.round.review!;
-  const round = claim.round;
-  let review: PostedReview | null = null;
-  try {
-    const pull = await pullOf(env, core.repo, core.pr);
-    if (pull.head.sha !== round.head)
-      refused(409, `round ${round.n} reviewed ${round.head}, but the pull request's head is now ${pull.head.sha}: start a new round`, CODES.roundStale, { head: pull.head.sha, roundHead: round.head });
-    const verdict = round.verdict!;
-    const posted = valueOf(
-      await callCode<Omit<PostedReview, "postedAt">>(env, "POST", `${pullPath(core.repo, core.pr)}/review`, {
-        commitId: round.head,
-        decision: verdict.decision,
-        summary: verdict.summary,
-        findings: verdict.findings.map(({ path, line, side, severity, body, fingerprint }) => ({ path, line, side, severity, body, fingerprint })),
-        source: `agent-runtime room ${id}, round ${round.n}`,
-      }),
-    );
-    review = { ...posted, postedAt: new Date().toISOString() };
-    return review;
-  } finally {
-    await stub.endFinalize(round.n, review);
-  }
+  const work = postVerdict(env, core, claim.round).then(
+    async (review) => {
+      await stub.endFinalize(claim.round.n, review);
+      return review;
+    },
+    async (err: unknown) => {
+      await stub.endFinalize(claim.round.n, null);
+      throw err;
+    },
+  );
+  waitUntil(work.catch(() => {}));
+  return work;
+}
+
+async function postVerdict(env: Env, core: RoomCore, round: Round): Promise<PostedReview> {
+  const pull = await pullOf(env, core.repo, core.pr);
+  if (pull.head.sha !== round.head)
+    refused(409, `round ${round.n} reviewed ${round.head}, but the pull request's head is now ${pull.head.sha}: start a new round`, CODES.roundStale, { head: pull.head.sha, roundHead: round.head });
+  const verdict = round.verdict!;
+  const posted = valueOf(
+    await callCode<Omit<PostedReview, "postedAt">>(env, "POST", `${pullPath(core.repo, core.pr)}/review`, {
+      commitId: round.head,
+      decision: verdict.decision,
+      summary: verdict.summary,
+      findings: verdict.findings.map(({ path, line, side, severity, body, fingerprint }) => ({ path, line, side, severity, body, fingerprint })),
+      source: `agent-runtime room ${core.id}, round ${round.n}`,
+    }),
+  );
+  return { ...posted, postedAt: new Date().toISOString() };
 }
 
 /** `GET /rooms/capabilities`. */

@@ -38,7 +38,7 @@ rooms.post("/rooms/:id/rounds", notWhileDraining, jsonBody(StartRound), async (c
 
 rooms.get("/rooms/:id/rounds/:n", async (c) => c.json({ round: await roundOf(c.env, c.req.param("id"), numberParam(c.req.param("n"), "n")) }));
 
-rooms.post("/rooms/:id/finalize", jsonBody(Finalize), async (c) => c.json({ review: await finalizeRound(c.env, c.req.param("id"), c.req.valid("json").n) }));
+rooms.post("/rooms/:id/finalize", jsonBody(Finalize), async (c) => c.json({ review: await finalizeRound(c.env, c.req.param("id"), c.req.valid("json").n, (p) => c.executionCtx.waitUntil(p)) }));
 
 rooms.post("/workspaces/:name/prs/:number/agents", notWhileDraining, jsonBody(BuildAgent), async (c) => {
   const started = await startBuildThread(c.env, c.var.config, indexName(c), numberParam(c.req.param("number"), "number"), c.req.valid("json"));

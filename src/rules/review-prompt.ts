@@ -144,7 +144,7 @@ function changedFiles(ctx: ReviewContext, round: { head: string; base: string; w
     );
   if (noPatch.length > 0) notes.push(`The code host gives no patch for ${noPatch.join(", ")} (binary, or too large).`);
   notes.push(
-    `The whole tree at the head is in the read-only worktree at your working directory (${round.worktree}): read any file there with the code_* tools or your shell, and \`git diff ${round.base} ${round.head}\` there shows the whole change.`,
+    `The whole tree at the head is in the read-only worktree at your working directory (${round.worktree}): read any file there with your shell (the code_* tools read the registered checkouts, which may not be at this head), and \`git diff ${round.base} ${round.head}\` there shows the whole change.`,
   );
   return [`## Changed files (${ctx.files.length})`, list.join("\n") || "(none)", ...shown, notes.join(" ")].join("\n\n");
 }

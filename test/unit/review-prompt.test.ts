@@ -62,7 +62,7 @@ describe("a round's message to the reviewer (src/rules/review-prompt.ts)", () =>
     expect(text).toContain("### src/auth/session.ts\n```diff\n@@ -40,3 +40,3 @@\n function check(session) {\n-  return session;\n+  if (session.expiresAt < now) return null;\n }\n```");
     expect(text).toContain("no patch for assets/logo.png");
     expect(text).toContain(`read-only worktree at your working directory (${WORKTREE})`);
-    expect(text).toContain("code_* tools or your shell");
+    expect(text).toContain("read any file there with your shell");
     expect(text).not.toContain("are cut to");
   });
 

@@ -18,7 +18,7 @@ describe("a runtime tool call, as the Thread checks it (docs/tools.md)", () => {
     expect(await stub.toolTurn("turn_none")).toMatchObject({ ok: false, status: 409, body: { code: "turn-not-running" } });
     value(await stub.postMessage({ text: "hang" }));
     const turnId = await runningTurn(stub);
-    expect(value(await stub.toolTurn(turnId))).toEqual({ room: null, seat: "main", sourceSeq: 2, permissions: "deny", engine: "pi", model: SPEC.model });
+    expect(value(await stub.toolTurn(turnId))).toEqual({ room: null, inputs: [2], seat: "main", sourceSeq: 2, permissions: "deny", engine: "pi", model: SPEC.model });
     expect(await stub.toolTurn("turn_other")).toMatchObject({ ok: false, body: { code: "turn-not-running" } });
     // A thread that answers no delegation has nobody to report to.
     expect(await stub.reportToDelegator(turnId, JSON.stringify({ milestone: { text: "x" } }))).toMatchObject({ ok: false, status: 409, body: { code: "not-delegated" } });
