@@ -358,6 +358,8 @@ async function getProtection(call: Call): Promise<Answer> {
   const branch = call.params.branch!;
   if (!(await branchExists(repo, branch))) throw notFound("Branch not found");
   if (!Object.hasOwn(repo.protection, branch)) throw notFound("Branch not protected");
+  // GitHub shows a branch's protection to those who may administer the repository: a fine-grained token needs `administration=read`, which a read token here lacks.
+  if (call.grant.access !== "write") throw notAccessible("administration=read", "https://docs.github.com/rest/branches/branch-protection#get-branch-protection");
   return json(shape.protection(call.view, repo, branch, repo.protection[branch]!));
 }
 

@@ -207,7 +207,18 @@ export interface MergeStep {
 }
 
 export interface Blocked {
-  code: "approval-missing" | "changes-requested" | "check-failing" | "check-missing" | "check-pending" | "verdict-stale" | "verdict-missing" | "base-not-default" | "draft" | "closed";
+  code:
+    | "approval-missing"
+    | "changes-requested"
+    | "check-failing"
+    | "check-missing"
+    | "check-pending"
+    | "protection-unreadable"
+    | "verdict-stale"
+    | "verdict-missing"
+    | "base-not-default"
+    | "draft"
+    | "closed";
   reason: string;
 }
 
@@ -325,10 +336,12 @@ export const FINDING_MARKER = /<!-- agent-runtime finding ([0-9a-f]{8,64}) -->/;
 export interface MergeFacts {
   pull: PullSummary;
   defaultBranch: string;
-  /** Check runs at the head commit. */
+  /** Check runs at the head commit, and the commit statuses there (the older API a required context may report through) under their context names. */
   checks: { name: string; status: string; conclusion: string | null }[];
   /** The base branch's protection, or null when it has none. */
   protection: { requiredChecks: string[]; requiredReviews: number } | null;
+  /** Why the protection could not be read (reading it takes admin rights on GitHub), when it could not: then `protection` is null but what it requires is unknown. */
+  protectionUnreadable?: string;
   /** The latest review of each reviewer, with the commit it was on. */
   reviews: { author: string; state: string; commitId: string | null }[];
   /** From the base down: each branch and the open pull request that merges it further (null: none, or the default branch). */

@@ -23,6 +23,11 @@ export function mergeReceipt(facts: MergeFacts, verdict: Receipt["verdict"], new
       code: "closed",
       reason: pull.state === "merged" ? `#${pull.number} is already merged: there is nothing left to merge.` : `#${pull.number} is closed: reopen it before merging.`,
     });
+  if (facts.protectionUnreadable)
+    blocked.push({
+      code: "protection-unreadable",
+      reason: `The protection of ${pull.base.ref} could not be read (${facts.protectionUnreadable}), so its required checks and approvals are unknown: give the code-host account the right to read it, or check them on the code host.`,
+    });
   if (pull.draft) blocked.push({ code: "draft", reason: `#${pull.number} is a draft: mark it ready for review.` });
 
   const required = new Set(protection?.requiredChecks ?? []);

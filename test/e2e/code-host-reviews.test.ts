@@ -231,6 +231,15 @@ describe("merge facts", () => {
     expect([pushed.pull.head.sha, pushed.checks]).toEqual([sha("stacked"), []]);
   });
 
+  it("says the protection is unreadable, never absent, when the code host will not show it to the account", async () => {
+    const reader = new HostClients([], { url: sim.url, token: "t-read" });
+    const facts = value(await call<MergeFacts>(reader, "GET", "/github/acme/app/prs/1/merge-facts"));
+    expect(facts.protection).toBeNull();
+    expect(facts.protectionUnreadable).toMatch(/^403 .*account simulator/);
+    // The control: the account that may read it gets the rules.
+    expect(value(await call<MergeFacts>(bot, "GET", "/github/acme/app/prs/1/merge-facts")).protectionUnreadable).toBeUndefined();
+  });
+
   it("stops a base chain that loops, and answers no protection for an unprotected base", async () => {
     const facts = value(await call<MergeFacts>(bot, "GET", "/github/acme/app/prs/4/merge-facts"));
     expect(facts.baseChain).toEqual([

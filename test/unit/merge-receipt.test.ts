@@ -56,6 +56,11 @@ describe("the merge receipt (src/rules/merge-receipt.ts)", () => {
   it("is ready with no protection and no approval", () => {
     expect(mergeReceipt(facts({ protection: null, reviews: [] }), VERDICT, null).ready).toBe(true);
   });
+  it("is not ready when the protection could not be read: what it requires is unknown", () => {
+    const r = mergeReceipt(facts({ protection: null, reviews: [], protectionUnreadable: "403 for account bot" }), VERDICT, null);
+    expect(r.blocked).toEqual([{ code: "protection-unreadable", reason: expect.stringContaining("403 for account bot") }]);
+    expect(r.ready).toBe(false);
+  });
 
   it("blocks on a required check with no run at the head, one not finished, and one failing", () => {
     const protection = { requiredChecks: ["ci/test", "build", "e2e"], requiredReviews: 1 };

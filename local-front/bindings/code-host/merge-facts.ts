@@ -1,7 +1,7 @@
 import type { PullParams } from "../../../src/api/code-host.js";
 import { ok, type Outcome } from "../../../src/api/outcome.js";
 import type { MergeFacts } from "../../../src/api/rooms.js";
-import { deadline, onHost, type HostClient } from "./clients.js";
+import { deadline, hostRefusal, onHost, type HostClient } from "./clients.js";
 import { pullOf } from "./reads.js";
 
 /**
@@ -47,16 +47,18 @@ export async function mergeFacts(client: HostClient, p: PullParams): Promise<Out
   if (!pull.ok) return pull;
   const repo = { owner: p.owner, repo: p.repo };
   const what = pullName(p);
-  const [info, checks, protection, reviews, stacked] = await Promise.all([
+  const [info, checks, statuses, protection, reviews, stacked] = await Promise.all([
     onHost(client, `repository ${p.owner}/${p.repo}`, (o) => o.rest.repos.get({ ...repo, ...deadline() })),
     // Octokit's paginate hands over the runs themselves, not GitHub's `{total_count, check_runs}`.
     onHost(client, what, (o) => pages(o, o.rest.checks.listForRef, { ...repo, ref: pull.value.head.sha }, (d: Gh[]) => d)),
+    commitStatuses(client, p, pull.value.head.sha),
     protectionOf(client, p, pull.value.base.ref),
     onHost(client, what, (o) => pages(o, o.rest.pulls.listReviews, { ...repo, pull_number: p.number }, (d: Gh[]) => d)),
     onHost(client, what, (o) => pages(o, o.rest.pulls.list, { ...repo, state: "open", base: pull.value.head.ref }, (d: Gh[]) => d)),
   ]);
   if (!info.ok) return info;
   if (!checks.ok) return checks;
+  if (!statuses.ok) return statuses;
   if (!protection.ok) return protection;
   if (!reviews.ok) return reviews;
   if (!stacked.ok) return stacked;
@@ -66,22 +68,57 @@ export async function mergeFacts(client: HostClient, p: PullParams): Promise<Out
   return ok({
     pull: pull.value,
     defaultBranch,
-    checks: checks.value.map((c) => ({ name: c.name, status: c.status, conclusion: c.conclusion ?? null })),
-    protection: protection.value,
+    checks: [
+      ...checks.value.map((c) => ({ name: c.name as string, status: c.status as string, conclusion: (c.conclusion as string | null) ?? null })),
+      // A context reported both ways is counted once, by its check run.
+      ...statuses.value.filter((s) => !checks.value.some((c) => c.name === s.name)),
+    ],
+    protection: protection.value.rules,
+    ...(protection.value.unreadable ? { protectionUnreadable: protection.value.unreadable } : {}),
     reviews: standing(reviews.value),
     baseChain: chain.value,
     stacked: stacked.value.map((s) => ({ number: s.number, title: s.title ?? "", head: s.head?.ref ?? "" })),
   });
 }
 
-/** The base branch's protection; null when it has none (GitHub's 404 `Branch not protected`, or no such branch any more). */
-async function protectionOf(client: HostClient, p: PullParams, branch: string): Promise<Outcome<MergeFacts["protection"]>> {
-  const got = await onHost(client, `the protection of branch ${branch} in ${p.owner}/${p.repo}`, (o) => o.rest.repos.getBranchProtection({ owner: p.owner, repo: p.repo, branch, ...deadline() }));
-  if (!got.ok) return got.status === 404 ? ok(null) : got;
-  const rules = got.value.data as Gh;
+/**
+ * The base branch's protection: null when it has none (GitHub's 404 `Branch not protected`,
+ * or `Branch not found`); `unreadable` when the code host would not show it. GitHub shows
+ * protection to admins only and answers anyone else 404 `Not Found` (or 403): reading that
+ * as "not protected" would make a receipt ready that is not.
+ */
+async function protectionOf(client: HostClient, p: PullParams, branch: string): Promise<Outcome<{ rules: MergeFacts["protection"]; unreadable?: string }>> {
+  let data: Gh;
+  try {
+    data = (await client.octokit.rest.repos.getBranchProtection({ owner: p.owner, repo: p.repo, branch, ...deadline() })).data as Gh;
+  } catch (err) {
+    const e = err as { status?: number; response?: { data?: { message?: unknown } } };
+    const said = String(e.response?.data?.message ?? "");
+    if (e.status === 404 && /^Branch not (protected|found)$/i.test(said)) return ok({ rules: null });
+    if (e.status === 404 || e.status === 403) return ok({ rules: null, unreadable: `${e.status} ${said || "from the code host"} for account ${client.account}` });
+    return hostRefusal(err, client, `the protection of branch ${branch} in ${p.owner}/${p.repo}`);
+  }
+  const rules = data;
   const checks = rules.required_status_checks;
   const required = new Set<string>([...(checks?.contexts ?? []), ...((checks?.checks ?? []) as Gh[]).map((c) => c.context as string)]);
-  return ok({ requiredChecks: [...required], requiredReviews: rules.required_pull_request_reviews?.required_approving_review_count ?? 0 });
+  return ok({ rules: { requiredChecks: [...required], requiredReviews: rules.required_pull_request_reviews?.required_approving_review_count ?? 0 } });
+}
+
+/**
+ * The commit statuses at `sha`, GitHub's older API, through which a required context may
+ * report instead of a check run: the latest of each context, as a check. A code host
+ * without the API (404) has none.
+ */
+async function commitStatuses(client: HostClient, p: PullParams, sha: string): Promise<Outcome<MergeFacts["checks"]>> {
+  const got = await onHost(client, pullName(p), (o) => o.rest.repos.getCombinedStatusForRef({ owner: p.owner, repo: p.repo, ref: sha, per_page: 100, ...deadline() }));
+  if (!got.ok) return got.status === 404 ? ok([]) : got;
+  return ok(
+    ((got.value.data.statuses ?? []) as Gh[]).map((s) => ({
+      name: s.context as string,
+      status: s.state === "pending" ? "in_progress" : "completed",
+      conclusion: s.state === "pending" ? null : s.state === "success" ? "success" : "failure",
+    })),
+  );
 }
 
 /**
