@@ -290,6 +290,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
       [409, CODES.noCheckout],
       [409, CODES.mergeConflict],
       [409, CODES.mergeFailed],
+      [503, CODES.sandboxUnavailable],
       [503, CODES.engineHostUnavailable],
     ],
   },

@@ -72,4 +72,6 @@ export interface MergeWork {
   into: string;
   from: string;
   message: string;
+  /** `into` is a worktree the runtime made for a pull request's thread (the thread's `spec.worktree`). */
+  worktree?: "review" | "build";
 }

@@ -180,6 +180,8 @@ export const CODES = {
   codeServiceUnavailable: "code-service-unavailable",
   /** A `cwd` no session may work in: `/`, inside the data directory or the engine state, or holding the runtime's checkout, node_modules or Node; or a build thread's inside a registered checkout (build threads work in worktrees of their own). */
   spawnCwdFenced: "spawn-cwd-fenced",
+  /** Something that runs only inside the sandbox (a merge's git) while the sandbox is unavailable (503; the sentence says why and what to install). */
+  sandboxUnavailable: "sandbox-unavailable",
   /** A retain naming a thread of another workspace. */
   workspaceMismatch: "workspace-mismatch",
   /** A memory the workspace does not have (a retain's `supersedes`, an edit, a forget). */

@@ -11,7 +11,8 @@ import { callEngine } from "../platform/engine-call.js";
 
 /**
  * `POST /threads/:id/merge`: the child's work (the head of its working directory) merged
- * into the parent's checkout by the engine host, which runs git on this machine; the
+ * into the parent's checkout by the engine host, which runs git on this machine, fenced as
+ * the parent's session is (the checkout is the session's to change, hooks and all); the
  * result is a `merge` event on the parent. Merging a child again changes nothing and
  * answers `alreadyMerged`.
  */
@@ -23,7 +24,12 @@ export async function mergeChild(env: Env, parentId: string, childId: string): P
   const from = child.value.spec.cwd;
   if (!into || !from) return refuse(409, `${!into ? "this thread" : `child ${childId}`} has no working directory (cwd) to merge ${!into ? "into" : "from"}`, CODES.noCheckout);
   if (into === from) return refuse(409, `child ${childId} works in this thread's own checkout: there is nothing to merge`, CODES.noCheckout);
-  const work: MergeWork = { into, from, message: `Merge the work of thread ${childId}${child.value.title ? ` (${child.value.title})` : ""}` };
+  const work: MergeWork = {
+    into,
+    from,
+    message: `Merge the work of thread ${childId}${child.value.title ? ` (${child.value.title})` : ""}`,
+    ...(parent.spec.worktree ? { worktree: parent.spec.worktree } : {}),
+  };
   let res: Response;
   try {
     res = await callEngine(env, "/merges", work);

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { removeDir } from "../support/front.js";
+import { PROJECT_DIR, removeDir } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
 import { useFront } from "../support/use-front.js";
 
@@ -99,6 +99,27 @@ describe("merge", () => {
     expect((await events(base, parent)).filter((e) => e.kind === "merge").map((e) => e.body.alreadyMerged)).toEqual([false, true]);
     const stranger = await spawn({ cwd: tree });
     expect((await call(base, "POST", `/threads/${parent}/merge`, { child: stranger })).body.code).toBe("not-a-child");
+  });
+
+  it("runs the merge's git fenced as the parent's session: a hook the session planted in its checkout runs there, and nowhere else", async () => {
+    const base = front().url;
+    const { repo, tree } = repoWithWorktree("hooked");
+    writeFileSync(join(tree, "c.txt"), "child\n");
+    git(tree, "add", ".");
+    git(tree, "commit", "-q", "-m", "child");
+    // What a session may write in its own checkout: a hook that git runs after the merge.
+    const outside = join(work, "escaped-from-a-hook");
+    const intoRuntime = join(PROJECT_DIR, "escaped-from-a-hook");
+    writeFileSync(join(repo, ".git", "hooks", "post-merge"), `#!/bin/sh\necho ran > hook-ran\necho out > ${outside}\necho out > ${intoRuntime}\nexit 0\n`, { mode: 0o755 });
+    const parent = await spawn({ cwd: repo });
+    const child = (await call(base, "POST", `/threads/${parent}/fork`, { atSeq: 1, cwd: tree })).body.threadId as string;
+    const merged = await call(base, "POST", `/threads/${parent}/merge`, { child });
+    expect(merged.status, JSON.stringify(merged.body)).toBe(200);
+    // The control: the hook ran, in the checkout.
+    expect(readFileSync(join(repo, "hook-ran"), "utf8")).toBe("ran\n");
+    // Outside the checkout it wrote nothing: not beside it, not into the runtime's own code.
+    expect(existsSync(outside)).toBe(false);
+    expect(existsSync(intoRuntime)).toBe(false);
   });
 
   it("leaves the checkout as it was when the merge conflicts", async () => {

@@ -15,6 +15,7 @@ import type { EngineTurn } from "./turn.js";
 import { readJson, reply } from "../http.js";
 import { logTurnEnd } from "./turn-log.js";
 import { mergeWork } from "../git/merge.js";
+import { fencedGit, mergePlaces } from "./merge-git.js";
 import { within } from "../code/fence.js";
 import { realPath } from "../sandbox/runtime.js";
 import { measureVolume } from "../host-report.js";
@@ -33,7 +34,7 @@ export interface EngineHost {
 const DecisionBody = z.object({ decision: z.enum(APPROVAL_DECISIONS), expired: z.literal(true).optional() });
 const QuestionBody = z.object({ action: z.enum(QUESTION_ACTIONS), answer: z.string().optional() });
 const SteerBody = z.object({ seq: z.number().int().positive(), text: z.string() });
-const MergeBody = z.object({ into: z.string().startsWith("/"), from: z.string().startsWith("/"), message: z.string().min(1).max(1000) });
+const MergeBody = z.object({ into: z.string().startsWith("/"), from: z.string().startsWith("/"), message: z.string().min(1).max(1000), worktree: z.enum(["review", "build"]).optional() });
 
 /**
  * The engines binding, served by the front (src/api/engine.ts has the protocol). Turns
@@ -155,7 +156,13 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     if (path === "/merges") {
       const work = MergeBody.safeParse(body);
       if (!work.success) return reply(res, 400, { error: "a merge is {into, from, message}, with absolute paths", code: CODES.invalidBody });
-      const m = await mergeWork(work.data);
+      // The merge's git runs as the parent's session would: no sandbox, no merge.
+      const fenced = deps.sandbox.refusalFor(mergePlaces(work.data));
+      if (fenced)
+        return deps.sandbox.state === "unavailable"
+          ? reply(res, 503, { error: `merges run git fenced as the thread's session: ${fenced}`, code: CODES.sandboxUnavailable })
+          : reply(res, 409, { error: fenced, code: CODES.mergeFailed });
+      const m = await mergeWork(work.data, fencedGit(deps.sandbox, work.data));
       return reply(res, m.status, m.body);
     }
     const m = /^\/turns\/([^/]+)\/(interrupt|steer|approvals|questions)(?:\/([^/]+))?$/.exec(path);

@@ -1,17 +1,17 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import type { MergeWork } from "../../../src/api/cycles.js";
 import { CODES } from "../../../src/api/errors.js";
 
-const run = promisify(execFile);
+/**
+ * Runs one git command (`args` after `git`) in `cwd` and answers its stdout, trimmed; a
+ * failure rejects with git's stderr. The engine host runs it fenced as the checkout's
+ * session (bindings/engines/merge-git.ts): the checkout is the session's to change, its
+ * `.git` (hooks, config, attributes that name drivers) included, so git there runs only
+ * where the session itself may.
+ */
+export type GitRunner = (cwd: string, args: string[]) => Promise<string>;
 
 /** Who the runtime's merge commits are by, when the checkout names nobody. */
-const IDENTITY = ["-c", "user.name=agent-runtime", "-c", "user.email=agent-runtime@localhost"];
-
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run("git", ["-C", cwd, ...IDENTITY, ...args], { timeout: 60_000, maxBuffer: 16 << 20 });
-  return stdout.trim();
-}
+export const MERGE_IDENTITY = ["-c", "user.name=agent-runtime", "-c", "user.email=agent-runtime@localhost"];
 
 const succeeds = (p: Promise<unknown>) =>
   p.then(
@@ -39,9 +39,9 @@ const inFlight = new Map<string, Promise<unknown>>();
  * aborted, leaving the checkout as it was, and answered with the files in conflict; a
  * checkout in the middle of someone's merge is left alone.
  */
-export function mergeWork(work: MergeWork): Promise<MergeAnswer> {
+export function mergeWork(work: MergeWork, run: GitRunner): Promise<MergeAnswer> {
   const before = inFlight.get(work.into) ?? Promise.resolve();
-  const mine = before.then(() => merge(work));
+  const mine = before.then(() => merge(work, (cwd, ...args) => run(cwd, args)));
   const settled = mine.catch(() => {});
   inFlight.set(work.into, settled);
   void settled.then(() => {
@@ -50,7 +50,7 @@ export function mergeWork(work: MergeWork): Promise<MergeAnswer> {
   return mine;
 }
 
-async function merge(work: MergeWork): Promise<MergeAnswer> {
+async function merge(work: MergeWork, git: (cwd: string, ...args: string[]) => Promise<string>): Promise<MergeAnswer> {
   for (const dir of [work.into, work.from]) {
     const inside = await git(dir, "rev-parse", "--is-inside-work-tree").catch(() => "");
     if (inside !== "true") return refused(CODES.noCheckout, `${dir} is not a git checkout`);

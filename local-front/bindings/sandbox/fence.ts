@@ -53,6 +53,8 @@ export interface SessionPlaces {
    * own in which only these answer. Null or absent: the host's network (no proxy on loopback to go through).
    */
   reach?: string[] | null;
+  /** Places besides the cwd it reads (a merged child's checkout): bound read-only, unless they lie in hidden places, which stay hidden. */
+  reads?: string[];
   /**
    * The session works in a runtime-owned worktree of a pull request (under the hidden data
    * directory): bound writable for a build thread, read-only for a review thread, with the
@@ -200,6 +202,7 @@ export class Sandbox {
     // A reader's cwd is bound all the same, read-only: under /tmp the private /tmp would hide it.
     if (session.readOnly && existsSync(cwd) && !inHidden(cwd)) args.push("--ro-bind", cwd, cwd);
     for (const p of writable) if (!inHidden(p)) args.push("--bind", p, p);
+    for (const p of (session.reads ?? []).map(real).filter(existsSync)) if (!inHidden(p) && !writable.some((w) => within(p, w))) args.push("--ro-bind", p, p);
     // After the writable binds, so that they win (bwrap mounts in order); this also brings back a checkout or a Node under /tmp (a CI's fresh clone), which the private /tmp hides.
     for (const p of runtime) args.push("--ro-bind", p, p);
     for (const h of hidden) args.push(...(kinds.get(h) === "dir" ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
