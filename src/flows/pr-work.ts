@@ -14,9 +14,8 @@ import { newId } from "../shared/ids.js";
 import { createThread } from "./create-thread.js";
 import { pullOf, worktreeAt } from "./review.js";
 
-/** How many build threads one pull request may have at once: the hub's build seat limit, or the default. */
-export async function buildSeats(config: RuntimeConfig): Promise<{ limit: number; source: "hub" | "default" }> {
-  const hub = await hubLimits(config.hubUrl);
+/** How many build threads one pull request may have at once: the hub's build seat limit (as `hubLimits` read it), or the default. */
+export function buildSeatsOf(hub: Record<string, unknown>): { limit: number; source: "hub" | "default" } {
   return typeof hub.buildSeatLimit === "number" && hub.buildSeatLimit > 0 ? { limit: hub.buildSeatLimit, source: "hub" } : { limit: DEFAULT_BUILD_SEATS, source: "default" };
 }
 
@@ -27,7 +26,7 @@ export async function buildSeats(config: RuntimeConfig): Promise<{ limit: number
  */
 export async function startBuildThread(env: Env, config: RuntimeConfig, workspace: string, number: number, body: BuildAgent): Promise<{ threadId: string; worktree: string }> {
   const pull = await pullOf(env, body.repo, number);
-  const seats = await buildSeats(config);
+  const seats = buildSeatsOf(await hubLimits(config.hubUrl));
   const live = (await catalogOf(env).prThreads(body.repo, number, "build")) as string[];
   if (live.length >= seats.limit)
     refused(409, `${body.repo}#${number} has ${live.length} build threads, its limit (${seats.source === "hub" ? "the hub's build seat limit" : "the default"}): retire one first`, CODES.buildSeatsFull, {

@@ -15,6 +15,7 @@ import { prometheus, type MetricsDoc } from "../http/prometheus.js";
 import { routeTimings, type RouteStats } from "../http/timings.js";
 import { jsonBody } from "../http/validate.js";
 import { hubLimits } from "../platform/hub-limits.js";
+import { buildSeatsOf } from "../flows/pr-work.js";
 
 /** SPEC "Operating the host": the keeper, load, limits, timings and metrics (docs/operating.md). */
 export const operator = new Hono<AppEnv>();
@@ -49,8 +50,10 @@ operator.get("/live", async (c) => {
 operator.get("/limits", async (c) => {
   const config = c.var.config;
   const pause = await hostOf(c.env).spawnPause();
+  const hub = await hubLimits(config.hubUrl);
   return c.json({
-    hub: await hubLimits(config.hubUrl),
+    hub,
+    buildThreadsPerPullRequest: buildSeatsOf(hub),
     sessionCap: config.sessionCap,
     sessionIdleEvictMs: config.sessionIdleMs,
     threadListFirstPagesPerMinute: config.threadListBudget,

@@ -180,6 +180,8 @@ describe("watching the host", () => {
   it("GET /limits: the build seat limit from the hub, and the host's own limits", async () => {
     const r = await call(front.url, "GET", "/limits");
     expect(r.body.hub).toMatchObject({ buildSeatLimit: 4 });
+    // The hub's limit is how many build threads one pull request may have at once (docs/rooms.md).
+    expect(r.body.buildThreadsPerPullRequest).toEqual({ limit: 4, source: "hub" });
     expect(r.body).toMatchObject({ sessionCap: 16, threadListFirstPagesPerMinute: 3, tailPage: { max: 1000 } });
   });
 

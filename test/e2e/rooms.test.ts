@@ -266,8 +266,17 @@ describe("review rooms", () => {
     expect(readFileSync(join(row.spec.cwd, "src/app.ts"), "utf8")).toContain("export const later = true;");
     const first = (await events(base(), started.body.threadId)).find((e) => e.kind === "message")!;
     expect(first.body.text).toContain("Serve on 9090");
-    await idle(started.body.threadId);
-    expect((await call(base(), "DELETE", `/threads/${started.body.threadId}`)).status).toBe(200);
+    // Two build threads for one pull request by default (no hub): a third is refused, naming them.
+    const second = await call(base(), "POST", "/workspaces/team/prs/7/agents", { repo: REPO });
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    const third = await call(base(), "POST", "/workspaces/team/prs/7/agents", { repo: REPO });
+    expect(third.status).toBe(409);
+    expect(third.body).toMatchObject({ code: "build-seats-full", limit: 2 });
+    expect([...third.body.threads].sort()).toEqual([started.body.threadId, second.body.threadId].sort());
+    for (const id of [started.body.threadId, second.body.threadId]) {
+      await idle(id);
+      expect((await call(base(), "DELETE", `/threads/${id}`)).status).toBe(200);
+    }
     await waitFor(async () => !existsSync(row.spec.cwd));
   });
 
