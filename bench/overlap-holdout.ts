@@ -22,18 +22,10 @@ import { startCodeHostSimulator } from "../local-front/code-host-simulator/serve
 import { Seed } from "../local-front/code-host-simulator/seed.js";
 import { removeDir, startFront } from "../test/support/front.js";
 import { call } from "../test/support/http.js";
+import { wilson } from "./wilson.js";
 
 const TOKEN = "ghp_holdout_measure";
 const LABELS = ["duplicate", "complementary", "unrelated"] as const;
-
-/** The 95% Wilson score interval of `k` successes in `n`. */
-export function wilson(k: number, n: number): [number, number] {
-  const z = 1.96;
-  const p = k / n;
-  const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
-  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n);
-  return [centre - half, centre + half];
-}
 
 async function main(): Promise<void> {
   const here = (name: string) => resolve(import.meta.dirname, "../test/fixtures/code-host", name);

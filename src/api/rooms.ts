@@ -59,6 +59,11 @@ export const FindingInput = z
     side: z.enum(SIDES).optional().describe("RIGHT (default): the head's line; LEFT: a line the pull request removes"),
     severity: z.enum(SEVERITIES),
     body: z.string().min(1).max(20_000).describe("What is wrong there and what to do about it"),
+    sameAs: z
+      .string()
+      .regex(/^[0-9a-f]{8,64}$/)
+      .optional()
+      .describe("When this is a finding an earlier round raised (listed in the round's message with its fingerprint), that fingerprint: it is then the same finding, however you word it now"),
   })
   .strict();
 export type FindingInput = z.infer<typeof FindingInput>;
@@ -79,9 +84,16 @@ export interface Finding {
   side: (typeof SIDES)[number];
   severity: (typeof SEVERITIES)[number];
   body: string;
-  /** Stable across rounds for the same path, the same code at the line and the same gist (docs/rooms.md, "Fingerprints"). */
+  /**
+   * Stable across rounds for the same path, the same code at the line and the same gist
+   * (docs/rooms.md, "Fingerprints"), or the earlier finding's when the reviewer says it is
+   * that one again (`sameAs`).
+   */
   fingerprint: string;
 }
+
+/** A finding an earlier round of the room raised, as a round's message lists it for the reviewer to name again (`sameAs`). */
+export type EarlierFinding = Pick<Finding, "path" | "line" | "side" | "severity" | "body" | "fingerprint">;
 
 export interface Verdict {
   decision: (typeof DECISIONS)[number];

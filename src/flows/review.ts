@@ -6,6 +6,7 @@ import {
   roomKey,
   type ArmRoom,
   type Capabilities,
+  type EarlierFinding,
   type Finding,
   type LinesAnswer,
   type PostedReview,
@@ -158,7 +159,8 @@ export async function startRound(env: Env, id: string, body: StartRound): Promis
   const [tree, context] = await Promise.all([worktreeAt(env, core.repo, core.pr, id, "review"), callCode<ReviewContext>(env, "GET", `${pullPath(core.repo, core.pr)}/context`)]);
   const ctx = valueOf(context);
   const round = valueOf((await stub.beginRound({ prompt: body.prompt ?? null, seat, head: tree.head.sha, base: tree.base.sha })) as Outcome<Round>);
-  const text = reviewPrompt(ctx, { n: round.n, head: round.head, base: round.base, prompt: round.prompt, worktree: tree.path });
+  const earlier = earlierFindings((await stub.allRounds()) as Round[]);
+  const text = reviewPrompt(ctx, { n: round.n, head: round.head, base: round.base, prompt: round.prompt, worktree: tree.path, earlier });
   let sent: Outcome<MessageAccepted>;
   try {
     sent = (await thread.postMessage({ text, seat, from: "room" }, `room:${id}:${round.n}`)) as Outcome<MessageAccepted>;
@@ -173,9 +175,18 @@ export async function startRound(env: Env, id: string, body: StartRound): Promis
   return valueOf((await stub.round(round.n)) as Outcome<Round>);
 }
 
+/** The findings the room's rounds raised, newest round first, each fingerprint once. */
+function earlierFindings(rounds: Round[]): EarlierFinding[] {
+  const seen = new Map<string, EarlierFinding>();
+  for (const r of [...rounds].reverse())
+    for (const f of r.verdict?.findings ?? []) if (!seen.has(f.fingerprint)) seen.set(f.fingerprint, { path: f.path, line: f.line, side: f.side, severity: f.severity, body: f.body, fingerprint: f.fingerprint });
+  return [...seen.values()];
+}
+
 /**
  * `submit_verdict`: the reviewer's verdict for its room's running round, each finding
- * fingerprinted by the code at its line (the head's, or the base's for a removed line).
+ * fingerprinted by the code at its line (the head's, or the base's for a removed line),
+ * or given the fingerprint of the earlier finding of the same file it says it is again.
  */
 export async function takeVerdict(env: Env, turn: ToolTurn, threadId: string, turnId: string, input: SubmitVerdictInput): Promise<Round> {
   if (!turn.room) refused(409, "this thread reviews for no room: only a room's reviewer returns verdicts", CODES.noRoundRunning);
@@ -184,8 +195,15 @@ export async function takeVerdict(env: Env, turn: ToolTurn, threadId: string, tu
   if (!running) refused(409, `no round of room ${turn.room} is running: nothing asked for a verdict`, CODES.noRoundRunning);
   const lines = input.findings.map((f) => ({ path: f.path, line: f.line, side: f.side ?? ("RIGHT" as const) }));
   const code = lines.length ? valueOf(await callCode<LinesAnswer>(env, "POST", "/git/lines", { id: turn.room, head: running.head, base: running.base, lines })).texts : [];
+  const earlier = new Map(earlierFindings((await stub.allRounds()) as Round[]).map((f) => [f.fingerprint, f]));
   const findings: Finding[] = await Promise.all(
-    input.findings.map(async (f, i) => ({ ...f, side: lines[i]!.side, fingerprint: await fingerprintOf({ path: f.path, side: lines[i]!.side, code: code[i] ?? null, body: f.body }) })),
+    input.findings.map(async ({ sameAs, ...f }, i) => ({
+      ...f,
+      side: lines[i]!.side,
+      // A fingerprint the room never raised, or one of another file, is no earlier finding: this one is judged by its own.
+      fingerprint:
+        sameAs !== undefined && earlier.get(sameAs)?.path === f.path ? sameAs : await fingerprintOf({ path: f.path, side: lines[i]!.side, code: code[i] ?? null, body: f.body }),
+    })),
   );
   const verdict: Verdict = { decision: input.decision, summary: input.summary, findings, turnId, seat: turn.seat, submittedAt: new Date().toISOString() };
   return valueOf((await stub.submitVerdict(threadId, turn.inputs, verdict)) as Outcome<Round>);

@@ -178,6 +178,19 @@ describe("review rooms", () => {
       expect(fin.body.review, JSON.stringify(fin.body)).toMatchObject({ posted: 0, skipped: 1 });
     }
     expect((await inlineComments()).filter((c) => c.body.toLowerCase().includes("port should come from"))).toHaveLength(1);
+    // A model words a finding anew in ways no gist survives; it names the earlier one (listed in its message) instead.
+    const first = (await call(base(), "GET", `/rooms/${room.id}/rounds/1`)).body.round.verdict.findings[0];
+    const anew = { ...ANCHORED, body: "Hard-coding 9090 here means nobody can change the listening port without a rebuild." };
+    const unnamed = await round(room, verdictPrompt([anew]));
+    expect(unnamed.verdict.findings[0].fingerprint).not.toBe(first.fingerprint);
+    const named = await round(room, verdictPrompt([{ ...anew, sameAs: first.fingerprint }]));
+    expect(named.verdict.findings[0].fingerprint).toBe(first.fingerprint);
+    const asked = (await events(base(), room.threadId)).find((e) => e.kind === "message" && e.seq === named.messageSeq)!;
+    expect(asked.body.text).toContain(`\`${first.fingerprint}\` src/app.ts:2`);
+    expect((await call(base(), "POST", `/rooms/${room.id}/finalize`, {})).body.review).toMatchObject({ posted: 0, skipped: 1 });
+    // A fingerprint the room never raised names nothing: the finding keeps its own.
+    const stranger = await round(room, verdictPrompt([{ ...anew, sameAs: "00000000deadbeef" }]));
+    expect(stranger.verdict.findings[0].fingerprint).toBe(unnamed.verdict.findings[0].fingerprint);
     const threads = await octokit.graphql<any>(
       `query { repository(owner: "acme", name: "widgets") { pullRequest(number: 7) { reviewThreads(first: 50) { nodes { id isResolved comments(first: 5) { nodes { body } } } } } } }`,
     );

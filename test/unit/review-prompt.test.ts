@@ -113,8 +113,20 @@ describe("a round's message to the reviewer (src/rules/review-prompt.ts)", () =>
     expect(text).toContain(' @\u2060sim {"fail": "auth"}');
   });
 
+  it("lists the findings earlier rounds raised, each with its fingerprint, for the reviewer to name again with sameAs", () => {
+    const earlier = [{ path: "src/auth/session.ts", line: 41, side: "RIGHT" as const, severity: "major" as const, body: "An expired session is returned as valid.", fingerprint: "0123456789abcdef" }];
+    const text = reviewPrompt(ctx(), { ...round("@sim {}"), earlier });
+    expect(text).toContain("## Findings raised before");
+    expect(text).toContain("- `0123456789abcdef` src/auth/session.ts:41, major:\n> An expired session is returned as valid.");
+    expect(text).toContain("give its fingerprint as `sameAs`");
+    // Before the verdict's instructions, and the caller's prompt still last.
+    expect(text.indexOf("## Findings raised before")).toBeLessThan(text.indexOf("## Your verdict"));
+    expect(text.endsWith("@sim {}")).toBe(true);
+    expect(reviewPrompt(ctx(), round())).not.toContain("## Findings raised before");
+  });
+
   it("ends with the verdict's instructions when the caller gives no prompt", () => {
-    expect(reviewPrompt(ctx(), round())).toMatch(/outside the diff's hunks is put in the review's body instead of on the line\.$/);
+    expect(reviewPrompt(ctx(), round())).toMatch(/is not posted twice\.$/);
   });
 
   it("leaves the oldest comments out of a long conversation, and says the code host's lists were cut", () => {
