@@ -234,10 +234,8 @@ export async function finalizeRound(env: Env, id: string, n: number | undefined,
   return work;
 }
 
+/** The code service refuses a head the pull request has left (`409 round-stale`, naming both), just before it posts. */
 async function postVerdict(env: Env, core: RoomCore, round: Round): Promise<PostedReview> {
-  const pull = await pullOf(env, core.repo, core.pr);
-  if (pull.head.sha !== round.head)
-    refused(409, `round ${round.n} reviewed ${round.head}, but the pull request's head is now ${pull.head.sha}: start a new round`, CODES.roundStale, { head: pull.head.sha, roundHead: round.head });
   const verdict = round.verdict!;
   const posted = valueOf(
     await callCode<Omit<PostedReview, "postedAt">>(env, "POST", `${pullPath(core.repo, core.pr)}/review`, {
