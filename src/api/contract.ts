@@ -47,8 +47,13 @@ export interface RouteContract {
   status?: 200 | 201 | 202;
   /** The success answer's schema, where the client library checks one (src/api/answers.ts); any JSON object otherwise. */
   answer?: z.ZodType;
-  /** What the success answer is when it is not JSON. */
-  media?: "sse" | "json-or-sse" | "json-or-prometheus";
+  /** What the success answer is when it is not JSON: an event stream, either, or bytes of their own media type (`binary`). */
+  media?: "sse" | "json-or-sse" | "json-or-prometheus" | "binary";
+  /**
+   * Other successes, beside `status`: each its status, when it is given, its answer's
+   * schema (the success's otherwise), and the codes it carries (`queuedBecause.code`).
+   */
+  also?: readonly { status: 200 | 201 | 202; when: string; answer?: z.ZodType; codes?: readonly string[] }[];
   /** Refused with 503 `draining` while the host drains. */
   drains?: true;
   /** Errors in the completions (OpenAI) shape, not the runtime's. */
@@ -234,14 +239,14 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   },
 
   "GET /threads/:id/attachments": { summary: "The thread's attachments, oldest first: name, media type, size, hash, the message's seq, where the engines find it." },
-  "GET /threads/:id/attachments/:sha256": { summary: "One attachment whole, with its media type.", errors: [[404, CODES.attachmentNotFound]] },
+  "GET /threads/:id/attachments/:sha256": { summary: "One attachment whole, with its media type.", media: "binary", errors: [[404, CODES.attachmentNotFound]] },
   "POST /threads/:id/send": {
     summary: "Appends a message and answers when the turn it started ended (`async: true`: at once).",
     body: SendMessage,
     answer: SendResultAnswer,
     drains: true,
-    // 202 with `queuedBecause.code` seat-elsewhere: a seat on a peer answers the message, not a turn here.
-    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [400, CODES.messageEmpty], [409, CODES.recordOnlyThread], [202, CODES.seatElsewhere]],
+    also: [{ status: 202, when: "A seat on a peer answers the message, not a turn here: `{seq, ts, queuedBecause: {code: \"seat-elsewhere\"}}`.", codes: [CODES.seatElsewhere] }],
+    errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [400, CODES.messageEmpty], [409, CODES.recordOnlyThread]],
   },
   "GET /threads/:id/operations": { summary: "The thread's operations (delegations, subscription edges, long actions), oldest first, with their state." },
   "POST /threads/:id/operations": {
@@ -410,6 +415,8 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /workspaces/:name/memory/retain": {
     summary: "Stores a memory (201), or finds the same text kept already (200, `duplicate`); a `key` or `supersedes` retires what it replaces, in the same write.",
     body: Retain,
+    status: 201,
+    also: [{ status: 200, when: "The same text was kept already: `duplicate: true`, its id." }],
     errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryRetired], [404, CODES.threadNotFound], [400, CODES.workspaceMismatch], [400, CODES.eventNotFound], [413, CODES.memoryTooLarge], [503, CODES.memoryStoreFailed]],
   },
   "POST /workspaces/:name/memory/recall": { summary: "The memories that best fill a token budget for a query: text relevance with importance and recency as boosts (docs/memory.md).", body: Recall, errors: WORKSPACE },
@@ -476,6 +483,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     summary: "Arms a review room for a pull request (201), or adopts the workspace's room for it (200, the same id; the key is workspace, repository and number): its thread, in a read-only worktree at the head, with the reviewer seat (docs/rooms.md).",
     body: ArmRoom,
     status: 201,
+    also: [{ status: 200, when: "The workspace has a room for this pull request already: adopted, the same `room.id`." }],
     drains: true,
     errors: [...WORKSPACE, ...CODE_HOST, ...SPAWN_ERRORS, [502, CODES.gitFetchFailed]],
   },

@@ -50,8 +50,16 @@ function responses(key: string, route: RouteContract): Schema {
         ? { "application/json": { schema: { type: "object" } }, "text/event-stream": { schema: { type: "string" } } }
         : route.media === "json-or-prometheus"
           ? { "application/json": { schema: { type: "object" } }, "text/plain": { schema: { type: "string" } } }
-          : { "application/json": { schema: route.answer ? jsonSchema(route.answer) : { type: "object" } } };
+          : route.media === "binary"
+            ? { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } }
+            : { "application/json": { schema: route.answer ? jsonSchema(route.answer) : { type: "object" } } };
   const out: Schema = { [status]: { description: "Success.", content: media } };
+  for (const other of route.also ?? [])
+    out[String(other.status)] = {
+      description: `Success: ${other.when}`,
+      ...(other.codes ? { "x-codes": other.codes } : {}),
+      content: other.answer ? { "application/json": { schema: jsonSchema(other.answer) } } : media,
+    };
   const refusals = [...(route.completionsErrors ? [] : commonErrors(key, route)), ...(route.errors ?? [])];
   const byStatus = new Map<number, string[]>();
   for (const [s, code] of refusals) byStatus.set(s, [...(byStatus.get(s) ?? []), code]);

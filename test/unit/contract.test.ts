@@ -87,7 +87,7 @@ describe("the contract (src/api/contract.ts)", () => {
     const completions = new Set<string>(Object.values(COMPLETIONS_CODES));
     const used = new Set<string>();
     for (const [key, route] of Object.entries(CONTRACT))
-      for (const [status, code] of route.errors ?? []) {
+      for (const [status, code] of [...(route.errors ?? []), ...(route.also ?? []).flatMap((a) => (a.codes ?? []).map((c) => [a.status, c] as const))]) {
         expect(route.completionsErrors ? completions.has(code) : runtime.has(code), `${key}: ${code}`).toBe(true);
         expect(status, `${key}: ${code}`).toBeGreaterThanOrEqual(200);
         used.add(code);
@@ -124,6 +124,13 @@ describe("GET /openapi.json", () => {
     // A parameter with digits in its name is one parameter.
     const attachment = doc.paths["/threads/{id}/attachments/{sha256}"]!.get;
     expect(attachment.parameters.map((p: { name: string }) => p.name)).toEqual(["id", "sha256"]);
+    // Bytes are documented as bytes, and a route's other successes as successes.
+    expect(Object.keys(attachment.responses["200"].content)).toEqual(["*/*"]);
+    const retain = doc.paths["/workspaces/{name}/memory/retain"]!.post;
+    expect([retain.responses["201"].description, retain.responses["200"].description]).toEqual(["Success.", expect.stringMatching(/^Success: The same text was kept already/)]);
+    const send = doc.paths["/threads/{id}/send"]!.post.responses["202"];
+    expect(send).toMatchObject({ description: expect.stringMatching(/^Success: /), "x-codes": ["seat-elsewhere"] });
+    expect(send.content["application/json"].schema).not.toHaveProperty("required", ["error"]);
     const completions = doc.paths["/v1/chat/completions"]!.post;
     expect(completions.responses["429"]["x-codes"]).toEqual(["accounts_exhausted", "rate_limited"]);
     expect(completions.responses["429"].content["application/json"].schema.properties.error.type).toBe("object");
