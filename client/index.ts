@@ -10,6 +10,14 @@ import {
   ThreadListPageAnswer,
   ThreadRowAnswer,
   TurnStatusAnswer,
+  BuildThreadAnswer,
+  CapabilitiesAnswer,
+  CostPerMergedPrAnswer,
+  ReceiptAnswer,
+  ReviewPostedAnswer,
+  RoomFoundAnswer,
+  RoomOnlyAnswer,
+  RoundOnlyAnswer,
 } from "../src/api/answers.js";
 import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
@@ -509,48 +517,48 @@ export class RuntimeClient {
 
   /** Arms a room for a pull request, or adopts the workspace's room for it (`created` false). */
   armRoom(workspace: string, body: ArmRoom): Promise<{ room: Room }> {
-    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/rooms`, body);
+    return this.checked(RoomOnlyAnswer, "POST", `/workspaces/${encodeURIComponent(workspace)}/rooms`, body);
   }
 
   /** A pull request's room and its newest round. */
   findRoom(workspace: string, repo: string, pr: number): Promise<{ room: Room; round: Round | null }> {
-    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/rooms?${searchOf({ repo, pr })}`);
+    return this.checked(RoomFoundAnswer, "GET", `/workspaces/${encodeURIComponent(workspace)}/rooms?${searchOf({ repo, pr })}`);
   }
 
   roomCapabilities(): Promise<Capabilities> {
-    return this.call("GET", "/rooms/capabilities");
+    return this.checked(CapabilitiesAnswer, "GET", "/rooms/capabilities");
   }
 
   room(id: string): Promise<{ room: Room }> {
-    return this.call("GET", `/rooms/${encodeURIComponent(id)}`);
+    return this.checked(RoomOnlyAnswer, "GET", `/rooms/${encodeURIComponent(id)}`);
   }
 
   /** Starts the next round; the reviewer returns its verdict with the submit_verdict tool. */
   startRound(id: string, body: StartRound = {}): Promise<{ round: Round }> {
-    return this.call("POST", `/rooms/${encodeURIComponent(id)}/rounds`, body);
+    return this.checked(RoundOnlyAnswer, "POST", `/rooms/${encodeURIComponent(id)}/rounds`, body);
   }
 
   round(id: string, n: number): Promise<{ round: Round }> {
-    return this.call("GET", `/rooms/${encodeURIComponent(id)}/rounds/${n}`);
+    return this.checked(RoundOnlyAnswer, "GET", `/rooms/${encodeURIComponent(id)}/rounds/${n}`);
   }
 
   /** Posts a round's verdict (default: the newest) as one review on the code host. */
   finalize(id: string, n?: number): Promise<{ review: PostedReview }> {
-    return this.call("POST", `/rooms/${encodeURIComponent(id)}/finalize`, n === undefined ? {} : { n });
+    return this.checked(ReviewPostedAnswer, "POST", `/rooms/${encodeURIComponent(id)}/finalize`, n === undefined ? {} : { n });
   }
 
   /** Starts a build thread in a worktree of the pull request's branch. */
   startBuildThread(workspace: string, pr: number, body: BuildAgent): Promise<{ threadId: string; worktree: string }> {
-    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/prs/${pr}/agents`, body);
+    return this.checked(BuildThreadAnswer, "POST", `/workspaces/${encodeURIComponent(workspace)}/prs/${pr}/agents`, body);
   }
 
   /** The read-only merge receipt. */
   mergeReceipt(workspace: string, pr: number, repo: string): Promise<Receipt> {
-    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/prs/${pr}/receipt?${searchOf({ repo })}`);
+    return this.checked(ReceiptAnswer, "GET", `/workspaces/${encodeURIComponent(workspace)}/prs/${pr}/receipt?${searchOf({ repo })}`);
   }
 
   costPerMergedPr(): Promise<CostPerMergedPr> {
-    return this.call("GET", "/metrics/cost-per-merged-pr");
+    return this.checked(CostPerMergedPrAnswer, "GET", "/metrics/cost-per-merged-pr");
   }
 
   accounts(): Promise<{ accounts: AccountView[]; simulator: boolean; engines: EngineEntry[] }> {

@@ -9,6 +9,14 @@ import {
   ThreadListPageAnswer,
   ThreadRowAnswer,
   TurnStatusAnswer,
+  BuildThreadAnswer,
+  CapabilitiesAnswer,
+  CostPerMergedPrAnswer,
+  ReceiptAnswer,
+  ReviewPostedAnswer,
+  RoomFoundAnswer,
+  RoomOnlyAnswer,
+  RoundOnlyAnswer,
 } from "./answers.js";
 import { CompactRequest } from "./compaction.js";
 import { ChatCompletionRequest, COMPLETIONS_CODES } from "./completions.js";
@@ -480,6 +488,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   },
 
   "POST /workspaces/:name/rooms": {
+    answer: RoomOnlyAnswer,
     summary: "Arms a review room for a pull request (201), or adopts the workspace's room for it (200, the same id; the key is workspace, repository and number): its thread, in a read-only worktree at the head, with the reviewer seat (docs/rooms.md).",
     body: ArmRoom,
     status: 201,
@@ -487,10 +496,11 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     drains: true,
     errors: [...WORKSPACE, ...CODE_HOST, ...SPAWN_ERRORS, [502, CODES.gitFetchFailed]],
   },
-  "GET /workspaces/:name/rooms": { summary: "A pull request's room and its newest round (null before the first).", query: RoomQuery, errors: [...WORKSPACE, [404, CODES.roomNotFound]] },
-  "GET /rooms/capabilities": { summary: "Whether the verdict poster is available: a code-host account (or the simulator) that may post reviews; the reason names the account." },
-  "GET /rooms/:id": { summary: "The room: its pull request, state, thread, seats and rounds.", errors: [[404, CODES.roomNotFound]] },
+  "GET /workspaces/:name/rooms": { summary: "A pull request's room and its newest round (null before the first).", query: RoomQuery, answer: RoomFoundAnswer, errors: [...WORKSPACE, [404, CODES.roomNotFound]] },
+  "GET /rooms/capabilities": { summary: "Whether the verdict poster is available: a code-host account (or the simulator) that may post reviews; the reason names the account.", answer: CapabilitiesAnswer },
+  "GET /rooms/:id": { summary: "The room: its pull request, state, thread, seats and rounds.", answer: RoomOnlyAnswer, errors: [[404, CODES.roomNotFound]] },
   "POST /rooms/:id/rounds": {
+    answer: RoundOnlyAnswer,
     summary: "Starts round n+1: the worktree moves to the pull request's head and the reviewer seat is asked for its verdict, which it returns with the submit_verdict tool.",
     body: StartRound,
     status: 202,
@@ -506,8 +516,9 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
       ...CODE_HOST,
     ],
   },
-  "GET /rooms/:id/rounds/:n": { summary: "One round: its state, prompt, seat, head and base, thread, verdict (findings with fingerprints) and posted review.", errors: [[404, CODES.roomNotFound], [404, CODES.roundNotFound]] },
+  "GET /rooms/:id/rounds/:n": { summary: "One round: its state, prompt, seat, head and base, thread, verdict (findings with fingerprints) and posted review.", answer: RoundOnlyAnswer, errors: [[404, CODES.roomNotFound], [404, CODES.roundNotFound]] },
   "POST /rooms/:id/finalize": {
+    answer: ReviewPostedAnswer,
     summary: "Posts a round's verdict (default: the newest round) as one review on the code host at the round's head; findings outside the diff go in its body, findings already on an unresolved thread are skipped.",
     body: Finalize,
     errors: [
@@ -522,6 +533,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     ],
   },
   "POST /workspaces/:name/prs/:number/agents": {
+    answer: BuildThreadAnswer,
     summary: "Starts a build thread in a runtime-owned worktree of the pull request's branch at its head, with the pull request as context in its first message.",
     body: BuildAgent,
     status: 201,
@@ -529,11 +541,12 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     errors: [...WORKSPACE, ...CODE_HOST, ...SPAWN_ERRORS, [409, CODES.buildSeatsFull], [502, CODES.gitFetchFailed]],
   },
   "GET /workspaces/:name/prs/:number/receipt": {
+    answer: ReceiptAnswer,
     summary: "The read-only merge receipt: the verdict and checks at the exact head, the base chain, the stacked pull requests, the merge plan and what blocks it. It never merges.",
     query: ReceiptQuery,
     errors: [...WORKSPACE, ...CODE_HOST],
   },
-  "GET /metrics/cost-per-merged-pr": { summary: "What the threads that worked on each pull request cost (reviewers, builders, their delegations), and per merged pull request as the code host reports it merged." },
+  "GET /metrics/cost-per-merged-pr": { summary: "What the threads that worked on each pull request cost (reviewers, builders, their delegations), and per merged pull request as the code host reports it merged.", answer: CostPerMergedPrAnswer },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },
   "POST /internal/tools": {
