@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { HostClients } from "./bindings/code-host/clients.js";
-import { startCodeHostSimulator, type CodeHostSimulator } from "./code-host-simulator/server.js";
-import { Seed, SeedRepo } from "./code-host-simulator/seed.js";
+import { Seed, SeedRepo, startCodeHostSimulator, type CodeHostSimulator } from "./code-host-simulator/server.js";
 import { ConfigError, type FrontConfig } from "./process/config.js";
 
 export interface CodeHost {

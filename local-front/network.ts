@@ -11,8 +11,7 @@ import { loadOrCreateCa, writeTrustBundle, type ProxyCa } from "./bindings/proxy
 import { Placeholders } from "./bindings/proxy/placeholder.js";
 import { startCredentialProxy, type CredentialProxy } from "./bindings/proxy/server.js";
 import { providerUpstream, type Upstream } from "./bindings/proxy/upstream.js";
-import type { CredentialSet } from "./simulator/credentials.js";
-import { startSimulator, type Simulator } from "./simulator/server.js";
+import { startSimulator, type CredentialSet, type Simulator } from "./simulator/server.js";
 
 /** Everything between sessions and providers: the account pool, the proxy, the simulators. */
 export interface Network {

@@ -16,6 +16,9 @@ import { rateLimit } from "./shapes.js";
 import { Store, type Access } from "./store.js";
 import { readBody, type Body } from "../simulator/body.js";
 
+// The front's composition root (local-front/code-host.ts) reads the seed file it starts this from, and imports nothing else of the simulator.
+export { Seed, SeedRepo } from "./seed.js";
+
 export interface CodeHostSimulatorOptions {
   /** Default 127.0.0.1. */
   host?: string;

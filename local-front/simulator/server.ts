@@ -20,6 +20,9 @@ import { RequestLog } from "./request-log.js";
 import { writeSse, type Frame, type Pacing } from "./sse.js";
 import { readBody } from "./body.js";
 
+// The front's composition root (local-front/network.ts) builds the credentials it starts this with, and imports nothing else of the simulator.
+export type { CredentialSet } from "./credentials.js";
+
 export interface SimulatorOptions {
   host?: string;
   port?: number;

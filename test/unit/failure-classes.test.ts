@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyProviderError } from "../../local-front/bindings/engines/pi/failure.js";
+import { classifyProviderError } from "../../local-front/bindings/engines/provider-failure.js";
 import { engineDied } from "../../local-front/bindings/engines/turn.js";
 
 /** Error texts as pi-ai reports them (docs/simulator.md lists where each comes from). */

@@ -19,6 +19,26 @@ const MAY_IMPORT: [folder: string, allowed: string[]][] = [
   ["client/", ["src/api/", "client/"]],
 ];
 
+/**
+ * The test doubles: each a server of its own. The runtime never reads them; only the
+ * composition root that starts one imports it, and only its server entry point, which
+ * also exports the types of what it starts from (credentials, a seed).
+ */
+const SIMULATORS = ["local-front/simulator/", "local-front/code-host-simulator/"];
+const STARTS_A_SIMULATOR: Record<string, string> = {
+  "local-front/network.ts": "local-front/simulator/server.ts",
+  "local-front/code-host.ts": "local-front/code-host-simulator/server.ts",
+};
+
+/**
+ * One engine's folder is its own: what the engines share (failure classes, the session's
+ * network, the runtime's tools...) sits in engines/ beside them, and only the engine host,
+ * which runs each engine's turns, imports the engines' folders.
+ */
+const ENGINES = "local-front/bindings/engines/";
+const SHARED_BY_ENGINES = "tools";
+const RUNS_ENGINES = `${ENGINES}engine-host.ts`;
+
 const root = resolve(import.meta.dirname, "../..");
 const GENERATED = "local-front/bindings/engines/engine-b/protocol/";
 
@@ -95,6 +115,27 @@ describe("the layout", () => {
       const allowed = MAY_IMPORT.find(([folder]) => file.startsWith(folder))?.[1];
       if (!allowed) continue;
       for (const i of imports) if (!allowed.some((prefix) => i.to.startsWith(prefix))) wrong.push(`${file} -> ${i.to}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("keeps the runtime off the simulators: only a composition root starts one, through its server entry point", () => {
+    const wrong: string[] = [];
+    for (const [file, imports] of g) {
+      if (!file.startsWith("local-front/") || SIMULATORS.some((s) => file.startsWith(s))) continue;
+      for (const i of imports) if (SIMULATORS.some((s) => i.to.startsWith(s)) && STARTS_A_SIMULATOR[file] !== i.to) wrong.push(`${file} -> ${i.to}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("keeps each engine off another's folder (engine_a and engine_b off pi's), and what they share off all of them", () => {
+    const engines = readdirSync(join(root, ENGINES), { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== SHARED_BY_ENGINES).map((d) => `${ENGINES}${d.name}/`);
+    expect(engines).toEqual(expect.arrayContaining([`${ENGINES}pi/`, `${ENGINES}engine-a/`, `${ENGINES}engine-b/`]));
+    const wrong: string[] = [];
+    for (const [file, imports] of g) {
+      if (!file.startsWith(ENGINES) || file === RUNS_ENGINES) continue;
+      const own = engines.find((e) => file.startsWith(e));
+      for (const i of imports) if (engines.some((e) => e !== own && i.to.startsWith(e))) wrong.push(`${file} -> ${i.to}`);
     }
     expect(wrong).toEqual([]);
   });

@@ -2,7 +2,7 @@ import { COMPLETIONS_CODES as CODES, type CompletionAttempt, type CompletionCall
 import type { AccountPool } from "../accounts/pool.js";
 import { retryMs, SPENT } from "../accounts/health.js";
 import type { SessionProxy } from "../engines/access.js";
-import { withSessionRoute, type SessionRoute } from "../engines/pi/session-network.js";
+import { withSessionRoute, type SessionRoute } from "../engines/session-network.js";
 import type { Placeholders } from "../proxy/placeholder.js";
 import type { ModelCatalog } from "./models.js";
 

@@ -5,7 +5,7 @@ import { PROXY_VARIABLES } from "../../../src/api/threads.js";
 import { providerOf } from "../../../src/rules/spawn.js";
 import type { AccountPool } from "../accounts/pool.js";
 import type { Placeholders } from "../proxy/placeholder.js";
-import type { SessionRoute } from "./pi/session-network.js";
+import type { SessionRoute } from "./session-network.js";
 
 /** The proxy sessions are pointed at: the runtime's own, or SERVICE_PROXY_URL's. */
 export interface SessionProxy {

@@ -9,7 +9,7 @@ import type { EngineABinary } from "./binary.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { RUNTIME_TOOL_NAMES, RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
 import { withTools, type TurnToolAccess } from "../tools/runtime-tools.js";
-import { classifyProviderError } from "../pi/failure.js";
+import { classifyProviderError } from "../provider-failure.js";
 import { windowOf } from "../providers.js";
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";

@@ -1,6 +1,6 @@
 import type { TurnFailure } from "../../../../src/api/engine.js";
 import type { RunOutcome } from "../turn.js";
-import { classifyProviderError } from "../pi/failure.js";
+import { classifyProviderError } from "../provider-failure.js";
 import type { CodexErrorInfo, TurnError } from "./types.js";
 
 /**

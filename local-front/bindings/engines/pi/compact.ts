@@ -3,7 +3,7 @@ import type { SummaryAnswer, SummaryRequest, TranscriptEntry } from "../../../..
 import { sessionAccess, type NetworkDeps } from "../access.js";
 import { providerOf } from "../../../../src/rules/spawn.js";
 import { piModel } from "../providers.js";
-import { withSessionRoute } from "./session-network.js";
+import { withSessionRoute } from "../session-network.js";
 import { SUMMARY_PROMPT, TRANSCRIPT_LABELS as L } from "../../../../src/api/curator-prompts.js";
 
 /** A tool result in the curator's input: its start is enough to say what it showed. */

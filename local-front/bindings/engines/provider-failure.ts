@@ -1,9 +1,10 @@
-import type { FailureClass, TurnFailure } from "../../../../src/api/engine.js";
+import type { FailureClass, TurnFailure } from "../../../src/api/engine.js";
 
 /**
  * The failure class of a model call that failed, from the HTTP status the provider
- * answered (seen through pi-ai's onResponse) and the error text pi-ai reports.
- * The text is checked first for the cases a status alone cannot tell apart
+ * answered (pi-ai's onResponse, engine_a's `api_error_status`) and the error text the
+ * engine reports (pi-ai's, engine_a's result, codex's when its `codexErrorInfo` does not
+ * say). The text is checked first for the cases a status alone cannot tell apart
  * (a spent quota and a rate limit are both 429).
  */
 export function classifyProviderError(seen: number | null, message: string): TurnFailure {

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { rootCertificates } from "node:tls";
 import { Agent, Dispatcher, ProxyAgent, setGlobalDispatcher } from "undici";
 
-/** How one `pi` session reaches providers: through a proxy, trusting its CA. */
+/** How a call the front makes for a session (a `pi` turn, the curator, a completion) reaches providers: through a proxy, trusting its CA. */
 export interface SessionRoute {
   proxyUrl: string;
   /** PEM of the CA the proxy signs intercepted connections with, if any. */
@@ -14,8 +14,9 @@ const proxies = new Map<string, ProxyAgent>();
 let installed = false;
 
 /**
- * `pi` runs inside the front, so it cannot be handed proxy variables the way an engine
- * process is. Instead every `fetch` of the front goes through this dispatcher, which
+ * `pi`, the curator and the completions endpoint call providers from inside the front,
+ * so they cannot be handed proxy variables the way an engine process is. Instead every
+ * `fetch` of the front goes through this dispatcher, which
  * sends calls made inside a session (`withSessionRoute`) through that session's proxy
  * and everything else (the front's own loopback calls) directly.
  */
