@@ -64,12 +64,12 @@ export function invalid(error: Issues, code: string = CODES.invalidBody): Refusa
   return refuse(400, issuesSentence(error), code);
 }
 
-export function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
 }
 
 /** A binding's answer in the worker's shapes: the value as JSON, or the refusal with its status and headers. */
-export function replyOutcome(res: ServerResponse, outcome: Outcome<unknown>): void {
+function replyOutcome(res: ServerResponse, outcome: Outcome<unknown>): void {
   if (outcome.ok) reply(res, 200, outcome.value);
   else reply(res, outcome.status, outcome.body, outcome.headers);
 }
