@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { HostClients } from "./bindings/code-host/clients.js";
+import { issuesSentence, newToken } from "./bindings/http.js";
 import { Seed, SeedRepo, startCodeHostSimulator, type CodeHostSimulator } from "./code-host-simulator/server.js";
 import { ConfigError, type FrontConfig } from "./process/config.js";
 
@@ -29,7 +29,7 @@ function seedOf(config: FrontConfig): Seed {
       throw new ConfigError(code ? `SERVICE_CODE_HOST_SEED ${path} cannot be read (${code})` : `SERVICE_CODE_HOST_SEED ${path} is not valid JSON: ${(err as Error).message}`);
     }
     const parsed = Seed.safeParse(raw);
-    if (!parsed.success) throw new ConfigError(`SERVICE_CODE_HOST_SEED ${path}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; ")}`);
+    if (!parsed.success) throw new ConfigError(`SERVICE_CODE_HOST_SEED ${path}: ${issuesSentence(parsed.error, "(file)")}`);
     seed = parsed.data;
   }
   for (const slug of config.codeHostSimulator.slugs) {
@@ -54,7 +54,7 @@ export async function startCodeHost(config: FrontConfig): Promise<CodeHost> {
     if (err instanceof ConfigError) throw err;
     throw new ConfigError(`the code-host simulator could not start from its seed: ${(err as Error).message}`);
   }
-  const token = randomBytes(24).toString("hex");
+  const token = newToken();
   // It writes: an acting overlap pass rehearsed on the simulator comments and labels there.
   simulator.addToken(token, { login: "agent-runtime", access: "write" });
   return {

@@ -16,6 +16,7 @@ import { startEngineHost } from "./bindings/engines/engine-host.js";
 import type { RuntimeLink } from "./bindings/engines/tools/runtime-tools.js";
 import { startHostReports } from "./bindings/host-report.js";
 import { startCodeService } from "./bindings/code/service.js";
+import { newToken } from "./bindings/http.js";
 import { startCodeHost } from "./code-host.js";
 import { Worktrees } from "./bindings/git/worktrees.js";
 import { spawn } from "node:child_process";
@@ -70,8 +71,8 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const notInstalled = config.sandbox === "on" ? installMissing(SANDBOX_PACKAGES, config.sandboxInstall === "auto", (line) => console.log(line)) : null;
   const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started, config.dataDir, notInstalled);
   undo.push(async () => sandbox.close());
-  const enginesToken = randomBytes(24).toString("hex");
-  const internalToken = randomBytes(24).toString("hex");
+  const enginesToken = newToken();
+  const internalToken = newToken();
   // Turns start only once the worker is up, and their tool calls come after.
   let worker: URL | null = null;
   const runtimeTools: RuntimeLink = (body, signal) =>
@@ -94,7 +95,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
     enginesToken,
   );
   undo.push(() => engines.close());
-  const codeToken = randomBytes(24).toString("hex");
+  const codeToken = newToken();
   // ripgrep walks the checkouts inside the session sandbox when there is one (docs/code.md, "The fence").
   const codeHost = await startCodeHost(config);
   undo.push(() => codeHost.close());
@@ -109,7 +110,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
     new Worktrees(config.dataDir, codeHost.clients, () => config.codeRoots.map((r) => r.path)),
   );
   undo.push(() => code.close());
-  const accountsToken = randomBytes(24).toString("hex");
+  const accountsToken = newToken();
   const accounts = await startAccountService(network.pool, network.completions, accountsToken);
   undo.push(() => accounts.close());
   const runtime = await startRuntime(config, {

@@ -1,20 +1,128 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Outcome } from "../../src/api/outcome.js";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { CODES } from "../../src/api/errors.js";
+import { refuse, type Outcome, type Refusal } from "../../src/api/outcome.js";
 
-/** Helpers for the bindings the front serves to the worker (engines, accounts). */
+/**
+ * The one way the front's bindings serve the worker (the engine host, the code service,
+ * the account pool) and the sessions (the tool server): a loopback server whose every
+ * refusal is the worker's `{error, code}` with a code from `CODES`, and whose faults are a
+ * coded 500 (`binding-failed`), never a bare one nor the router's `internal`.
+ */
+
+/** A secret for one boot or one turn: the tokens the worker's bindings check, a turn's tool token. */
+export const newToken = (): string => randomBytes(24).toString("hex");
+
+/** Whether a header holds the token; compared in constant time, so how long a refusal takes tells nothing of the token. */
+export function holdsToken(given: string | string[] | undefined, token: string): boolean {
+  if (typeof given !== "string" || token === "") return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** A refusal thrown from below a route (a body that is not JSON): the server answers it as it is. */
+class Refused extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal.body.error);
+  }
+}
+
+/** The request's body as JSON (empty is `{}`); one that is not JSON is the caller's mistake, a 400 `invalid-body`. */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const text = Buffer.concat(chunks).toString();
-  return text ? (JSON.parse(text) as unknown) : {};
+  try {
+    return text ? (JSON.parse(text) as unknown) : {};
+  } catch (err) {
+    throw new Refused(refuse(400, `the body is not JSON: ${(err as Error).message}`, CODES.invalidBody));
+  }
 }
 
-export function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/** A path segment, decoded; a malformed escape names nothing, a 400 `invalid-param`. */
+export function segment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new Refused(refuse(400, `the path segment ${raw} is not a valid escape`, CODES.invalidParam));
+  }
+}
+
+interface Issues {
+  issues: readonly { path: readonly PropertyKey[]; message: string }[];
+}
+
+/** zod's issues as one sentence, each with the place it is about (`whole` when it is about all of it). */
+export function issuesSentence(error: Issues, whole = "body"): string {
+  return error.issues.map((i) => `${i.path.map(String).join(".") || whole}: ${i.message}`).join("; ");
+}
+
+/** A request zod refused; `code` says which part was wrong (`invalid-body`, `invalid-param` or `invalid-query`). */
+export function invalid(error: Issues, code: string = CODES.invalidBody): Refusal {
+  return refuse(400, issuesSentence(error), code);
+}
+
+function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
 }
 
 /** A binding's answer in the worker's shapes: the value as JSON, or the refusal with its status and headers. */
-export function replyOutcome(res: ServerResponse, outcome: Outcome<unknown>): void {
+function replyOutcome(res: ServerResponse, outcome: Outcome<unknown>): void {
   if (outcome.ok) reply(res, 200, outcome.value);
   else reply(res, outcome.status, outcome.body, outcome.headers);
+}
+
+/** What a route answers: an Outcome, sent as JSON; or nothing, when it wrote its answer itself (a report stream, the MCP transport). */
+export type BindingRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<Outcome<unknown> | void>;
+
+export interface BindingOptions {
+  /** Who answers, as a sentence's subject ("the code service"): the gate's and the fault's sentences name it. */
+  name: string;
+  /** The header that must hold this boot's token: anyone else is refused `403 internal-only` before the route runs. */
+  gate?: { header: string; token: string };
+  /** A fault of the binding's own that is a refusal with its own code (git that cannot answer, a bad glob); null: a fault. */
+  refusalOf?: (err: unknown) => Refusal | null;
+  /** Node's request and header timeouts (ms; 0: none), when the binding keeps answers open longer than Node's defaults allow. */
+  timeouts?: { request: number; headers: number };
+}
+
+export interface BindingServer {
+  /** host:port on loopback. */
+  address: string;
+  close(): Promise<void>;
+}
+
+/** Serves `route` on a loopback port of its own, behind the token gate, answering faults as a coded 500. */
+export async function serveBinding(options: BindingOptions, route: BindingRoute): Promise<BindingServer> {
+  const { name, gate, refusalOf, timeouts } = options;
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
+    if (gate && !holdsToken(req.headers[gate.header], gate.token)) {
+      req.resume();
+      return replyOutcome(res, refuse(403, `${name} answers the runtime's worker only`, CODES.internalOnly));
+    }
+    const answered = await route(req, res, new URL(req.url ?? "/", "http://binding"));
+    if (answered) replyOutcome(res, answered);
+  };
+  const server = createServer((req, res) => {
+    answer(req, res).catch((err: unknown) => {
+      if (res.headersSent) return res.destroy();
+      const refusal = err instanceof Refused ? err.refusal : refusalOf?.(err);
+      replyOutcome(res, refusal ?? refuse(500, `${name} failed: ${(err as Error).message}`, CODES.bindingFailed));
+    });
+  });
+  if (timeouts) {
+    server.requestTimeout = timeouts.request;
+    server.headersTimeout = timeouts.headers;
+  }
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -11,6 +11,7 @@ import { realpathSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { within, type RootEntry } from "../bindings/code/fence.js";
 import { realPath, runtimePlaces } from "../bindings/sandbox/runtime.js";
+import { issuesSentence } from "../bindings/http.js";
 import { isAbsolute, join, resolve } from "node:path";
 
 /**
@@ -170,7 +171,7 @@ function readOperatorFile<S extends z.ZodType>(path: string, variable: string | 
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success)
-    throw new ConfigError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(file)"}: ${i.message}`).join("; ")}`);
+    throw new ConfigError(`${path}: ${issuesSentence(parsed.error, "(file)")}`);
   return parsed.data;
 }
 

@@ -67,6 +67,9 @@ export interface MergeResult {
   seq: number;
 }
 
+/** The engine host's answer to `POST /merges`: what the merge did, before the Thread records it. */
+export type Merged = Omit<MergeResult, "child" | "seq">;
+
 /** Body of `POST /merges` on the engine host: git work in two working directories of this machine. */
 export interface MergeWork {
   into: string;

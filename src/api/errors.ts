@@ -247,6 +247,10 @@ export const CODES = {
   buildSeatsFull: "build-seats-full",
   /** A bug: the router caught an error nobody refused on purpose (500). */
   internal: "internal",
+  /** A bug in one of the front's bindings (the engine host, the code service, the account pool, the tool server): an error it refused on nobody's account (500). */
+  bindingFailed: "binding-failed",
+  /** The engine host's answer to the worker's steer of a turn that cannot take a message now (the Thread records the steer as not taken). */
+  steerNotTaken: "steer-not-taken",
   /** From the front: the workerd process that holds the request's thread closed the connection without answering. */
   upstreamUnavailable: "upstream-unavailable",
   /** From the front (400): a request whose framing it refuses before workerd sees it (docs/operating.md "What the front refuses"). */

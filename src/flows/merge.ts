@@ -1,4 +1,4 @@
-import type { MergeResult, MergeWork } from "../api/cycles.js";
+import type { Merged, MergeResult, MergeWork } from "../api/cycles.js";
 import { CODES } from "../api/errors.js";
 import type { ErrorBody } from "../api/errors.js";
 import { ok, refuse, type Outcome } from "../api/outcome.js";
@@ -36,12 +36,12 @@ export async function mergeChild(env: Env, parentId: string, childId: string): P
   } catch (err) {
     return refuse(503, `the engine host, which runs git, could not be reached: ${(err as Error).message}`, CODES.engineHostUnavailable);
   }
-  const answer = (await res.json()) as { head: string; commit: string | null; alreadyMerged: boolean } | ErrorBody;
+  const answer = (await res.json()) as Merged | ErrorBody;
   if (!res.ok) {
     const e = answer as ErrorBody;
     return refuse(res.status, e.error, e.code ?? CODES.mergeFailed, "files" in e ? { files: e.files } : {});
   }
-  const merged = answer as { head: string; commit: string | null; alreadyMerged: boolean };
+  const merged = answer as Merged;
   const recorded = valueOf((await threadOf(env, parentId).record("merge", { child: childId, ...merged })) as Outcome<MessageAccepted>);
   return ok({ child: childId, ...merged, seq: recorded.seq });
 }

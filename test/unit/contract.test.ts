@@ -42,6 +42,10 @@ const NOT_A_ROUTE_S = new Set<string>([
   CODES.requestTimeout,
   CODES.methodNotAllowed,
   CODES.internal,
+  // A bug in one of the front's bindings, passed on by whichever route asked it.
+  CODES.bindingFailed,
+  // The engine host's answer to the Thread's steer, recorded in the log as a steer not taken.
+  CODES.steerNotTaken,
   // Any write while the data volume is full: the router's, from wherever the fault surfaced.
   CODES.storageFull,
   // A clash of random thread ids: a bug, not a refusal any route means to give.

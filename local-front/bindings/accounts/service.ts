@@ -1,9 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { ACCOUNTS_TOKEN_HEADER, type ModelCatalogAnswer } from "../../../src/api/accounts.js";
 import type { CompletionCall, CompletionReport } from "../../../src/api/completions.js";
 import { CODES } from "../../../src/api/errors.js";
-import { readJson, reply, replyOutcome } from "../http.js";
+import { ok, refuse } from "../../../src/api/outcome.js";
+import { readJson, segment, serveBinding } from "../http.js";
 import { runCompletion, type CompletionDeps } from "../completions/call.js";
 import { servedModels } from "../served-models.js";
 import type { AccountPool } from "./pool.js";
@@ -36,45 +36,25 @@ export async function startAccountService(pool: AccountPool, completions: Comple
     res.end();
   };
 
-  const server: Server = createServer((req, res) => {
-    if (req.headers[ACCOUNTS_TOKEN_HEADER] !== token) {
-      req.resume();
-      return reply(res, 403, { error: "the account pool answers the runtime's worker only" });
-    }
-    const path = new URL(req.url ?? "/", "http://accounts").pathname;
-    if (req.method === "POST" && path === "/completions")
-      return void complete(req, res).catch(() => (res.headersSent ? res.destroy() : reply(res, 400, { error: "a completion call is JSON", code: CODES.invalidBody })));
-    req.resume();
-    if (req.method === "GET" && path === "/models") return reply(res, 200, { object: "list", data: completions.catalog.list() });
+  return serveBinding({ name: "the account pool", gate: { header: ACCOUNTS_TOKEN_HEADER, token } }, async (req, res, url) => {
+    const path = url.pathname;
+    if (req.method === "POST" && path === "/completions") return complete(req, res);
+    if (req.method === "GET" && path === "/models") return ok({ object: "list", data: completions.catalog.list() });
     const model = /^\/models\/([^/]+)$/.exec(path);
     if (req.method === "GET" && model) {
       const entry = completions.catalog.entry(decodeModelId(model[1]!));
-      return entry ? reply(res, 200, entry) : reply(res, 404, { error: `no model ${model[1]}`, code: CODES.modelNotFound });
+      return entry ? ok(entry) : refuse(404, `no model ${model[1]}`, CODES.modelNotFound);
     }
     if (req.method === "GET" && path === "/catalog") {
       const closed = completions.simulatorUrl !== null;
-      const catalog: ModelCatalogAnswer = { closed, models: closed ? servedModels().map((m) => m.id) : [] };
-      return reply(res, 200, catalog);
+      return ok({ closed, models: closed ? servedModels().map((m) => m.id) : [] } satisfies ModelCatalogAnswer);
     }
-    if (req.method === "GET" && path === "/accounts") return reply(res, 200, { accounts: pool.views(), simulator: completions.simulatorUrl !== null });
+    if (req.method === "GET" && path === "/accounts") return ok({ accounts: pool.views(), simulator: completions.simulatorUrl !== null });
     const m = /^\/accounts\/([^/]+)\/access-token$/.exec(path);
     if (req.method === "POST" && m)
-      return void pool.issueAccessToken(decodeURIComponent(m[1]!)).then(
-        (issued) => replyOutcome(res, issued),
-        (err: unknown) => reply(res, 503, { error: (err as Error).message, code: CODES.credentialUnreachable }),
-      );
-    reply(res, 404, { error: `no account route ${req.method} ${path}`, code: CODES.routeNotFound });
+      return pool.issueAccessToken(segment(m[1]!)).catch((err: unknown) => refuse(503, (err as Error).message, CODES.credentialUnreachable));
+    return refuse(404, `no account route ${req.method} ${path}`, CODES.routeNotFound);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    address: `127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** A model id from its path segment; a malformed escape names no model. */

@@ -1,7 +1,8 @@
 import { CODES } from "../../../src/api/errors.js";
 import { CommentsQuery, OverlapRequest, PageQuery, PullParams, PullsQuery, RepoParams } from "../../../src/api/code-host.js";
 import { PostReview } from "../../../src/api/rooms.js";
-import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { ok, type Outcome } from "../../../src/api/outcome.js";
+import { invalid, segment } from "../http.js";
 import type { HostClients } from "./clients.js";
 import { mergeFacts } from "./merge-facts.js";
 import { overlapPass } from "./overlap.js";
@@ -12,11 +13,6 @@ const PULLS = /^\/github\/([^/]+)\/([^/]+)\/prs$/;
 const PULL = /^\/github\/([^/]+)\/([^/]+)\/prs\/([^/]+)\/(diff|comments|checks)$/;
 /** The review operations the worker asks for a room (not public routes): the pull request, its context, its merge facts, and one review. */
 const REVIEWING = /^\/github\/([^/]+)\/([^/]+)\/prs\/([^/]+)(?:\/(context|merge-facts|review))?$/;
-
-/** `code`: which part of the request was wrong (CODES.invalidBody, invalidParam or invalidQuery). */
-function invalid(error: { issues: { path: PropertyKey[]; message: string }[] }, code: string) {
-  return refuse(400, error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; "), code);
-}
 
 /**
  * The code service's `/github/...` routes (the worker checked the request already; they
@@ -33,7 +29,7 @@ export async function codeHostRoute(clients: HostClients, method: string, url: U
   if (method === "GET" && url.pathname === "/github/capabilities") return ok(await capabilities(clients));
   const reviewing = REVIEWING.exec(url.pathname);
   if (reviewing && (method === "POST") === (reviewing[4] === "review") && (method === "GET" || method === "POST")) {
-    const pull = PullParams.safeParse({ owner: decodeURIComponent(reviewing[1]!), repo: decodeURIComponent(reviewing[2]!), number: reviewing[3] });
+    const pull = PullParams.safeParse({ owner: segment(reviewing[1]!), repo: segment(reviewing[2]!), number: reviewing[3] });
     if (!pull.success) return invalid(pull.error, CODES.invalidParam);
     let review: PostReview | null = null;
     if (method === "POST") {
@@ -51,7 +47,7 @@ export async function codeHostRoute(clients: HostClients, method: string, url: U
   if (method !== "GET") return null;
   const many = PULLS.exec(url.pathname);
   if (many) {
-    const repo = RepoParams.safeParse({ owner: decodeURIComponent(many[1]!), repo: decodeURIComponent(many[2]!) });
+    const repo = RepoParams.safeParse({ owner: segment(many[1]!), repo: segment(many[2]!) });
     const q = PullsQuery.safeParse(query);
     if (!repo.success) return invalid(repo.error, CODES.invalidParam);
     if (!q.success) return invalid(q.error, CODES.invalidQuery);
@@ -60,7 +56,7 @@ export async function codeHostRoute(clients: HostClients, method: string, url: U
   }
   const one = PULL.exec(url.pathname);
   if (!one) return null;
-  const pull = PullParams.safeParse({ owner: decodeURIComponent(one[1]!), repo: decodeURIComponent(one[2]!), number: one[3] });
+  const pull = PullParams.safeParse({ owner: segment(one[1]!), repo: segment(one[2]!), number: one[3] });
   if (!pull.success) return invalid(pull.error, CODES.invalidParam);
   if (one[4] === "comments") {
     const q = CommentsQuery.safeParse(query);

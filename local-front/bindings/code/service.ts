@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage } from "node:http";
 import { CODE_TOKEN_HEADER, CodeSearchRequest, FilesQuery, OutlineQuery, ReadQuery, type CodeRoot, type FilesPage } from "../../../src/api/code.js";
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
@@ -7,7 +6,7 @@ import { codeHostRoute } from "../code-host/routes.js";
 import { gitRoute } from "../git/routes.js";
 import type { Worktrees } from "../git/worktrees.js";
 import type { HostClients } from "../code-host/clients.js";
-import { readJson, reply, replyOutcome } from "../http.js";
+import { invalid, readJson, serveBinding } from "../http.js";
 import { fenced, type RootEntry } from "./fence.js";
 import { GitFailed, headOf, trackedFiles } from "./git.js";
 import { globMatcher, GlobInvalid } from "./glob.js";
@@ -55,69 +54,53 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
   const rootOf = (name: string): Outcome<RootEntry> =>
     byName.get(name) ? ok(byName.get(name)!) : refuse(404, `no code root ${name}`, CODES.codeRootNotFound, { roots: roots.map((r) => r.name) });
 
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? "/", "http://code");
-    if (req.headers[CODE_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the code service answers the runtime's worker only" });
-    if (url.pathname.startsWith("/github/")) {
-      const answered = await codeHostRoute(codeHost, req.method ?? "GET", url, () => readJson(req));
-      return answered ? replyOutcome(res, answered) : reply(res, 404, { error: `no code-host route ${req.method} ${url.pathname}`, code: CODES.routeNotFound });
-    }
-    if (url.pathname.startsWith("/git/")) {
-      const answered = await gitRoute(worktrees, req.method ?? "GET", url, () => readJson(req));
-      return answered ? replyOutcome(res, answered) : reply(res, 404, { error: `no git route ${req.method} ${url.pathname}`, code: CODES.routeNotFound });
-    }
+  const route = async (req: IncomingMessage, url: URL): Promise<Outcome<unknown>> => {
+    const method = req.method ?? "GET";
+    if (url.pathname.startsWith("/github/"))
+      return (await codeHostRoute(codeHost, method, url, () => readJson(req))) ?? refuse(404, `no code-host route ${method} ${url.pathname}`, CODES.routeNotFound);
+    if (url.pathname.startsWith("/git/")) return (await gitRoute(worktrees, method, url, () => readJson(req))) ?? refuse(404, `no git route ${method} ${url.pathname}`, CODES.routeNotFound);
     const query = Object.fromEntries(url.searchParams);
-    if (req.method === "GET" && url.pathname === "/roots") {
+    if (method === "GET" && url.pathname === "/roots") {
       const listed: CodeRoot[] = await Promise.all(roots.map(async (r) => ({ ...r, ...(await headOf(r.path)) })));
-      return reply(res, 200, { roots: listed });
+      return ok({ roots: listed });
     }
     const parsed =
-      req.method === "POST" && url.pathname === "/search"
+      method === "POST" && url.pathname === "/search"
         ? CodeSearchRequest.safeParse(await readJson(req))
-        : req.method === "GET" && url.pathname === "/files"
+        : method === "GET" && url.pathname === "/files"
           ? FilesQuery.safeParse(query)
-          : req.method === "GET" && url.pathname === "/read"
+          : method === "GET" && url.pathname === "/read"
             ? ReadQuery.safeParse(query)
-            : req.method === "GET" && url.pathname === "/outline"
+            : method === "GET" && url.pathname === "/outline"
               ? OutlineQuery.safeParse(query)
               : null;
-    if (!parsed) return reply(res, 404, { error: `no code route ${req.method} ${url.pathname}`, code: CODES.routeNotFound });
-    if (!parsed.success)
-      return reply(res, 400, { error: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "), code: url.pathname === "/search" ? CODES.invalidBody : CODES.invalidQuery });
+    if (!parsed) return refuse(404, `no code route ${method} ${url.pathname}`, CODES.routeNotFound);
+    if (!parsed.success) return invalid(parsed.error, url.pathname === "/search" ? CODES.invalidBody : CODES.invalidQuery);
     if (url.pathname === "/search") {
       const q = parsed.data as CodeSearchRequest;
       const picked: RootEntry[] = [];
       for (const name of q.roots ?? (q.root === undefined ? roots.map((r) => r.name) : [q.root])) {
         const root = rootOf(name);
-        if (!root.ok) return replyOutcome(res, root);
+        if (!root.ok) return root;
         picked.push(root.value);
       }
-      return replyOutcome(res, await search(picked, q, spawnRg));
+      return search(picked, q, spawnRg);
     }
     const q = parsed.data as FilesQuery & ReadQuery & OutlineQuery;
     const root = rootOf(q.root);
-    if (!root.ok) return replyOutcome(res, root);
-    if (url.pathname === "/files") return replyOutcome(res, await files(root.value, q));
-    if (url.pathname === "/read") return replyOutcome(res, await readLines(root.value, q));
-    return replyOutcome(res, await outline(root.value, q));
+    if (!root.ok) return root;
+    if (url.pathname === "/files") return files(root.value, q);
+    if (url.pathname === "/read") return readLines(root.value, q);
+    return outline(root.value, q);
   };
 
-  const server: Server = createServer((req, res) => {
-    route(req, res).catch((err: unknown) => {
-      if (res.headersSent) return res.destroy();
+  return serveBinding(
+    {
+      name: "the code service",
+      gate: { header: CODE_TOKEN_HEADER, token },
       // git that cannot answer for a checkout (a foreign owner, a timeout) is refused, never read past.
-      if (err instanceof GitFailed) return replyOutcome(res, refuse(503, err.message, CODES.codeGitFailed));
-      if (err instanceof GlobInvalid) return replyOutcome(res, refuse(400, err.message, CODES.codeGlobInvalid));
-      reply(res, 500, { error: `the code service failed: ${(err as Error).message}`, code: CODES.internal });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+      refusalOf: (err) => (err instanceof GitFailed ? refuse(503, err.message, CODES.codeGitFailed) : err instanceof GlobInvalid ? refuse(400, err.message, CODES.codeGlobInvalid) : null),
+    },
+    (req, _res, url) => route(req, url),
+  );
 }

@@ -1,6 +1,5 @@
 import { CODES } from "../../../src/api/errors.js";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type ReflectionRequest, type SummaryRequest, type TurnEndNote, type TurnRequest } from "../../../src/api/engine.js";
 import { writeReflections } from "../memory/reflect.js";
@@ -12,7 +11,8 @@ import { runEngineBTurn } from "./engine-b/turn.js";
 import { writeSummary } from "./pi/compact.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
-import { readJson, reply } from "../http.js";
+import { invalid, readJson, segment, serveBinding } from "../http.js";
+import { ok, refuse, type Outcome, type Refusal } from "../../../src/api/outcome.js";
 import { logTurnEnd } from "./turn-log.js";
 import { mergeWork } from "../git/merge.js";
 import { fencedGit, mergePlaces } from "./merge-git.js";
@@ -92,12 +92,13 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
   const turns = new Map<string, EngineTurn>();
   const toolServer = await startToolServer(deps.runtime);
 
-  const startTurn = (request: TurnRequest, res: ServerResponse) => {
+  const startTurn = (request: TurnRequest, res: ServerResponse): Refusal | void => {
     const entry = engineEntries(deps).find((e) => e.engine === request.engine);
     const startedAt = Date.now();
     if (entry && !entry.available) {
       logTurnEnd(request, { class: "engine-unavailable" }, startedAt);
-      return reply(res, 503, { class: "engine-unavailable", error: `${entry.engine} is not available: ${entry.reason}` });
+      // `class` is what the Thread reads of a turn that never started.
+      return refuse(503, `${entry.engine} is not available: ${entry.reason}`, CODES.engineUnavailable, { class: "engine-unavailable" });
     }
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
     res.flushHeaders();
@@ -137,76 +138,63 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     });
   };
 
-  const route = async (req: IncomingMessage, res: ServerResponse) => {
-    const path = new URL(req.url ?? "/", "http://engines").pathname;
-    // Turns run tools on this machine: only the worker, which holds this boot's token, may ask.
-    if (req.headers[ENGINES_TOKEN_HEADER] !== token) return reply(res, 403, { error: "the engine host answers the runtime's worker only" });
-    if (req.method === "GET" && path === "/engines") return reply(res, 200, { engines: engineEntries(deps), sandbox: deps.sandbox.report() } satisfies EngineHostState);
-    if (req.method === "GET" && path === "/volume") return reply(res, 200, (await measureVolume(deps.dataDir)) satisfies VolumeState);
-    if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
+  const route = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<Outcome<unknown> | void> => {
+    const path = url.pathname;
+    if (req.method === "GET" && path === "/engines") return ok({ engines: engineEntries(deps), sandbox: deps.sandbox.report() } satisfies EngineHostState);
+    if (req.method === "GET" && path === "/volume") return ok((await measureVolume(deps.dataDir)) satisfies VolumeState);
+    if (req.method !== "POST") return refuse(405, "the engine host serves GET /engines and /volume, and POST only besides", CODES.methodNotAllowed);
     const body = await readJson(req);
     if (path === "/turns") return startTurn(body as TurnRequest, res);
-    if (path === "/summaries") return reply(res, 200, await writeSummary(body as SummaryRequest, deps.network));
-    if (path === "/reflections") return reply(res, 200, await writeReflections(body as ReflectionRequest, deps.network));
+    if (path === "/summaries") return ok(await writeSummary(body as SummaryRequest, deps.network));
+    if (path === "/reflections") return ok(await writeReflections(body as ReflectionRequest, deps.network));
     if (path === "/turn-ends") {
       const note = body as TurnEndNote;
       logTurnEnd(note, { class: note.class }, note.startedAt);
-      return reply(res, 200, { logged: true });
+      return ok({ logged: true });
     }
     if (path === "/merges") {
       const work = MergeBody.safeParse(body);
-      if (!work.success) return reply(res, 400, { error: "a merge is {into, from, message}, with absolute paths", code: CODES.invalidBody });
+      if (!work.success) return invalid(work.error);
       // The merge's git runs as the parent's session would: no sandbox, no merge.
       const fenced = deps.sandbox.refusalFor(mergePlaces(work.data));
       if (fenced)
         return deps.sandbox.state === "unavailable"
-          ? reply(res, 503, { error: `merges run git fenced as the thread's session: ${fenced}`, code: CODES.sandboxUnavailable })
-          : reply(res, 409, { error: fenced, code: CODES.mergeFailed });
-      const m = await mergeWork(work.data, fencedGit(deps.sandbox, work.data));
-      return reply(res, m.status, m.body);
+          ? refuse(503, `merges run git fenced as the thread's session: ${fenced}`, CODES.sandboxUnavailable)
+          : refuse(409, fenced, CODES.mergeFailed);
+      return mergeWork(work.data, fencedGit(deps.sandbox, work.data));
     }
     const m = /^\/turns\/([^/]+)\/(interrupt|steer|approvals|questions)(?:\/([^/]+))?$/.exec(path);
-    const turn = m ? turns.get(decodeURIComponent(m[1]!)) : undefined;
-    if (!m) return reply(res, 404, { error: `no engine route ${path}`, code: CODES.routeNotFound });
-    if (!turn) return reply(res, 404, { error: `no running turn ${m[1]}` });
+    if (!m) return refuse(404, `no engine route ${path}`, CODES.routeNotFound);
+    const turn = turns.get(segment(m[1]!));
+    if (!turn) return refuse(404, `no running turn ${m[1]}`, CODES.noTurnRunning);
     if (m[2] === "interrupt") {
       turn.interrupt();
-      return reply(res, 200, { interrupting: true });
+      return ok({ interrupting: true });
     }
     if (m[2] === "steer") {
       const steer = SteerBody.safeParse(body);
-      if (!steer.success) return reply(res, 400, { error: "a steer is {seq, text}", code: CODES.invalidBody });
-      return (await turn.steer(steer.data)) ? reply(res, 200, { queued: true }) : reply(res, 409, { error: `turn ${m[1]} cannot take a steering message now` });
+      if (!steer.success) return invalid(steer.error);
+      return (await turn.steer(steer.data)) ? ok({ queued: true }) : refuse(409, `turn ${m[1]} cannot take a steering message now`, CODES.steerNotTaken);
     }
-    const id = decodeURIComponent(m[3] ?? "");
+    const id = segment(m[3] ?? "");
     if (m[2] === "approvals") {
       const d = DecisionBody.safeParse(body);
-      if (!d.success) return reply(res, 400, { error: "decision must be allow or deny", code: CODES.invalidBody });
+      if (!d.success) return invalid(d.error);
       // A deny nobody gave (the thread's approval timeout passed) is told to the model as such.
-      return turn.decide(id, d.data.expired ? "expired" : d.data.decision) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no approval ${id}` });
+      return turn.decide(id, d.data.expired ? "expired" : d.data.decision) ? ok({ delivered: true }) : refuse(404, `turn waits on no approval ${id}`, CODES.approvalNotFound);
     }
     const q = QuestionBody.safeParse(body);
-    if (!q.success) return reply(res, 400, { error: "action must be answer, dismiss or continue", code: CODES.invalidBody });
-    return turn.reply(id, q.data) ? reply(res, 200, { delivered: true }) : reply(res, 404, { error: `turn waits on no question ${id}` });
+    if (!q.success) return invalid(q.error);
+    return turn.reply(id, q.data) ? ok({ delivered: true }) : refuse(404, `turn waits on no question ${id}`, CODES.questionNotFound);
   };
 
-  const server: Server = createServer((req, res) => {
-    route(req, res).catch((err: unknown) => {
-      if (!res.headersSent) reply(res, 400, { error: (err as Error).message, code: CODES.invalidBody });
-      else res.destroy();
-    });
-  });
   // A turn waiting on a person may keep its report stream open for hours.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { address, close } = await serveBinding({ name: "the engine host", gate: { header: ENGINES_TOKEN_HEADER, token }, timeouts: { request: 0, headers: 60_000 } }, route);
   return {
-    address: `127.0.0.1:${port}`,
+    address,
     close: async () => {
       for (const t of turns.values()) t.interrupt();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await close();
       await toolServer.close();
     },
   };

@@ -1,5 +1,6 @@
-import type { MergeWork } from "../../../src/api/cycles.js";
+import type { Merged, MergeWork } from "../../../src/api/cycles.js";
 import { CODES } from "../../../src/api/errors.js";
+import { ok, refuse, type Outcome, type Refusal } from "../../../src/api/outcome.js";
 
 /**
  * Runs one git command (`args` after `git`) in `cwd` and answers its stdout, trimmed; a
@@ -25,9 +26,7 @@ function said(err: unknown): string {
   return (e.stderr?.trim() || e.message || String(err)).split("\n").find((l) => l.trim() !== "" && !l.startsWith("Command failed")) ?? "git failed";
 }
 
-export type MergeAnswer = { status: 200; body: { head: string; commit: string | null; alreadyMerged: boolean } } | { status: 409; body: { error: string; code: string; files?: string[] } };
-
-const refused = (code: string, error: string, files?: string[]): MergeAnswer => ({ status: 409, body: { error, code, ...(files ? { files } : {}) } });
+const refused = (code: string, error: string, files?: string[]): Refusal => refuse(409, error, code, files ? { files } : undefined);
 
 /** One merge at a time into a checkout: two at once would meet git's lock, or one abort the other's merge. */
 const inFlight = new Map<string, Promise<unknown>>();
@@ -39,7 +38,7 @@ const inFlight = new Map<string, Promise<unknown>>();
  * aborted, leaving the checkout as it was, and answered with the files in conflict; a
  * checkout in the middle of someone's merge is left alone.
  */
-export function mergeWork(work: MergeWork, run: GitRunner): Promise<MergeAnswer> {
+export function mergeWork(work: MergeWork, run: GitRunner): Promise<Outcome<Merged>> {
   const before = inFlight.get(work.into) ?? Promise.resolve();
   const mine = before.then(() => merge(work, (cwd, ...args) => run(cwd, args)));
   const settled = mine.catch(() => {});
@@ -50,7 +49,7 @@ export function mergeWork(work: MergeWork, run: GitRunner): Promise<MergeAnswer>
   return mine;
 }
 
-async function merge(work: MergeWork, git: (cwd: string, ...args: string[]) => Promise<string>): Promise<MergeAnswer> {
+async function merge(work: MergeWork, git: (cwd: string, ...args: string[]) => Promise<string>): Promise<Outcome<Merged>> {
   for (const dir of [work.into, work.from]) {
     const inside = await git(dir, "rev-parse", "--is-inside-work-tree").catch(() => "");
     if (inside !== "true") return refused(CODES.noCheckout, `${dir} is not a git checkout`);
@@ -60,7 +59,7 @@ async function merge(work: MergeWork, git: (cwd: string, ...args: string[]) => P
   if (!(await succeeds(git(work.into, "rev-parse", "--verify", "HEAD")))) return refused(CODES.noCheckout, `${work.into} has no commit to merge into`);
   if ((await succeeds(git(work.into, "rev-parse", "-q", "--verify", "MERGE_HEAD"))) || (await git(work.into, "diff", "--name-only", "--diff-filter=U").catch(() => "")) !== "")
     return refused(CODES.mergeFailed, `a merge is in progress in ${work.into}: finish or abort it first`);
-  if (await succeeds(git(work.into, "merge-base", "--is-ancestor", head, "HEAD"))) return { status: 200, body: { head, commit: null, alreadyMerged: true } };
+  if (await succeeds(git(work.into, "merge-base", "--is-ancestor", head, "HEAD"))) return ok({ head, commit: null, alreadyMerged: true });
   // A worktree of the same repository has the commit already; a path fetch of a bare sha may be refused.
   const fetched = (await succeeds(git(work.into, "fetch", "--no-tags", "--quiet", work.from, head))) || (await succeeds(git(work.into, "cat-file", "-e", `${head}^{commit}`)));
   if (!fetched) return refused(CODES.mergeFailed, `${work.into} could not fetch ${head.slice(0, 12)} from ${work.from}`);
@@ -73,5 +72,5 @@ async function merge(work: MergeWork, git: (cwd: string, ...args: string[]) => P
     await git(work.into, "merge", "--abort").catch(() => {});
     return refused(CODES.mergeConflict, `the merge of ${head.slice(0, 12)} conflicts in ${files.join(", ")}`, files);
   }
-  return { status: 200, body: { head, commit: await git(work.into, "rev-parse", "HEAD"), alreadyMerged: false } };
+  return ok({ head, commit: await git(work.into, "rev-parse", "HEAD"), alreadyMerged: false });
 }

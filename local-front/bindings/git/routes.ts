@@ -1,5 +1,5 @@
-import { CODES } from "../../../src/api/errors.js";
-import { refuse, type Outcome } from "../../../src/api/outcome.js";
+import type { Outcome } from "../../../src/api/outcome.js";
+import { invalid } from "../http.js";
 import { LinesRequest, WorktreeRemove, WorktreeRequest } from "../../../src/api/rooms.js";
 import type { Worktrees } from "./worktrees.js";
 
@@ -12,7 +12,7 @@ export async function gitRoute(worktrees: Worktrees, method: string, url: URL, b
   const schema = url.pathname === "/git/worktrees" ? WorktreeRequest : url.pathname === "/git/worktrees/remove" ? WorktreeRemove : url.pathname === "/git/lines" ? LinesRequest : null;
   if (!schema) return null;
   const parsed = schema.safeParse(await body());
-  if (!parsed.success) return refuse(400, parsed.error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; "), CODES.invalidBody);
+  if (!parsed.success) return invalid(parsed.error);
   if (url.pathname === "/git/worktrees") return worktrees.ensure(parsed.data as WorktreeRequest);
   if (url.pathname === "/git/lines") return worktrees.lines(parsed.data as LinesRequest);
   return worktrees.remove((parsed.data as { id: string }).id);

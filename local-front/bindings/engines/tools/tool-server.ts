@@ -1,11 +1,11 @@
-import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { RUNTIME_TOOLS, RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
-import { reply } from "../../http.js";
+import { CODES } from "../../../../src/api/errors.js";
+import { refuse, type Refusal } from "../../../../src/api/outcome.js";
+import { newToken, serveBinding } from "../../http.js";
 import { describeTool, runRuntimeTool, type RuntimeLink, type ToolScope } from "./runtime-tools.js";
 
 export interface ToolServer {
@@ -29,14 +29,14 @@ export async function startToolServer(link: RuntimeLink): Promise<ToolServer> {
   const scopes = new Map<string, ToolScope>();
   let host = "";
 
-  const serve = async (req: IncomingMessage, res: ServerResponse) => {
-    const path = new URL(req.url ?? "/", "http://tools").pathname;
-    if (path !== "/mcp") return reply(res, 404, { error: `no route ${path}: the runtime's tools are at /mcp` });
+  const serve = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<Refusal | void> => {
+    if (url.pathname !== "/mcp") return refuse(404, `no route ${url.pathname}: the runtime's tools are at /mcp`, CODES.routeNotFound);
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const scope = token ? scopes.get(token) : undefined;
-    if (!scope) return reply(res, 401, { error: "a running turn's bearer token is needed" });
+    // A token is granted for one running turn and revoked when it ends.
+    if (!scope) return refuse(401, "a running turn's bearer token is needed", CODES.turnNotRunning);
     // Stateless: no session to resume (GET) or end (DELETE).
-    if (req.method !== "POST") return reply(res, 405, { error: "POST only" });
+    if (req.method !== "POST") return refuse(405, "POST only", CODES.methodNotAllowed, undefined, { allow: "POST" });
     const server = new McpServer({ name: RUNTIME_TOOLS_SERVER, version: "1.0.0" });
     for (const name of scope.tools)
       server.registerTool(name, { description: describeTool(name, scope), inputSchema: RUNTIME_TOOLS[name].input as AnySchema }, async (input: unknown, extra: { signal: AbortSignal }) => {
@@ -57,26 +57,16 @@ export async function startToolServer(link: RuntimeLink): Promise<ToolServer> {
     await transport.handleRequest(req, res);
   };
 
-  const http: Server = createServer((req, res) => {
-    serve(req, res).catch((err: unknown) => {
-      if (!res.headersSent) reply(res, 500, { error: `the tool server failed: ${(err as Error).message}` });
-      else res.destroy();
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  host = `127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const http = await serveBinding({ name: "the tool server" }, serve);
+  host = http.address;
   return {
     url: `http://${host}/mcp`,
     grant(scope) {
-      const token = randomBytes(24).toString("hex");
+      const token = newToken();
       scopes.set(token, scope);
       return token;
     },
     revoke: (token) => void scopes.delete(token),
-    close: () =>
-      new Promise<void>((resolve) => {
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
+    close: http.close,
   };
 }
