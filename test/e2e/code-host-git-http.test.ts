@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCodeHostSimulator, type CodeHostSimulator } from "../../local-front/code-host-simulator/server.js";
 import { Seed } from "../../local-front/code-host-simulator/seed.js";
 import { removeDir } from "../support/front.js";
+import { cleanGitEnv as cleanEnv, gitRepo } from "../support/git-repo.js";
 
 /** The simulator's git smart HTTP, driven by the real git client: clone, fetch of refs/pull/N/head, and GitHub's refusals. */
 const run = promisify(execFile);
@@ -14,7 +15,6 @@ const work = mkdtempSync(join(tmpdir(), "code-host-git-http-"));
 const checkout = join(work, "app");
 let sim: CodeHostSimulator;
 
-const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GIT_")));
 const inCheckout = (...args: string[]) => run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: checkout, env: cleanEnv() }).then((r) => r.stdout.trim());
 
 /** git as the runtime runs it: the token in a header given through the environment, never prompted for. */
@@ -30,15 +30,7 @@ async function client(cwd: string, token: string | null, ...args: string[]): Pro
 }
 
 beforeAll(async () => {
-  mkdirSync(checkout);
-  await inCheckout("init", "-q", "-b", "main");
-  writeFileSync(join(checkout, "a.txt"), "one\n");
-  await inCheckout("add", "-A");
-  await inCheckout("commit", "-qm", "first");
-  await inCheckout("checkout", "-q", "-b", "feature");
-  writeFileSync(join(checkout, "a.txt"), "one\ntwo\n");
-  await inCheckout("commit", "-qam", "feature");
-  await inCheckout("checkout", "-q", "main");
+  gitRepo(checkout, { "a.txt": "one\n" }, [{ name: "feature", files: { "a.txt": "one\ntwo\n" } }]);
   sim = await startCodeHostSimulator({
     seed: Seed.parse({
       tokens: { "t-acme": { login: "bob", owners: ["acme"], access: "read" }, "t-other": { login: "eve", owners: ["other"] } },

@@ -13,6 +13,7 @@ import { Worktrees } from "../../local-front/bindings/git/worktrees.js";
 import { startCodeHostSimulator, type CodeHostSimulator } from "../../local-front/code-host-simulator/server.js";
 import { Seed } from "../../local-front/code-host-simulator/seed.js";
 import { removeDir } from "../support/front.js";
+import { cleanGitEnv as cleanEnv, gitRepo } from "../support/git-repo.js";
 
 /**
  * The code service's `/git/...` routes against the code-host simulator's git smart HTTP:
@@ -29,7 +30,6 @@ let sim: CodeHostSimulator;
 let service: CodeService;
 const services: CodeService[] = [];
 
-const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GIT_")));
 const gitIn = (cwd: string, ...args: string[]) => run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, env: cleanEnv() }).then((r) => r.stdout.trim());
 const inCheckout = (...args: string[]) => gitIn(checkout, ...args);
 
@@ -55,15 +55,7 @@ function filesUnder(dir: string): string[] {
 const dataDir = join(work, "data");
 
 beforeAll(async () => {
-  mkdirSync(checkout);
-  await inCheckout("init", "-q", "-b", "main");
-  writeFileSync(join(checkout, "a.txt"), "one\ntwo\nthree\n");
-  await inCheckout("add", "-A");
-  await inCheckout("commit", "-qm", "first");
-  await inCheckout("checkout", "-q", "-b", "feature/x");
-  writeFileSync(join(checkout, "a.txt"), "one\nTWO\nthree\nfour\n");
-  await inCheckout("commit", "-qam", "feature");
-  await inCheckout("checkout", "-q", "main");
+  gitRepo(checkout, { "a.txt": "one\ntwo\nthree\n" }, [{ name: "feature/x", files: { "a.txt": "one\nTWO\nthree\nfour\n" } }]);
   sim = await startCodeHostSimulator({
     seed: Seed.parse({
       tokens: { [TOKEN]: { login: "runner", owners: ["acme"] }, "t-other": { login: "eve", owners: ["other"] } },

@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
@@ -9,6 +8,7 @@ import { Seed } from "../../local-front/code-host-simulator/seed.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
 import { EVERY_ENGINE } from "../support/engines.js";
+import { gitAt, gitRepo, writeFiles } from "../support/git-repo.js";
 
 /**
  * The whole life of review rooms (docs/rooms.md), through the public routes, on the
@@ -27,26 +27,16 @@ let sim_: CodeHostSimulator;
 let front: Front;
 let octokit: Octokit;
 
-const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: checkout, stdio: "pipe" }).toString().trim();
-const write = (path: string, text: string) => (mkdirSync(join(checkout, path, ".."), { recursive: true }), writeFileSync(join(checkout, path), text));
+const git = gitAt(checkout);
+const write = (path: string, text: string) => writeFiles(checkout, { [path]: text });
 const at = (day: number) => new Date(Date.UTC(2026, 9, day)).toISOString();
 const APP = ["export const name = 'widgets';", "export const port = 9090;", "export const debug = false;", "export function serve() {", "  return port;", "}", ""].join("\n");
 
 beforeAll(async () => {
-  mkdirSync(checkout);
-  git("init", "-q", "-b", "main");
-  write("src/app.ts", "export const name = 'widgets';\nexport const port = 8080;\nexport const debug = false;\n");
-  write("README.md", "# widgets\n");
-  git("add", "-A");
-  git("commit", "-qm", "first");
-  git("checkout", "-q", "-b", "feature");
-  write("src/app.ts", APP);
-  git("commit", "-qam", "serve on 9090");
-  git("checkout", "-q", "-b", "stack");
-  write("src/extra.ts", "export const extra = 1;\n");
-  git("add", "-A");
-  git("commit", "-qm", "extra on top");
-  git("checkout", "-q", "main");
+  gitRepo(checkout, { "src/app.ts": "export const name = 'widgets';\nexport const port = 8080;\nexport const debug = false;\n", "README.md": "# widgets\n" }, [
+    { name: "feature", files: { "src/app.ts": APP } },
+    { name: "stack", from: "feature", files: { "src/extra.ts": "export const extra = 1;\n" } },
+  ]);
   sim_ = await startCodeHostSimulator({
     seed: Seed.parse({
       repos: [

@@ -1,8 +1,7 @@
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HostClients } from "../../local-front/bindings/code-host/clients.js";
 import { Worktrees, worktreeHolding } from "../../local-front/bindings/git/worktrees.js";
@@ -12,6 +11,7 @@ import { StartedProcesses } from "../../local-front/bindings/sandbox/started.js"
 import { startCodeHostSimulator, type CodeHostSimulator } from "../../local-front/code-host-simulator/server.js";
 import { Seed } from "../../local-front/code-host-simulator/seed.js";
 import { removeDir } from "../support/front.js";
+import { cleanGitEnv as cleanEnv, gitRepo } from "../support/git-repo.js";
 
 /**
  * A session in a runtime-owned worktree (under the hidden data directory): a review thread
@@ -20,7 +20,6 @@ import { removeDir } from "../support/front.js";
  * Tested at the sandbox, with worktrees the code service's own code made: the worker side
  * that gives a thread such a cwd is not built yet, so no thread can be spawned into one.
  */
-const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), "sandbox-worktree-"));
 const checkout = join(work, "app");
 const dataDir = join(work, "data");
@@ -30,8 +29,6 @@ let sandbox: Sandbox;
 let reviewPath: string;
 let buildPath: string;
 
-const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GIT_")));
-const inCheckout = (...args: string[]) => run("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: checkout, env: cleanEnv() });
 
 /** A shell script in the sandbox for `places`; its output, or the sandbox's refusal. */
 function shell(places: SessionPlaces, script: string): string {
@@ -51,14 +48,7 @@ const snoop = () =>
   ].join("; ");
 
 beforeAll(async () => {
-  mkdirSync(checkout);
-  await inCheckout("init", "-q", "-b", "main");
-  writeFileSync(join(checkout, "a.txt"), "one\n");
-  await inCheckout("add", "-A");
-  await inCheckout("commit", "-qm", "first");
-  await inCheckout("checkout", "-q", "-b", "feature");
-  writeFileSync(join(checkout, "a.txt"), "one\nfrom-the-pull\n");
-  await inCheckout("commit", "-qam", "feature");
+  gitRepo(checkout, { "a.txt": "one\n" }, [{ name: "feature", files: { "a.txt": "one\nfrom-the-pull\n" } }]);
   sim = await startCodeHostSimulator({
     seed: Seed.parse({
       tokens: { tok: { login: "runner" } },
