@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
@@ -11,6 +10,7 @@ import { codeHostRoute } from "../../local-front/bindings/code-host/routes.js";
 import { startCodeHostSimulator, type CodeHostSimulator } from "../../local-front/code-host-simulator/server.js";
 import { Seed } from "../../local-front/code-host-simulator/seed.js";
 import { removeDir } from "../support/front.js";
+import { gitAt, gitRepo, writeFiles } from "../support/git-repo.js";
 
 /** The front's review operations behind the CODE binding, against the code-host simulator with a real git repository behind it. */
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-code-host-review-ops-"));
@@ -18,8 +18,8 @@ const checkout = join(work, "app");
 let sim: CodeHostSimulator;
 let bot: HostClients;
 
-const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: checkout, stdio: "pipe" }).toString();
-const write = (path: string, text: string) => (mkdirSync(join(checkout, path, ".."), { recursive: true }), writeFileSync(join(checkout, path), text));
+const git = gitAt(checkout);
+const write = (path: string, text: string) => writeFiles(checkout, { [path]: text });
 const sha = (ref: string) => git("rev-parse", ref).trim();
 const lines = (changed: Record<number, string>) => Array.from({ length: 30 }, (_, i) => changed[i + 1] ?? `line ${i + 1}`).join("\n") + "\n";
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -38,25 +38,12 @@ const finding = (fingerprint: string, path: string, line: number, side: "RIGHT" 
 const review = (commitId: string, findings: PostReview["findings"], decision: PostReview["decision"] = "comment"): PostReview => ({ commitId, decision, summary: "Looked it over.", findings, source: "room r1, round 1" });
 
 beforeAll(async () => {
-  mkdirSync(checkout);
-  git("init", "-q", "-b", "main");
-  write("src/long.ts", lines({}));
-  write("src/other.ts", "untouched\n");
-  git("add", "-A");
-  git("commit", "-qm", "first");
-  for (const branch of ["loop-a", "loop-b", "mine"]) {
-    git("checkout", "-q", "-b", branch, "main");
-    write(`${branch}.txt`, `${branch}\n`);
-    git("add", "-A");
-    git("commit", "-qm", branch);
-  }
-  git("checkout", "-q", "-b", "feature", "main");
-  write("src/long.ts", lines({ 3: "line three", 25: "line twenty-five" }));
-  git("commit", "-qam", "feature");
-  git("checkout", "-q", "-b", "stacked");
-  write("src/other.ts", "touched\n");
-  git("commit", "-qam", "stacked on feature");
-  git("checkout", "-q", "main");
+  const base = { "src/long.ts": lines({}), "src/other.ts": "untouched\n" };
+  gitRepo(checkout, base, [
+    ...["loop-a", "loop-b", "mine"].map((name) => ({ name, files: { [`${name}.txt`]: `${name}\n` } })),
+    { name: "feature", files: { "src/long.ts": lines({ 3: "line three", 25: "line twenty-five" }) } },
+    { name: "stacked", from: "feature", files: { "src/other.ts": "touched\n" } },
+  ]);
   const pull = (number: number, head: string, base: string, more: Record<string, unknown> = {}) => ({ number, title: `PR ${number}`, user: "alice", head, base, createdAt: `2026-01-0${number}T12:00:00Z`, ...more });
   sim = await startCodeHostSimulator({
     seed: Seed.parse({

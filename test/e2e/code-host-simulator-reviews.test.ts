@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Octokit } from "@octokit/rest";
@@ -7,14 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startCodeHostSimulator, type CodeHostSimulator } from "../../local-front/code-host-simulator/server.js";
 import { Seed } from "../../local-front/code-host-simulator/seed.js";
 import { removeDir } from "../support/front.js";
+import { gitAt, gitRepo, writeFiles } from "../support/git-repo.js";
 
 /** The code-host simulator as strict as GitHub for reviews: comments placed in the diff, check runs on a commit, review threads resolved over GraphQL. */
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-code-host-reviews-"));
 const checkout = join(work, "app");
 let sim: CodeHostSimulator;
 
-const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: checkout, stdio: "pipe" }).toString();
-const write = (path: string, text: string) => (mkdirSync(join(checkout, path, ".."), { recursive: true }), writeFileSync(join(checkout, path), text));
+const git = gitAt(checkout);
+const write = (path: string, text: string) => writeFiles(checkout, { [path]: text });
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const client = (auth: string) => new Octokit({ auth, baseUrl: sim.url, log: quiet });
 const failure = (p: Promise<unknown>) => p.then(() => expect.unreachable("the call succeeded"), (err: { status: number; message: string; response?: { headers: Record<string, string>; data: any } }) => err);
@@ -35,16 +35,7 @@ type Threads = { repository: { pullRequest: { reviewThreads: { nodes: { id: stri
 const threads = async (auth = "t-bob", first = 50) => (await client(auth).graphql<Threads>(THREADS, { owner: "acme", name: "app", number: 1, first })).repository.pullRequest.reviewThreads;
 
 beforeAll(async () => {
-  mkdirSync(checkout);
-  git("init", "-q", "-b", "main");
-  write("src/long.ts", lines({}));
-  write("src/other.ts", "untouched\n");
-  git("add", "-A");
-  git("commit", "-qm", "first");
-  git("checkout", "-q", "-b", "feature");
-  write("src/long.ts", lines({ 3: "line three", 25: "line twenty-five" }));
-  git("commit", "-qam", "feature");
-  git("checkout", "-q", "main");
+  gitRepo(checkout, { "src/long.ts": lines({}), "src/other.ts": "untouched\n" }, [{ name: "feature", files: { "src/long.ts": lines({ 3: "line three", 25: "line twenty-five" }) } }]);
   sim = await startCodeHostSimulator({
     seed: Seed.parse({
       tokens: { "t-alice": { login: "alice" }, "t-bob": { login: "bob", owners: ["acme"] }, "t-rita": { login: "rita", owners: ["acme"], access: "read" } },
