@@ -31,8 +31,8 @@
  *
  * THE REQUEST. Each conversation goes to the provider simulator's OpenAI chat-completions
  * endpoint (model `sim-1`) the way the runtime's `writeSummary`
- * (local-front/bindings/engines/pi/compact.ts) sends it through pi-ai: the transcript
- * rendered by compact.ts's own `rendered()`, the system prompt
+ * (local-front/bindings/curator/summary.ts) sends it through pi-ai: the transcript
+ * rendered by summary.ts's own `rendered()`, the system prompt
  * `${SUMMARY_PROMPT}\n\nThe conversation so far:\n\n${rendered}` and one user message
  * "Write the summary now.", streamed.
  *
@@ -45,7 +45,7 @@
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import { startSimulator } from "../local-front/simulator/server.js";
-import { rendered } from "../local-front/bindings/engines/pi/compact.js";
+import { rendered } from "../local-front/bindings/curator/summary.js";
 import { SUMMARY_PROMPT } from "../src/api/curator-prompts.js";
 import type { TranscriptEntry } from "../src/api/engine.js";
 

@@ -5,7 +5,7 @@
  * prompt). Change a text here and both sides follow.
  */
 
-/** The system prompt of a summary (`local-front/bindings/engines/pi/compact.ts`); the conversation follows it. */
+/** The system prompt of a summary (`local-front/bindings/curator/summary.ts`); the conversation follows it. */
 export const SUMMARY_PROMPT =
   "You write the memory of a coding agent's conversation that is too long to keep whole. " +
   "Summarize the conversation you are given for the agent that continues it: what was asked and decided, " +

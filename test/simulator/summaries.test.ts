@@ -4,7 +4,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TranscriptEntry } from "../../src/api/engine.js";
 import { SUMMARY_PROMPT } from "../../src/api/curator-prompts.js";
-import { rendered } from "../../local-front/bindings/engines/pi/compact.js";
+import { rendered } from "../../local-front/bindings/curator/summary.js";
 import { startSimulator, type Simulator } from "../../local-front/simulator/server.js";
 import { PI_APIS, piModel, type PiApi } from "./support.js";
 

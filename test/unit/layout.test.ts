@@ -38,6 +38,8 @@ const STARTS_A_SIMULATOR: Record<string, string> = {
 const ENGINES = "local-front/bindings/engines/";
 const SHARED_BY_ENGINES = "tools";
 const RUNS_ENGINES = `${ENGINES}engine-host.ts`;
+/** pi's folder is pi's own: the curator's call, which rides pi-ai too, sits in bindings/curator/. */
+const PI = `${ENGINES}pi/`;
 
 const root = resolve(import.meta.dirname, "../..");
 const GENERATED = "local-front/bindings/engines/engine-b/protocol/";
@@ -136,6 +138,15 @@ describe("the layout", () => {
       if (!file.startsWith(ENGINES) || file === RUNS_ENGINES) continue;
       const own = engines.find((e) => file.startsWith(e));
       for (const i of imports) if (engines.some((e) => e !== own && i.to.startsWith(e))) wrong.push(`${file} -> ${i.to}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("keeps pi's folder to pi: only the engine host imports it", () => {
+    const wrong: string[] = [];
+    for (const [file, imports] of g) {
+      if (file.startsWith(PI) || file === RUNS_ENGINES) continue;
+      for (const i of imports) if (i.to.startsWith(PI)) wrong.push(`${file} -> ${i.to}`);
     }
     expect(wrong).toEqual([]);
   });

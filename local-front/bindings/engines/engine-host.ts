@@ -8,7 +8,7 @@ import type { EngineEntry, EngineHostState, VolumeState } from "../../../src/api
 import type { EngineABinary } from "./engine-a/binary.js";
 import type { EngineBinary } from "./engine-b/binary.js";
 import { runEngineBTurn } from "./engine-b/turn.js";
-import { writeSummary } from "./pi/compact.js";
+import { writeSummary } from "../curator/summary.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
 import { invalid, readJson, segment, serveBinding } from "../http.js";

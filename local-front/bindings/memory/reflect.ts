@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ReflectionAnswer, ReflectionRequest } from "../../../src/api/engine.js";
 import type { NetworkDeps } from "../engines/access.js";
-import { askCurator } from "../engines/pi/compact.js";
+import { askCurator } from "../curator/call.js";
 import { memoryList } from "../../../src/rules/memory-rank.js";
 import { REFLECT_PROMPT } from "../../../src/api/curator-prompts.js";
 
