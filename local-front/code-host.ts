@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { HostClients } from "./bindings/code-host/clients.js";
-import { issuesSentence, newToken } from "./bindings/http.js";
+import { newToken } from "./bindings/http.js";
+import { issuesSentence } from "../src/shared/issues.js";
 import { Seed, SeedRepo, startCodeHostSimulator, type CodeHostSimulator } from "./code-host-simulator/server.js";
 import { ConfigError, type FrontConfig } from "./process/config.js";
 

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { CODES } from "../../src/api/errors.js";
 import { refuse, type Outcome, type Refusal } from "../../src/api/outcome.js";
+import { issuesSentence, type Issues } from "../../src/shared/issues.js";
 
 /**
  * The one way the front's bindings serve the worker (the engine host, the code service,
@@ -48,15 +49,6 @@ export function segment(raw: string): string {
   } catch {
     throw new Refused(refuse(400, `the path segment ${raw} is not a valid escape`, CODES.invalidParam));
   }
-}
-
-interface Issues {
-  issues: readonly { path: readonly PropertyKey[]; message: string }[];
-}
-
-/** zod's issues as one sentence, each with the place it is about (`whole` when it is about all of it). */
-export function issuesSentence(error: Issues, whole = "body"): string {
-  return error.issues.map((i) => `${i.path.map(String).join(".") || whole}: ${i.message}`).join("; ");
 }
 
 /** A request zod refused; `code` says which part was wrong (`invalid-body`, `invalid-param` or `invalid-query`). */

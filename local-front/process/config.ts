@@ -11,7 +11,7 @@ import { realpathSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { within, type RootEntry } from "../bindings/code/fence.js";
 import { realPath, runtimePlaces } from "../bindings/sandbox/runtime.js";
-import { issuesSentence } from "../bindings/http.js";
+import { issuesSentence } from "../../src/shared/issues.js";
 import { isAbsolute, join, resolve } from "node:path";
 
 /**

@@ -16,6 +16,7 @@ import { subscribe } from "./subscribe.js";
 import { threadRow } from "./thread-row.js";
 import { takeVerdict } from "./review.js";
 import { isThreadId } from "../shared/ids.js";
+import { issuesSentence } from "../shared/issues.js";
 import { callCode } from "../platform/code-call.js";
 import type { CodeRoot, CodeSearchRequest, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../api/code.js";
 
@@ -75,7 +76,7 @@ export async function runTool(env: Env, config: RuntimeConfig, call: RuntimeTool
   const thread = threadOf(env, call.thread);
   const turn = valueOf((await thread.toolTurn(call.turn)) as Outcome<ToolTurn>);
   const parsed = RUNTIME_TOOLS[call.tool].input.safeParse(call.input);
-  if (!parsed.success) refused(400, `${call.tool}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`, CODES.invalidBody);
+  if (!parsed.success) refused(400, `${call.tool}: ${issuesSentence(parsed.error, "input")}`, CODES.invalidBody);
   switch (call.tool) {
     case "delegate": {
       const { title, prompt, engine, model } = parsed.data as Input<"delegate">;

@@ -5,13 +5,14 @@ import type { AppEnv } from "../http/app-env.js";
 import { answer, refused } from "../http/answer.js";
 import { jsonBody, valid } from "../http/validate.js";
 import { callCode } from "../platform/code-call.js";
+import { issuesSentence } from "../shared/issues.js";
 
 /** SPEC capability 5: pull requests read from the code host (docs/code-host.md), by the code service, which holds the token. */
 export const codeHost = new Hono<AppEnv>();
 
 function params<T>(c: Context<AppEnv>, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }): T {
   const parsed = schema.safeParse(c.req.param());
-  if (!parsed.success) refused(400, `invalid path: ${parsed.error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`).join("; ")}`, CODES.invalidParam);
+  if (!parsed.success) refused(400, `invalid path: ${issuesSentence(parsed.error, "path")}`, CODES.invalidParam);
   return parsed.data;
 }
 

@@ -23,6 +23,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { completionsThreadId, recordCompletion } from "../flows/completions-thread.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../rules/json-depth.js";
 import { ndjson } from "../shared/ndjson.js";
+import { issuesSentence } from "../shared/issues.js";
 
 /** SPEC "Completions": an OpenAI-compatible endpoint over the workspace's accounts (docs/completions.md). */
 export const completions = new Hono<AppEnv>();
@@ -75,7 +76,7 @@ async function request(c: Context<AppEnv>): Promise<ChatCompletionRequest> {
   if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) oaiRefused(400, CODES.invalidRequest, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
   const parsed = ChatCompletionRequest.safeParse(raw);
   if (!parsed.success)
-    oaiRefused(400, CODES.invalidRequest, parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+    oaiRefused(400, CODES.invalidRequest, issuesSentence(parsed.error));
   const body = parsed.data;
   for (const [i, m] of body.messages.entries())
     if (Array.isArray(m.content)) {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CODES } from "../../src/api/errors.js";
 import { ok, refuse } from "../../src/api/outcome.js";
-import { holdsToken, invalid, issuesSentence, newToken, readJson, segment, serveBinding, type BindingServer } from "../../local-front/bindings/http.js";
+import { holdsToken, invalid, newToken, readJson, segment, serveBinding, type BindingServer } from "../../local-front/bindings/http.js";
+import { issuesSentence } from "../../src/shared/issues.js";
 
 class Owned extends Error {}
 
