@@ -7,20 +7,13 @@ import { ACCOUNTS_TOKEN_HEADER } from "../../src/api/accounts.js";
 import { CODE_TOKEN_HEADER } from "../../src/api/code.js";
 import { ENGINES_TOKEN_HEADER } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
-import { AccountPool } from "../../local-front/bindings/accounts/pool.js";
 import { startAccountService } from "../../local-front/bindings/accounts/service.js";
-import { TokenStore } from "../../local-front/bindings/accounts/token-store.js";
 import { HostClients } from "../../local-front/bindings/code-host/clients.js";
 import { startCodeService } from "../../local-front/bindings/code/service.js";
 import { ModelCatalog } from "../../local-front/bindings/completions/models.js";
-import { startEngineHost } from "../../local-front/bindings/engines/engine-host.js";
 import { startToolServer } from "../../local-front/bindings/engines/tools/tool-server.js";
 import { Worktrees } from "../../local-front/bindings/git/worktrees.js";
-import { Placeholders } from "../../local-front/bindings/proxy/placeholder.js";
-import { providerUpstream } from "../../local-front/bindings/proxy/upstream.js";
-import { Sandbox } from "../../local-front/bindings/sandbox/fence.js";
-import { runtimePlaces } from "../../local-front/bindings/sandbox/runtime.js";
-import { StartedProcesses } from "../../local-front/bindings/sandbox/started.js";
+import { bareEngineHost } from "../support/engine-host.js";
 import { removeDir } from "../support/front.js";
 
 /**
@@ -35,23 +28,7 @@ const servers: Record<"engines" | "code" | "accounts" | "tools", { base: string;
 let toolToken = "";
 
 beforeAll(async () => {
-  const pool = new AccountPool([], new TokenStore(join(scratch, "tokens.json")), providerUpstream(null), 1);
-  const placeholders = new Placeholders(join(scratch, "ph.key"));
-  const engines = await startEngineHost(
-    {
-      network: { pool, placeholders, proxy: null, simulatorUrl: null },
-      dataDir: scratch,
-      scratchDir: scratch,
-      stateDir: scratch,
-      engineA: { engine: "engine_a", binary: null, versionFound: null, versionNeeded: null, available: false, reason: "not here" },
-      engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" },
-      proxyFailureSince: () => null,
-      runtime: () => Promise.reject(new Error("no worker in this test")),
-      codeRoots: [],
-      sandbox: Sandbox.start("on", { hidden: [scratch], readable: [], runtime: runtimePlaces(join(import.meta.dirname, "../..")) }, new StartedProcesses(scratch), scratch),
-    },
-    TOKEN,
-  );
+  const { host: engines, pool, placeholders } = await bareEngineHost(scratch, TOKEN);
   const clients = new HostClients([], null);
   const code = await startCodeService([], TOKEN, (argv, cwd) => spawn(argv[0]!, argv.slice(1), { cwd }), clients, new Worktrees(scratch, clients, () => []));
   const accounts = await startAccountService(pool, { pool, placeholders, proxy: null, simulatorUrl: null, catalog: new ModelCatalog(new Set(), "none") }, TOKEN);

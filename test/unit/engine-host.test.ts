@@ -3,35 +3,14 @@ import { mkdtempSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEngineHost, type EngineHost } from "../../local-front/bindings/engines/engine-host.js";
-import { AccountPool } from "../../local-front/bindings/accounts/pool.js";
-import { TokenStore } from "../../local-front/bindings/accounts/token-store.js";
-import { Placeholders } from "../../local-front/bindings/proxy/placeholder.js";
-import { providerUpstream } from "../../local-front/bindings/proxy/upstream.js";
-import { Sandbox } from "../../local-front/bindings/sandbox/fence.js";
-import { runtimePlaces } from "../../local-front/bindings/sandbox/runtime.js";
-import { StartedProcesses } from "../../local-front/bindings/sandbox/started.js";
+import type { EngineHost } from "../../local-front/bindings/engines/engine-host.js";
+import { bareEngineHost } from "../support/engine-host.js";
 import { removeDir } from "../support/front.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "engine-host-"));
 let host: EngineHost;
 beforeAll(async () => {
-  const pool = new AccountPool([], new TokenStore(join(scratch, "tokens.json")), providerUpstream(null), 1);
-  host = await startEngineHost(
-    {
-      network: { pool, placeholders: new Placeholders(join(scratch, "ph.key")), proxy: null, simulatorUrl: null },
-      dataDir: scratch,
-      scratchDir: scratch,
-      stateDir: scratch,
-      engineA: { engine: "engine_a", binary: null, versionFound: null, versionNeeded: null, available: false, reason: "not here" },
-      engineB: { engine: "engine_b", binary: null, versionFound: null, versionNeeded: "0.160.0", available: false, reason: "not here" },
-      proxyFailureSince: () => null,
-      runtime: () => Promise.reject(new Error("no worker in this test")),
-      codeRoots: [],
-      sandbox: Sandbox.start("on", { hidden: [scratch], readable: [], runtime: runtimePlaces(join(import.meta.dirname, "../..")) }, new StartedProcesses(scratch), scratch),
-    },
-    "the-token",
-  );
+  ({ host } = await bareEngineHost(scratch, "the-token"));
 });
 afterAll(async () => {
   await host.close();
