@@ -4,6 +4,7 @@ import { ok, type Outcome, type Refusal } from "../../../src/api/outcome.js";
 import { overlapPairs, type OverlapPull, type PairVerdict } from "../../../src/rules/pr-overlap.js";
 import { deadline, onHost, type HostClient } from "./clients.js";
 import { summaryOf } from "./reads.js";
+import { OneAtATime } from "../one-at-a-time.js";
 
 /** Files read of one pull request: GitHub lists at most 3,000; the pass compares the first 300. */
 const FILES_READ = 300;
@@ -11,16 +12,7 @@ const FILES_READ = 300;
 const FETCHES_AT_ONCE = 6;
 
 /** Passes over one repository run one at a time, so two never both act on a pair. */
-const running = new Map<string, Promise<unknown>>();
-
-function inTurn<T>(repo: string, run: () => Promise<T>): Promise<T> {
-  const before = running.get(repo) ?? Promise.resolve();
-  const mine = before.then(run, run);
-  const settled = mine.catch(() => {});
-  running.set(repo, settled);
-  void settled.then(() => running.get(repo) === settled && running.delete(repo));
-  return mine;
-}
+const passes = new OneAtATime();
 
 /** Text from a pull request (a title, a path) quoted in a comment: no markup that could pose as a marker or hide text, no code span to break out of, no mention that would ping someone. */
 const quoted = (text: string) => text.replace(/[\r\n]+/g, " ").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/`/g, "'").replace(/@/g, "@\u200b");
@@ -79,7 +71,7 @@ async function act(client: HostClient, owner: string, repo: string, { verdict: v
 /** `POST /github/overlap` (docs/code-host.md, "The overlap pass"). */
 export function overlapPass(client: HostClient, req: OverlapRequest): Promise<Outcome<OverlapAnswer>> {
   const [owner, repo] = req.repo.split("/") as [string, string];
-  return inTurn(req.repo.toLowerCase(), async (): Promise<Outcome<OverlapAnswer>> => {
+  return passes.run(req.repo.toLowerCase(), async (): Promise<Outcome<OverlapAnswer>> => {
     const limit = req.limit ?? 100;
     const listed = await onHost(client, `repository ${req.repo}`, async (o) => {
       const pulls = [];

@@ -1,5 +1,6 @@
 import type { Merged, MergeWork } from "../../../src/api/cycles.js";
 import { CODES } from "../../../src/api/errors.js";
+import { OneAtATime } from "../one-at-a-time.js";
 import { ok, refuse, type Outcome, type Refusal } from "../../../src/api/outcome.js";
 
 /**
@@ -29,7 +30,7 @@ function said(err: unknown): string {
 const refused = (code: string, error: string, files?: string[]): Refusal => refuse(409, error, code, files ? { files } : undefined);
 
 /** One merge at a time into a checkout: two at once would meet git's lock, or one abort the other's merge. */
-const inFlight = new Map<string, Promise<unknown>>();
+const merges = new OneAtATime();
 
 /**
  * Merges the head of the child's working directory (its branch, in its worktree or clone)
@@ -39,14 +40,7 @@ const inFlight = new Map<string, Promise<unknown>>();
  * checkout in the middle of someone's merge is left alone.
  */
 export function mergeWork(work: MergeWork, run: GitRunner): Promise<Outcome<Merged>> {
-  const before = inFlight.get(work.into) ?? Promise.resolve();
-  const mine = before.then(() => merge(work, (cwd, ...args) => run(cwd, args)));
-  const settled = mine.catch(() => {});
-  inFlight.set(work.into, settled);
-  void settled.then(() => {
-    if (inFlight.get(work.into) === settled) inFlight.delete(work.into);
-  });
-  return mine;
+  return merges.run(work.into, () => merge(work, (cwd, ...args) => run(cwd, args)));
 }
 
 async function merge(work: MergeWork, git: (cwd: string, ...args: string[]) => Promise<string>): Promise<Outcome<Merged>> {

@@ -10,6 +10,7 @@
 import { execFile } from "node:child_process";
 import { mkdir, rm, stat, writeFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
+import { OneAtATime } from "../one-at-a-time.js";
 
 const FETCH_TIMEOUT_MS = 10 * 60_000;
 const LOCAL_TIMEOUT_MS = 60_000;
@@ -81,7 +82,8 @@ export interface Fetched {
 
 /** The mirrors of one data directory, and the registered checkouts that may serve as their reference. */
 export class Mirrors {
-  readonly #queues = new Map<string, Promise<unknown>>();
+  /** One fetch at a time per mirror. */
+  readonly #fetches = new OneAtATime();
 
   constructor(
     readonly root: string,
@@ -93,21 +95,9 @@ export class Mirrors {
     return join(this.root, owner, `${name}.git`);
   }
 
-  /** Runs `task` on the mirror of `repo` once the tasks before it are done. */
-  exclusive<T>(repo: string, task: () => Promise<T>): Promise<T> {
-    const dir = this.dirOf(repo);
-    const mine = (this.#queues.get(dir) ?? Promise.resolve()).then(task);
-    const settled = mine.catch(() => {});
-    this.#queues.set(dir, settled);
-    void settled.then(() => {
-      if (this.#queues.get(dir) === settled) this.#queues.delete(dir);
-    });
-    return mine;
-  }
-
   /** Fetches `order.refspecs` into the mirror, making it on its first fetch. */
   fetch(order: FetchOrder): Promise<Fetched> {
-    return this.exclusive(order.repo, () => this.#fetch(order));
+    return this.#fetches.run(this.dirOf(order.repo), () => this.#fetch(order));
   }
 
   async #fetch(order: FetchOrder): Promise<Fetched> {

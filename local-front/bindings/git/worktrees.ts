@@ -16,6 +16,7 @@ import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import type { LinesAnswer, LinesRequest, Worktree, WorktreeRequest } from "../../../src/api/rooms.js";
 import { deadline, onHost, type HostClients } from "../code-host/clients.js";
 import { git, gitRaw, GitRunFailed, Mirrors } from "./mirror.js";
+import { OneAtATime } from "../one-at-a-time.js";
 
 export type WorktreeMode = WorktreeRequest["mode"];
 
@@ -62,7 +63,8 @@ const refusalOf = (err: unknown): Outcome<never> => {
 export class Worktrees {
   readonly #places: ReturnType<typeof gitPlaces>;
   readonly #mirrors: Mirrors;
-  readonly #queues = new Map<string, Promise<unknown>>();
+  /** One change at a time per worktree id. */
+  readonly #changes = new OneAtATime();
 
   constructor(
     dataDir: string,
@@ -71,17 +73,6 @@ export class Worktrees {
   ) {
     this.#places = gitPlaces(dataDir);
     this.#mirrors = new Mirrors(this.#places.mirrors, codeRoots);
-  }
-
-  /** One change at a time per worktree id. */
-  #exclusive<T>(id: string, task: () => Promise<T>): Promise<T> {
-    const mine = (this.#queues.get(id) ?? Promise.resolve()).then(task);
-    const settled = mine.catch(() => {});
-    this.#queues.set(id, settled);
-    void settled.then(() => {
-      if (this.#queues.get(id) === settled) this.#queues.delete(id);
-    });
-    return mine;
   }
 
   async #record(id: string): Promise<WorktreeRecord | null> {
@@ -105,7 +96,7 @@ export class Worktrees {
    * exists is its session's work: it is answered as it is, never moved.
    */
   ensure(req: WorktreeRequest): Promise<Outcome<Worktree>> {
-    return this.#exclusive(req.id, () => this.#ensure(req).catch(refusalOf));
+    return this.#changes.run(req.id, () => this.#ensure(req).catch(refusalOf));
   }
 
   async #ensure(req: WorktreeRequest): Promise<Outcome<Worktree>> {
@@ -164,7 +155,7 @@ export class Worktrees {
 
   /** Removes worktree `id` and its record; a worktree that is not there is removed already. */
   remove(id: string): Promise<Outcome<{ id: string; removed: boolean }>> {
-    return this.#exclusive(id, async () => {
+    return this.#changes.run(id, async () => {
       const had = (await this.#record(id)) !== null;
       await rm(join(this.#places.worktrees, id), { recursive: true, force: true });
       await rm(join(this.#places.records, `${id}.json`), { force: true });
