@@ -218,11 +218,13 @@ export class Room extends DurableObject<Env> {
    */
   beginFinalize(n: number | undefined): Outcome<{ round: Round; done: boolean }> {
     const newest = this.rounds.newest();
-    const round = n === undefined ? newest : this.rounds.get(n);
-    if (!round) return n === undefined ? refuse(409, "the room has no round yet: start one (POST /rooms/:id/rounds)", CODES.verdictNotReady, { state: null }) : this.round(n) as Outcome<never>;
+    const asked = n !== undefined ? this.round(n) : newest ? ok(newest) : refuse(409, "the room has no round yet: start one (POST /rooms/:id/rounds)", CODES.verdictNotReady, { state: null });
+    if (!asked.ok) return asked;
+    const round = asked.value;
     if (round.state === "finalized") return ok({ round, done: true });
-    if (round.state === "superseded" || (newest && newest.n > round.n))
-      return refuse(409, `round ${round.n} was superseded by round ${newest!.n}: finalize the newest round`, CODES.roundSuperseded, { newest: newest!.n });
+    // A round exists, so the newest does.
+    const latest = newest!.n;
+    if (round.state === "superseded" || latest > round.n) return refuse(409, `round ${round.n} was superseded by round ${latest}: finalize the newest round`, CODES.roundSuperseded, { newest: latest });
     if (round.state !== "ready") return refuse(409, `round ${round.n} has no verdict to post (${round.state}${round.failure ? `: ${round.failure}` : ""})`, CODES.verdictNotReady, { state: round.state });
     if (this.finalizing !== null) return refuse(409, `round ${this.finalizing} is being posted: ask again when that answers`, CODES.roundFinalizing, { n: this.finalizing });
     this.finalizing = round.n;
