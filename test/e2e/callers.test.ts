@@ -60,6 +60,8 @@ describe("Host: every route answers only to the runtime's own names", () => {
       ["GET", "/threads", undefined],
       ["GET", "/health", undefined],
       ["POST", "/spawn", JSON.stringify({ permissions: "allow" })],
+      ["GET", "/rooms/capabilities", undefined],
+      ["POST", "/rooms/room_0000000000000000/rounds", "{}"],
     ] as const) {
       const r = await raw(method, path, { host: `attacker.example:${port}`, "content-type": "application/json" }, body);
       expect([r.status, r.body?.code], `${method} ${path}`).toEqual([403, "untrusted-caller"]);
@@ -96,6 +98,10 @@ describe("Origin: a page on another site cannot change anything", () => {
       [`/threads/${id}/approvals/${approvalId}`, JSON.stringify({ decision: "allow" })],
       [`/threads/${id}/fork`, JSON.stringify({ atSeq: 1 })],
       [`/threads/${id}/interrupt`, ""],
+      // The review rooms' writes, which post to the code host and start threads.
+      ["/workspaces/team/rooms", JSON.stringify({ repo: "acme/widgets", pr: 1 })],
+      ["/rooms/room_0000000000000000/finalize", "{}"],
+      ["/workspaces/team/prs/1/agents", JSON.stringify({ repo: "acme/widgets" })],
     ]) {
       const r = await raw("POST", path!, crossSite, body);
       expect([r.status, r.body?.code], path).toEqual([403, "untrusted-caller"]);
