@@ -214,15 +214,30 @@ async function postInternal(direct: URL, token: string, path: string, body?: unk
   return res;
 }
 
-/** Threads that were mid-turn when the host went down get their lost-turn message now, not when next read. */
+/** How often, and how far apart, the boot sweep tries threads it could not settle. */
+const SWEEP_TRIES = 4;
+const SWEEP_RETRY_MS = 2000;
+
+/**
+ * Threads that were mid-turn when the host went down get their lost-turn message now, not
+ * when next read. A thread the sweep could not settle (a busy boot) is tried again: left
+ * alone, it would show as running until someone happened to read it.
+ */
 async function sweepLostTurns(direct: URL, token: string): Promise<void> {
-  try {
-    const res = await postInternal(direct, token, "/internal/boot-sweep");
-    const body = (await res.json()) as { swept?: { id: string; error?: string }[] };
-    const failed = (body.swept ?? []).filter((s) => s.error);
-    for (const f of failed) log.error("boot sweep could not settle a lost turn", { thread: f.id, error: f.error });
-  } catch (err) {
-    log.error("boot sweep failed", { error: (err as Error).message });
+  for (let attempt = 1; ; attempt++) {
+    let failed: { id: string; error?: string }[];
+    try {
+      const res = await postInternal(direct, token, "/internal/boot-sweep");
+      const body = (await res.json()) as { swept?: { id: string; error?: string }[] };
+      failed = (body.swept ?? []).filter((s) => s.error);
+    } catch (err) {
+      failed = [{ id: "(all)", error: (err as Error).message }];
+    }
+    if (failed.length === 0) return;
+    const last = attempt === SWEEP_TRIES;
+    for (const f of failed) log.error(`boot sweep could not settle a lost turn${last ? "" : " (retrying)"}`, { thread: f.id, error: f.error });
+    if (last) return;
+    await new Promise((r) => setTimeout(r, SWEEP_RETRY_MS));
   }
 }
 

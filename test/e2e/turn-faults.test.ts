@@ -36,9 +36,12 @@ describe("a host restart mid-turn", () => {
     // The wait below polls the first page of /threads: lift the listing budget for it.
     const second = await start({ dataDir: first.dataDir, env: { SERVICE_AGENTS_PORT: port, SERVICE_THREAD_LIST_BUDGET: "100000" } });
     // The boot sweep wrote it: the catalog shows the thread idle without anyone reading it first.
+    // A loaded machine (CI runs files side by side) can take well over the usual 15 s to boot and sweep.
     const listed = await waitFor(async () => {
       const t = (await call(second.url, "GET", "/threads")).body.threads.find((x: { id: string }) => x.id === threadId);
       return t?.stage === "idle" && t;
+    }, 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}; the front said:\n${second.output()}`);
     });
     expect(listed.stage).toBe("idle");
     const events = await log(second.url, threadId);
