@@ -26,7 +26,7 @@ import { ClearSpawnPause, ExternalPeerBody, HostReportBody, PreviewBody } from "
 import { ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } from "./threads.js";
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "./turns.js";
 import { Policy } from "./workspaces.js";
-import { JoinSeat, OfferHandoff, ReplaceSeat } from "./seats.js";
+import { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList, SeatRemoved } from "./seats.js";
 import { ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe } from "./subscriptions.js";
 import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
@@ -308,35 +308,40 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     ],
   },
   "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it." },
-  "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },
+  "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced.", answer: SeatList },
   "POST /threads/:id/seats": {
     summary: "Joins a seat, with a spawn's rules for its engine and model.",
     body: JoinSeat,
     status: 201,
+    answer: Seat,
     drains: true,
     errors: [...SEAT_TARGET, [409, CODES.seatExists], [409, CODES.threadArchived]],
   },
   "POST /threads/:id/seats/replace": {
     summary: "Changes a seat's engine, model or placement; `changed: false`, and nothing written, when nothing differs.",
     body: ReplaceSeat,
+    answer: ReplaceResult,
     errors: [...SEAT_TARGET, ...SEAT_NAMED, [409, CODES.threadArchived]],
   },
   "DELETE /threads/:id/seats/:name": {
     summary: "Removes a seat: its running turn fails with class `closed`; its history stays.",
+    answer: SeatRemoved,
     errors: [...SEAT_NAMED, [409, CODES.lastSeat], [409, CODES.threadArchived]],
   },
   "POST /threads/:id/handoff": {
     summary: "Offers the thread to another seat; the offer is the seq of its event (`fromSeq`).",
     body: OfferHandoff,
     status: 201,
+    answer: HandoffOffered,
     errors: [...SEAT_NAMED, [409, CODES.seatHoldsThread], [409, CODES.handoffPending], [409, CODES.threadArchived]],
   },
-  "GET /threads/:id/handoffs": { summary: "Every handoff offer, oldest first, with its state." },
+  "GET /threads/:id/handoffs": { summary: "Every handoff offer, oldest first, with its state.", answer: HandoffList },
   "POST /threads/:id/handoffs/:fromSeq/accept": {
     summary: "Accepts an offer: its target holds the thread (with `context: summary`, from a summary the curator writes now).",
+    answer: Handoff,
     errors: [...HANDOFF_ANSWER, [503, CODES.summaryUnavailable]],
   },
-  "POST /threads/:id/handoffs/:fromSeq/decline": { summary: "Declines an offer; nothing else changes.", errors: HANDOFF_ANSWER },
+  "POST /threads/:id/handoffs/:fromSeq/decline": { summary: "Declines an offer; nothing else changes.", answer: Handoff, errors: HANDOFF_ANSWER },
   "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatusAnswer },
   "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", errors: [[409, CODES.noTurnRunning]] },
   "GET /threads/:id/compact": { summary: "The context window: tokens in context, the window, both lines, any pending window, the last reduction, recent refusals." },
