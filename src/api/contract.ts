@@ -27,9 +27,9 @@ import { ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } fro
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "./turns.js";
 import { Policy } from "./workspaces.js";
 import { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList, SeatRemoved } from "./seats.js";
-import { ReportOperation, StartOperation } from "./operations.js";
-import { Subscribe } from "./subscriptions.js";
-import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
+import { OperationAccepted, OperationDetail, OperationList, ReportOperation, StartOperation } from "./operations.js";
+import { Subscribe, Subscription, SubscriptionList } from "./subscriptions.js";
+import { CycleEvent, GateRequest, GateResult, MergeRequest, MergeResult } from "./cycles.js";
 import { RuntimeToolCall } from "./tools.js";
 import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
 import { CommentsQuery, OverlapBody, PageQuery, PullsQuery } from "./code-host.js";
@@ -256,18 +256,21 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     also: [{ status: 202, when: "A seat on a peer answers the message, not a turn here: `{seq, ts, queuedBecause: {code: \"seat-elsewhere\"}}`.", codes: [CODES.seatElsewhere] }],
     errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [400, CODES.messageEmpty], [409, CODES.recordOnlyThread]],
   },
-  "GET /threads/:id/operations": { summary: "The thread's operations (delegations, subscription edges, long actions), oldest first, with their state." },
+  "GET /threads/:id/operations": { summary: "The thread's operations (delegations, subscription edges, long actions), oldest first, with their state.", answer: OperationList },
   "POST /threads/:id/operations": {
     summary: "Starts an operation; a delegation spawns its child (parent: this thread) and sends it the prompt. Honours an Idempotency-Key (a replay answers 200).",
     body: StartOperation,
     status: 201,
+    answer: OperationAccepted,
+    also: [{ status: 200, when: "An Idempotency-Key's replay: the first answer, `replayed: true`; nothing is started again." }],
     drains: true,
     errors: [...SPAWN_ERRORS, [400, CODES.invalidHeader], [409, CODES.idempotencyConflict], [503, CODES.blobStoreUnavailable]],
   },
-  "GET /threads/:id/operations/:operation": { summary: "One operation with its milestones.", errors: [[404, CODES.operationNotFound]] },
+  "GET /threads/:id/operations/:operation": { summary: "One operation with its milestones.", answer: OperationDetail, errors: [[404, CODES.operationNotFound]] },
   "POST /threads/:id/operations/:operation": {
     summary: "Reports a milestone or the one outcome; a second outcome is 409 operation-settled. Honours an Idempotency-Key.",
     body: ReportOperation,
+    answer: OperationAccepted,
     errors: [
       [404, CODES.operationNotFound],
       [409, CODES.operationSettled],
@@ -276,11 +279,12 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
       [503, CODES.blobStoreUnavailable],
     ],
   },
-  "GET /threads/:id/subscriptions": { summary: "What the thread watches: each subscription with its target, filter, note, delivery and wakes so far." },
+  "GET /threads/:id/subscriptions": { summary: "What the thread watches: each subscription with its target, filter, note, delivery and wakes so far.", answer: SubscriptionList },
   "POST /threads/:id/subscriptions": {
     summary: "Watches a thread, or a workspace's threads, for events matching a filter; each match wakes this thread with a message.",
     body: Subscribe,
     status: 201,
+    answer: Subscription,
     errors: [
       [404, CODES.watchTargetNotFound],
       [503, CODES.watchFailed],
@@ -289,15 +293,17 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
       [409, CODES.threadArchived],
     ],
   },
-  "DELETE /threads/:id/subscriptions/:watch": { summary: "Removes a subscription; no wake of it is taken after.", errors: [[404, CODES.subscriptionNotFound]] },
+  "DELETE /threads/:id/subscriptions/:watch": { summary: "Removes a subscription; no wake of it is taken after.", answer: Subscription, errors: [[404, CODES.subscriptionNotFound]] },
   "POST /threads/:id/events": { summary: "Records a cycle event of a review or merge flow (`cycle` in the log).", body: CycleEvent, status: 201, errors: [[503, CODES.blobStoreUnavailable]] },
   "POST /threads/:id/gate": {
     summary: "Asks a gate: `auto` decides from the thread's children and the checks, `human` opens an approval and answers once a person decided. A refusal is a 200 with `passed: false` and `reasons`.",
     body: GateRequest,
+    answer: GateResult,
   },
   "POST /threads/:id/merge": {
     summary: "Merges a child's work (the head of its working directory) into this thread's checkout with git; again answers `alreadyMerged`.",
     body: MergeRequest,
+    answer: MergeResult,
     errors: [
       [404, CODES.notAChild],
       [409, CODES.noCheckout],
