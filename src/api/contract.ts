@@ -18,7 +18,7 @@ import {
   RoomOnlyAnswer,
   RoundOnlyAnswer,
 } from "./answers.js";
-import { CompactRequest } from "./compaction.js";
+import { CompactionStatus, CompactRequest, CompactResult } from "./compaction.js";
 import { ChatCompletionRequest, COMPLETIONS_CODES } from "./completions.js";
 import { ArmDrain, ReleaseDrainClaim } from "./drain.js";
 import { CODES } from "./errors.js";
@@ -350,10 +350,11 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /threads/:id/handoffs/:fromSeq/decline": { summary: "Declines an offer; nothing else changes.", answer: Handoff, errors: HANDOFF_ANSWER },
   "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatusAnswer },
   "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", errors: [[409, CODES.noTurnRunning]] },
-  "GET /threads/:id/compact": { summary: "The context window: tokens in context, the window, both lines, any pending window, the last reduction, recent refusals." },
+  "GET /threads/:id/compact": { summary: "The context window: tokens in context, the window, both lines, any pending window, the last reduction, recent refusals.", answer: CompactionStatus },
   "POST /threads/:id/compact": {
     summary: "Reduces the context now, with `mode` or the runtime's choice (cheapest first); settles a forced window.",
     body: CompactRequest,
+    answer: CompactResult,
     errors: [
       [409, CODES.engineBusy],
       [409, CODES.windowBlocked],
