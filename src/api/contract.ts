@@ -25,7 +25,8 @@ import { CODES } from "./errors.js";
 import { ClearSpawnPause, ExternalPeerBody, HostReportBody, PreviewBody } from "./operator.js";
 import { ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } from "./threads.js";
 import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "./turns.js";
-import { Policy } from "./workspaces.js";
+import { Policy, PolicySet, WorkspaceHead, WorkspaceList, WorkspaceView } from "./workspaces.js";
+import { FeedForwardPage, FeedReversePage, WorkspaceApprovals, WorkspaceQuestions } from "./workspace-feed.js";
 import { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList, SeatRemoved } from "./seats.js";
 import { OperationAccepted, OperationDetail, OperationList, ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe, Subscription, SubscriptionList } from "./subscriptions.js";
@@ -414,16 +415,17 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     ],
   },
 
-  "GET /workspaces": { summary: "The configured workspaces." },
-  "GET /workspaces/:name": { summary: "A workspace's configuration, its policy in force and its head thread.", errors: WORKSPACE },
+  "GET /workspaces": { summary: "The configured workspaces.", answer: WorkspaceList },
+  "GET /workspaces/:name": { summary: "A workspace's configuration, its policy in force and its head thread.", answer: WorkspaceView, errors: WORKSPACE },
   "PUT /workspaces/:name/policy": {
     summary: "Sets the workspace's policy; kept across restarts, over the file's.",
     body: Policy,
+    answer: PolicySet,
     errors: [...WORKSPACE, [400, CODES.modelNotAllowed], [400, CODES.modelNotFound], [400, CODES.accountNotInRoster], [400, CODES.unknownAccount]],
   },
-  "GET /workspaces/:name/head": { summary: "The workspace's head thread.", errors: WORKSPACE },
-  "GET /workspaces/:name/approvals": { summary: "Approvals open in the workspace's threads.", errors: WORKSPACE },
-  "GET /workspaces/:name/questions": { summary: "Questions open in the workspace's threads.", errors: WORKSPACE },
+  "GET /workspaces/:name/head": { summary: "The workspace's head thread.", answer: WorkspaceHead, errors: WORKSPACE },
+  "GET /workspaces/:name/approvals": { summary: "Approvals open in the workspace's threads.", answer: WorkspaceApprovals, errors: WORKSPACE },
+  "GET /workspaces/:name/questions": { summary: "Questions open in the workspace's threads.", answer: WorkspaceQuestions, errors: WORKSPACE },
   "GET /workspaces/:name/events": { summary: "Every entry of the workspace's feed, as SSE.", query: FollowQuery, media: "sse", errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd], [400, CODES.invalidHeader]] },
   "GET /workspaces/:name/changes": {
     summary: "The feed's entries that change threads, as SSE; `threads` names the ones to watch.",
@@ -431,7 +433,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     media: "sse",
     errors: WORKSPACE,
   },
-  "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd]] },
+  "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, answer: z.union([FeedForwardPage, FeedReversePage]), errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd]] },
   "POST /workspaces/:name/memory/retain": {
     summary: "Stores a memory (201), or finds the same text kept already (200, `duplicate`); a `key` or `supersedes` retires what it replaces, in the same write.",
     body: Retain,
