@@ -35,7 +35,7 @@ import { RuntimeToolCall } from "./tools.js";
 import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
 import { CommentsQuery, OverlapBody, PageQuery, PullsQuery } from "./code-host.js";
 import { ArmRoom, BuildAgent, Finalize, ReceiptQuery, RoomQuery, StartRound } from "./rooms.js";
-import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
+import { EditMemory, Memory, MemoryForgotten, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -438,23 +438,26 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     summary: "Stores a memory (201), or finds the same text kept already (200, `duplicate`); a `key` or `supersedes` retires what it replaces, in the same write.",
     body: Retain,
     status: 201,
+    answer: Retained,
     also: [{ status: 200, when: "The same text was kept already: `duplicate: true`, its id." }],
     errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryRetired], [404, CODES.threadNotFound], [400, CODES.workspaceMismatch], [400, CODES.eventNotFound], [413, CODES.memoryTooLarge], [503, CODES.memoryStoreFailed]],
   },
-  "POST /workspaces/:name/memory/recall": { summary: "The memories that best fill a token budget for a query: text relevance with importance and recency as boosts (docs/memory.md).", body: Recall, errors: WORKSPACE },
+  "POST /workspaces/:name/memory/recall": { summary: "The memories that best fill a token budget for a query: text relevance with importance and recency as boosts (docs/memory.md).", body: Recall, answer: Recalled, errors: WORKSPACE },
   "POST /workspaces/:name/memory/reflect": {
     summary: "The curator model's reflections on the newest memories, each citing the memories it rests on.",
     body: Reflect,
+    answer: Reflected,
     errors: [...WORKSPACE, [503, CODES.reflectUnavailable]],
   },
-  "GET /workspaces/:name/memory": { summary: "A page of the workspace's memories, newest first, with filters.", query: MemoryQuery, errors: WORKSPACE },
-  "GET /workspaces/:name/memory/:id": { summary: "One memory.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
+  "GET /workspaces/:name/memory": { summary: "A page of the workspace's memories, newest first, with filters.", query: MemoryQuery, answer: MemoryPage, errors: WORKSPACE },
+  "GET /workspaces/:name/memory/:id": { summary: "One memory.", answer: Memory, errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
   "PATCH /workspaces/:name/memory/:id": {
     summary: "A person's correction in place: text, key, tags, importance, or retired.",
     body: EditMemory,
+    answer: Memory,
     errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryDuplicate], [413, CODES.memoryTooLarge]],
   },
-  "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
+  "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", answer: MemoryForgotten, errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
   "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery },
 
   "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", errors: [[503, CODES.codeServiceUnavailable]] },
