@@ -50,24 +50,24 @@ export type FeedKind = keyof typeof FEED_BODIES;
 export type FeedBodies = { [K in FeedKind]: z.infer<(typeof FEED_BODIES)[K]> };
 
 /** One kind's entry: the body's fields beside the envelope. */
-const entry = <K extends FeedKind>(kind: K) =>
-  z.object({ seq: z.number().int(), ts: z.string(), kind: z.literal(kind), threadId: z.string().nullable() }).extend(FEED_BODIES[kind].shape);
+const entry = <K extends FeedKind, B extends z.ZodRawShape>(kind: K, body: z.ZodObject<B>) =>
+  z.object({ seq: z.number().int(), ts: z.string(), kind: z.literal(kind), threadId: z.string().nullable() }).extend(body.shape);
 
 /**
  * One entry as readers get it: the body's fields beside the envelope. `seq` ascends by
  * exactly 1 per workspace and is the SSE id and the tail cursor.
  */
 export const FeedEntry = z.discriminatedUnion("kind", [
-  entry("thread-spawned"),
-  entry("thread-archived"),
-  entry("thread-restored"),
-  entry("thread-changed"),
-  entry("head-changed"),
-  entry("policy-changed"),
-  entry("approval-opened"),
-  entry("approval-resolved"),
-  entry("question-opened"),
-  entry("question-resolved"),
+  entry("thread-spawned", FEED_BODIES["thread-spawned"]),
+  entry("thread-archived", FEED_BODIES["thread-archived"]),
+  entry("thread-restored", FEED_BODIES["thread-restored"]),
+  entry("thread-changed", FEED_BODIES["thread-changed"]),
+  entry("head-changed", FEED_BODIES["head-changed"]),
+  entry("policy-changed", FEED_BODIES["policy-changed"]),
+  entry("approval-opened", FEED_BODIES["approval-opened"]),
+  entry("approval-resolved", FEED_BODIES["approval-resolved"]),
+  entry("question-opened", FEED_BODIES["question-opened"]),
+  entry("question-resolved", FEED_BODIES["question-resolved"]),
 ]);
 export type FeedEntry = z.infer<typeof FeedEntry>;
 
