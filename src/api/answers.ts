@@ -10,7 +10,6 @@ import { EVENT_KINDS } from "./events.js";
 import { FAILURE_CLASSES } from "./engine.js";
 import { THREAD_STAGES } from "./threads.js";
 import { SANDBOX_STATES } from "./engines.js";
-import { DECISIONS, ROUND_STATES, SEVERITIES, SIDES } from "./rooms.js";
 
 const seq = z.number().int().positive();
 const ts = z.string().min(1);
@@ -58,69 +57,14 @@ export const HealthAnswer = z
   })
   .passthrough();
 
-const sha = z.string().regex(/^[0-9a-f]{40,64}$/);
-
-/** A review room (src/api/rooms.ts `Room`). */
-export const RoomAnswer = z
-  .object({
-    id: z.string().min(1),
-    key: z.string().min(1),
-    workspace: z.string(),
-    repo: z.string(),
-    pr: z.number().int().positive(),
-    state: z.enum(["arming", "armed"]),
-    threadId: z.string().nullable(),
-    reviewerSeat: z.string(),
-    seats: z.array(z.object({ name: z.string(), engine: z.string(), model: z.string() }).passthrough()),
-    rounds: z.array(z.object({ n: z.number().int().positive(), state: z.enum(ROUND_STATES), head: z.string() }).passthrough()),
-  })
-  .passthrough();
-
-const FindingAnswer = z.object({ path: z.string(), line: z.number().int().positive(), side: z.enum(SIDES), severity: z.enum(SEVERITIES), body: z.string(), fingerprint: z.string().min(8) }).passthrough();
-
-/** A review round (src/api/rooms.ts `Round`). */
-export const RoundAnswer = z
-  .object({
-    n: z.number().int().positive(),
-    state: z.enum(ROUND_STATES),
-    seat: z.string(),
-    head: sha,
-    base: sha,
-    threadId: z.string(),
-    verdict: z.object({ decision: z.enum(DECISIONS), summary: z.string(), findings: z.array(FindingAnswer) }).passthrough().nullable(),
-    failure: z.string().nullable(),
-  })
-  .passthrough();
-
-export const RoomOnlyAnswer = z.object({ room: RoomAnswer }).passthrough();
-export const RoomFoundAnswer = z.object({ room: RoomAnswer, round: RoundAnswer.nullable() }).passthrough();
-export const RoundOnlyAnswer = z.object({ round: RoundAnswer }).passthrough();
-
-export const ReviewPostedAnswer = z
-  .object({ review: z.object({ id: z.number().int(), posted: z.number().int().nonnegative(), inBody: z.number().int().nonnegative(), skipped: z.number().int().nonnegative(), commitId: sha }).passthrough() })
-  .passthrough();
-
-export const CapabilitiesAnswer = z.object({ verdictPoster: z.object({ available: z.boolean(), reason: z.string().optional() }) }).passthrough();
-
-export const BuildThreadAnswer = z.object({ threadId: z.string().min(1), worktree: z.string().min(1) }).passthrough();
-
-export const ReceiptAnswer = z
-  .object({
-    repo: z.string(),
-    pr: z.number().int().positive(),
-    head: z.object({ ref: z.string(), sha }).passthrough(),
-    checks: z.array(z.object({ name: z.string(), required: z.boolean() }).passthrough()),
-    plan: z.array(z.object({ step: z.string(), method: z.string(), expects: z.string() })),
-    blocked: z.array(z.object({ code: z.string(), reason: z.string() })),
-    ready: z.boolean(),
-  })
-  .passthrough();
-
-export const CostPerMergedPrAnswer = z
-  .object({
-    prs: z.array(z.object({ repo: z.string(), pr: z.number().int().positive(), merged: z.boolean(), threads: z.number().int().nonnegative(), usd: z.number() }).passthrough()),
-    merged: z.object({ count: z.number().int().nonnegative(), usd: z.number(), perPr: z.number().nullable() }),
-    all: z.object({ count: z.number().int().nonnegative(), usd: z.number() }),
-    unknown: z.number().int().nonnegative(),
-  })
-  .passthrough();
+/** The room routes' exact answers (src/api/rooms.ts), under the names the client library checks them by. */
+export {
+  BuildThread as BuildThreadAnswer,
+  Capabilities as CapabilitiesAnswer,
+  CostPerMergedPr as CostPerMergedPrAnswer,
+  Receipt as ReceiptAnswer,
+  ReviewPosted as ReviewPostedAnswer,
+  RoomFound as RoomFoundAnswer,
+  RoomOnly as RoomOnlyAnswer,
+  RoundOnly as RoundOnlyAnswer,
+} from "./rooms.js";

@@ -9,14 +9,6 @@ import {
   ThreadListPageAnswer,
   ThreadRowAnswer,
   TurnStatusAnswer,
-  BuildThreadAnswer,
-  CapabilitiesAnswer,
-  CostPerMergedPrAnswer,
-  ReceiptAnswer,
-  ReviewPostedAnswer,
-  RoomFoundAnswer,
-  RoomOnlyAnswer,
-  RoundOnlyAnswer,
 } from "./answers.js";
 import { CompactionStatus, CompactRequest, CompactResult } from "./compaction.js";
 import { ChatCompletionRequest, COMPLETIONS_CODES } from "./completions.js";
@@ -34,7 +26,7 @@ import { CycleEvent, GateRequest, GateResult, MergeRequest, MergeResult } from "
 import { RuntimeToolCall } from "./tools.js";
 import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
 import { CommentsQuery, OverlapBody, PageQuery, PullsQuery } from "./code-host.js";
-import { ArmRoom, BuildAgent, Finalize, ReceiptQuery, RoomQuery, StartRound } from "./rooms.js";
+import { ArmRoom, BuildAgent, BuildThread, Capabilities, CostPerMergedPr, Finalize, Receipt, ReceiptQuery, ReviewPosted, RoomFound, RoomOnly, RoomQuery, RoundOnly, StartRound } from "./rooms.js";
 import { EditMemory, Memory, MemoryForgotten, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -505,7 +497,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   },
 
   "POST /workspaces/:name/rooms": {
-    answer: RoomOnlyAnswer,
+    answer: RoomOnly,
     summary: "Arms a review room for a pull request (201), or adopts the workspace's room for it (200, the same id; the key is workspace, repository and number): its thread, in a read-only worktree at the head, with the reviewer seat (docs/rooms.md).",
     body: ArmRoom,
     status: 201,
@@ -513,11 +505,11 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     drains: true,
     errors: [...WORKSPACE, ...CODE_HOST, ...SPAWN_ERRORS, [502, CODES.gitFetchFailed]],
   },
-  "GET /workspaces/:name/rooms": { summary: "A pull request's room and its newest round (null before the first).", query: RoomQuery, answer: RoomFoundAnswer, errors: [...WORKSPACE, [404, CODES.roomNotFound]] },
-  "GET /rooms/capabilities": { summary: "Whether the verdict poster is available: a code-host account (or the simulator) that may post reviews; the reason names the account.", answer: CapabilitiesAnswer },
-  "GET /rooms/:id": { summary: "The room: its pull request, state, thread, seats and rounds.", answer: RoomOnlyAnswer, errors: [[404, CODES.roomNotFound]] },
+  "GET /workspaces/:name/rooms": { summary: "A pull request's room and its newest round (null before the first).", query: RoomQuery, answer: RoomFound, errors: [...WORKSPACE, [404, CODES.roomNotFound]] },
+  "GET /rooms/capabilities": { summary: "Whether the verdict poster is available: a code-host account (or the simulator) that may post reviews; the reason names the account.", answer: Capabilities },
+  "GET /rooms/:id": { summary: "The room: its pull request, state, thread, seats and rounds.", answer: RoomOnly, errors: [[404, CODES.roomNotFound]] },
   "POST /rooms/:id/rounds": {
-    answer: RoundOnlyAnswer,
+    answer: RoundOnly,
     summary: "Starts round n+1: the worktree moves to the pull request's head and the reviewer seat is asked for its verdict, which it returns with the submit_verdict tool.",
     body: StartRound,
     status: 202,
@@ -533,9 +525,9 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
       ...CODE_HOST,
     ],
   },
-  "GET /rooms/:id/rounds/:n": { summary: "One round: its state, prompt, seat, head and base, thread, verdict (findings with fingerprints) and posted review.", answer: RoundOnlyAnswer, errors: [[404, CODES.roomNotFound], [404, CODES.roundNotFound]] },
+  "GET /rooms/:id/rounds/:n": { summary: "One round: its state, prompt, seat, head and base, thread, verdict (findings with fingerprints) and posted review.", answer: RoundOnly, errors: [[404, CODES.roomNotFound], [404, CODES.roundNotFound]] },
   "POST /rooms/:id/finalize": {
-    answer: ReviewPostedAnswer,
+    answer: ReviewPosted,
     summary: "Posts a round's verdict (default: the newest round) as one review on the code host at the round's head; findings outside the diff go in its body, findings already on an unresolved thread are skipped.",
     body: Finalize,
     errors: [
@@ -550,7 +542,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     ],
   },
   "POST /workspaces/:name/prs/:number/agents": {
-    answer: BuildThreadAnswer,
+    answer: BuildThread,
     summary: "Starts a build thread in a runtime-owned worktree of the pull request's branch at its head, with the pull request as context in its first message.",
     body: BuildAgent,
     status: 201,
@@ -558,12 +550,12 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     errors: [...WORKSPACE, ...CODE_HOST, ...SPAWN_ERRORS, [409, CODES.buildSeatsFull], [502, CODES.gitFetchFailed]],
   },
   "GET /workspaces/:name/prs/:number/receipt": {
-    answer: ReceiptAnswer,
+    answer: Receipt,
     summary: "The read-only merge receipt: the verdict and checks at the exact head, the base chain, the stacked pull requests, the merge plan and what blocks it. It never merges.",
     query: ReceiptQuery,
     errors: [...WORKSPACE, ...CODE_HOST],
   },
-  "GET /metrics/cost-per-merged-pr": { summary: "What the threads that worked on each pull request cost (reviewers, builders, their delegations), and per merged pull request as the code host reports it merged.", answer: CostPerMergedPrAnswer },
+  "GET /metrics/cost-per-merged-pr": { summary: "What the threads that worked on each pull request cost (reviewers, builders, their delegations), and per merged pull request as the code host reports it merged.", answer: CostPerMergedPr },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },
   "POST /internal/tools": {
