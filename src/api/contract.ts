@@ -356,6 +356,9 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
     errors: [
       [409, CODES.engineBusy],
       [409, CODES.windowBlocked],
+      [409, CODES.threadArchived],
+      [503, CODES.threadDegraded],
+      [409, CODES.recordOnlyThread],
     ],
   },
   "POST /threads/:id/approvals/:approvalId": {
