@@ -31,8 +31,8 @@ import { ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe } from "./subscriptions.js";
 import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
 import { RuntimeToolCall } from "./tools.js";
-import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
-import { CommentsQuery, OverlapBody, PageQuery, PullsQuery } from "./code-host.js";
+import { CodeRoots, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "./code.js";
+import { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "./code-host.js";
 import { ArmRoom, BuildAgent, Finalize, ReceiptQuery, RoomQuery, StartRound } from "./rooms.js";
 import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
 
@@ -443,47 +443,55 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
   "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery },
 
-  "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", errors: [[503, CODES.codeServiceUnavailable]] },
+  "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", answer: CodeRoots, errors: [[503, CODES.codeServiceUnavailable]] },
   "GET /code/files": {
     summary: "A page of the tracked files under a path of a root, sorted, with a glob.",
     query: FilesQuery,
+    answer: FilesPage,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [409, CODES.codeRootNotGit], [400, CODES.codeGlobInvalid], [503, CODES.codeGitFailed], [503, CODES.codeServiceUnavailable]],
   },
   "GET /code/read": {
     summary: "A line range of one file, with its line count and git blob hash; cut at a size cap with `truncated`.",
     query: ReadQuery,
+    answer: ReadAnswer,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [413, CODES.codeFileTooLarge], [415, CODES.codeFileBinary], [400, CODES.codeRangeOutside], [400, CODES.codeRangeReversed], [403, CODES.codePathDenied], [500, CODES.codeReadFailed], [503, CODES.codeServiceUnavailable]],
   },
   "GET /code/outline": {
     summary: "The symbols of a file (name, kind, range, parent, signature), parsed with tree-sitter.",
     query: OutlineQuery,
+    answer: OutlineAnswer,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [403, CODES.codePathDenied], [415, CODES.codeLanguageUnknown], [413, CODES.codeFileTooLarge], [422, CODES.codeParseFailed], [503, CODES.codeServiceUnavailable]],
   },
   "POST /code/search": {
     summary: "A literal or regular-expression search over one root or all, with ripgrep.",
     body: SearchBody,
+    answer: SearchAnswer,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codeSearchInvalid], [400, CODES.codeGlobInvalid], [503, CODES.codeGitFailed], [504, CODES.codeSearchTimeout], [503, CODES.codeSearchUnavailable], [503, CODES.codeServiceUnavailable]],
   },
 
   "GET /github/:owner/:repo/prs": {
     summary: "A page of the repository's pull requests on the code host (open by default), newest first.",
     query: PullsQuery,
+    answer: PullsPage,
     errors: CODE_HOST,
   },
   "GET /github/:owner/:repo/prs/:number/diff": {
     summary: "A page of the files a pull request changes, each with its patch and hunk ranges, and the head and base it compares.",
     query: PageQuery,
+    answer: DiffPage,
     errors: CODE_HOST,
   },
   "GET /github/:owner/:repo/prs/:number/comments": {
     summary: "A page of a pull request's conversation comments, then its review comments, then its reviews.",
     query: CommentsQuery,
+    answer: CommentsPage,
     errors: CODE_HOST,
   },
-  "GET /github/:owner/:repo/prs/:number/checks": { summary: "A page of the check runs on a pull request's head commit.", query: PageQuery, errors: CODE_HOST },
+  "GET /github/:owner/:repo/prs/:number/checks": { summary: "A page of the check runs on a pull request's head commit.", query: PageQuery, answer: ChecksPage, errors: CODE_HOST },
   "POST /github/overlap": {
     summary: "One duplicate-work pass over a repository's open pull requests: the pairs found, their score and evidence, and what it does about them (a dry run unless SERVICE_PR_OVERLAP=on).",
     body: OverlapBody,
+    answer: OverlapAnswer,
     errors: CODE_HOST,
   },
 
