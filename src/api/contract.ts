@@ -84,6 +84,11 @@ export interface RouteContract {
   /** What the success answer is when it is not JSON: an event stream, either, or bytes of their own media type (`binary`). */
   media?: "sse" | "json-or-sse" | "json-or-prometheus" | "binary";
   /**
+   * An event stream's frames, by their SSE `event:` name (`message` for a frame that names
+   * none): when each comes and its `data`'s schema (none when the data is not JSON).
+   */
+  events?: Readonly<Record<string, { when: string; data?: z.ZodType }>>;
+  /**
    * Other successes, beside `status`: each its status, when it is given, its answer's
    * schema (the success's otherwise), and the codes it carries (`queuedBecause.code`).
    */
