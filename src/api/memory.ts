@@ -130,9 +130,5 @@ export type Reflected = z.infer<typeof Reflected>;
 export const MemoryForgotten = z.object({ id: z.string(), forgotten: z.literal(true) });
 
 /** `GET /health`'s `memoryAlert`: the last retain that could not be stored, until a later one is. */
-export interface MemoryAlert {
-  workspace: string;
-  since: string;
-  code: string;
-  error: string;
-}
+export const MemoryAlert = z.object({ workspace: z.string(), since: z.string(), code: z.string(), error: z.string() });
+export type MemoryAlert = z.infer<typeof MemoryAlert>;

@@ -1,7 +1,7 @@
 /** Request and response shapes of the turn routes (SPEC "Start work", "Control a turn"). */
 import { z } from "zod";
 import { Attachments } from "./attachments.js";
-import { APPROVAL_DECISIONS, type FailureClass, type Json, type TurnFailure } from "./engine.js";
+import { APPROVAL_DECISIONS, FAILURE_CLASSES, type Json, type TurnFailure } from "./engine.js";
 import { ON_BUSY, SeatName, SpawnSpec } from "./threads.js";
 
 export const SendMessage = z
@@ -133,18 +133,19 @@ export interface LoopState {
 }
 
 /** One group of `GET /incidents`. */
-export interface Incident {
+export const Incident = z.object({
   /** A turn's failure class, or `storage-full`: writes the full data volume refused (docs/operating.md, "A full disk"). */
-  class: FailureClass | "storage-full";
-  fingerprint: string;
+  class: z.enum([...FAILURE_CLASSES, "storage-full"]),
+  fingerprint: z.string(),
   /** The newest error text of the group. */
-  message: string;
-  failures: number;
-  threads: number;
-  threadIds: string[];
-  firstAt: string;
-  lastAt: string;
-}
+  message: z.string(),
+  failures: z.number().int().positive(),
+  threads: z.number().int().nonnegative(),
+  threadIds: z.array(z.string()),
+  firstAt: z.string(),
+  lastAt: z.string(),
+});
+export type Incident = z.infer<typeof Incident>;
 
 export interface PendingApproval {
   approvalId: string;
