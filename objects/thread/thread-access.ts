@@ -3,12 +3,12 @@ import { FINISHING_ROLES, type MessageAccepted } from "../../src/api/threads.js"
 import type { RuntimeConfig } from "../../src/platform/config.js";
 import type { Env } from "../../src/platform/env.js";
 import type { CommitQueue } from "../lib/commit-queue.js";
-import type { DeltaHub } from "./delta-hub.js";
-import type { EventLog, PreparedEvent, SerializedEvent } from "./event-log.js";
-import type { BlobStore } from "./blob-store.js";
+import type { DeltaHub } from "./log/delta-hub.js";
+import type { EventLog, PreparedEvent, SerializedEvent } from "./log/event-log.js";
+import type { BlobStore } from "./log/blob-store.js";
 import type { Outcome } from "../../src/api/outcome.js";
 import type { ThreadState } from "./thread-state.js";
-import type { TurnTables } from "./turn-tables.js";
+import type { TurnTables } from "./turn/tables.js";
 
 export type Accepted = SerializedEvent & { ts: string };
 

@@ -1,7 +1,7 @@
-import type { EngineReport, TranscriptEntry } from "../../src/api/engine.js";
-import type { EventBodies } from "../../src/api/events.js";
-import { BlobSaveError } from "./blob-store.js";
-import { restage, type Accepted, type ThreadAccess } from "./thread-access.js";
+import type { EngineReport, TranscriptEntry } from "../../../src/api/engine.js";
+import type { EventBodies } from "../../../src/api/events.js";
+import { BlobSaveError } from "../log/blob-store.js";
+import { restage, type Accepted, type ThreadAccess } from "../thread-access.js";
 
 export type UsageReport = Extract<EngineReport, { type: "usage" }>;
 

@@ -1,12 +1,12 @@
-import { CODES } from "../../src/api/errors.js";
-import type { Json } from "../../src/api/engine.js";
-import type { OperationAccepted, OperationDetail, OperationKind, OperationOutcome, OperationSummary, ReportOperation } from "../../src/api/operations.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import { newId } from "../../src/shared/ids.js";
-import { digestOf, IdempotencyKeys } from "./idempotency.js";
-import type { PreparedEvent } from "./event-log.js";
-import { archivedRefusal, missing, runsTurns } from "./refusals.js";
-import type { ThreadAccess } from "./thread-access.js";
+import { CODES } from "../../../src/api/errors.js";
+import type { Json } from "../../../src/api/engine.js";
+import type { OperationAccepted, OperationDetail, OperationKind, OperationOutcome, OperationSummary, ReportOperation } from "../../../src/api/operations.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { newId } from "../../../src/shared/ids.js";
+import { digestOf, IdempotencyKeys } from "../log/idempotency.js";
+import type { PreparedEvent } from "../log/event-log.js";
+import { archivedRefusal, missing, runsTurns } from "../refusals.js";
+import type { ThreadAccess } from "../thread-access.js";
 
 export const OPERATIONS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS operations (

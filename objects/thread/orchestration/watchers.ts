@@ -1,9 +1,9 @@
-import type { WakeFilter, WakeItem } from "../../src/api/subscriptions.js";
-import type { Outcome } from "../../src/api/outcome.js";
-import { threadOf } from "../../src/platform/stubs.js";
-import type { PreparedEvent } from "./event-log.js";
-import type { Accepted, ThreadAccess } from "./thread-access.js";
-import type { AlarmPart } from "../lib/alarm-schedule.js";
+import type { WakeFilter, WakeItem } from "../../../src/api/subscriptions.js";
+import type { Outcome } from "../../../src/api/outcome.js";
+import { threadOf } from "../../../src/platform/stubs.js";
+import type { PreparedEvent } from "../log/event-log.js";
+import type { Accepted, ThreadAccess } from "../thread-access.js";
+import type { AlarmPart } from "../../lib/alarm-schedule.js";
 
 export const WATCHERS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS watchers (

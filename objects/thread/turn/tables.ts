@@ -1,9 +1,9 @@
-import type { WindowBody } from "../../src/api/compaction.js";
-import type { TranscriptEntry, TurnInput } from "../../src/api/engine.js";
-import { cleanCut, type SeatBase } from "../../src/rules/seat-view.js";
-import type { AttachmentRef } from "../../src/api/attachments.js";
-import { addMissingColumn } from "../lib/sql-columns.js";
-import { applyWindows, estimateText, type AppliedWindow, type HeldEntry } from "../../src/rules/compaction.js";
+import type { WindowBody } from "../../../src/api/compaction.js";
+import type { TranscriptEntry, TurnInput } from "../../../src/api/engine.js";
+import { cleanCut, type SeatBase } from "../../../src/rules/seat-view.js";
+import type { AttachmentRef } from "../../../src/api/attachments.js";
+import { addMissingColumn } from "../../lib/sql-columns.js";
+import { applyWindows, estimateText, type AppliedWindow, type HeldEntry } from "../../../src/rules/compaction.js";
 
 /**
  * The turn tables of one Thread object: the inbox of messages waiting for a turn, the
