@@ -52,7 +52,7 @@ export interface ThreadAccess {
 }
 
 /** The stage follows from the state: call inside a commit after any change to it. */
-export function restage(thread: ThreadAccess): void {
+export function restage(thread: Pick<ThreadAccess, "state" | "tables" | "saveState">): void {
   const s = thread.state()!;
   s.stage = s.degraded
     ? "degraded"
