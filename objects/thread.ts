@@ -1,9 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
-import type { AttachmentEntry, AttachmentInput, AttachmentRef } from "../src/api/attachments.js";
+import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { OperationAccepted, OperationKind, ReportOperation } from "../src/api/operations.js";
-import { attachmentBytes, attachmentPath } from "../src/rules/attachments.js";
-import { emptyMessageRefusal } from "../src/rules/message-empty.js";
 import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
 import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import { CODES } from "../src/api/errors.js";
@@ -12,24 +10,21 @@ import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow,
 import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnStatus } from "../src/api/turns.js";
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
-import { catalogOf, workspaceOf } from "../src/platform/stubs.js";
+import { workspaceOf } from "../src/platform/stubs.js";
 import { BlobStore, blobSaveRefusal } from "./thread/log/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { AlarmSchedule } from "./lib/alarm-schedule.js";
 import { addMissingColumn } from "./lib/sql-columns.js";
 import { DeltaHub } from "./thread/log/delta-hub.js";
-import { EventLog, LOG_SCHEMA, type PreparedEvent, type SerializedEvent, type StoredEvent } from "./thread/log/event-log.js";
-import { FollowHub } from "./lib/follow-hub.js";
-import { forwardPage, reversePage } from "./lib/pages.js";
-import { SSE_HEADERS } from "./lib/sse.js";
+import { EventLog, LOG_SCHEMA, type PreparedEvent } from "./thread/log/event-log.js";
 import { ok, refuse, type Outcome } from "../src/api/outcome.js";
-import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns, seatRefusal } from "./thread/refusals.js";
-import { firstSeat, loadState, shownSpec, STATE_SCHEMA, summarize, toRow, type ThreadState } from "./thread/thread-state.js";
+import { archivedRefusal, missing, recordOnlyRefusal } from "./thread/refusals.js";
+import { firstSeat, loadState, shownSpec, STATE_SCHEMA, toRow, type ThreadState } from "./thread/thread-state.js";
 import { restage, type Accepted, type ThreadAccess } from "./thread/thread-access.js";
 import type { Handoffs } from "./thread/orchestration/handoffs.js";
 import type { GateRequest, GateResult } from "../src/api/cycles.js";
 import { OPERATIONS_SCHEMA } from "./thread/orchestration/operations.js";
-import { digestOf, IdempotencyKeys } from "./thread/log/idempotency.js";
+import { IdempotencyKeys } from "./thread/log/idempotency.js";
 import { Subscriptions, SUBSCRIPTIONS_SCHEMA } from "./thread/orchestration/subscriptions.js";
 import { Watchers, WATCHERS_SCHEMA } from "./thread/orchestration/watchers.js";
 import type { Subscription, WakeFilter, WakeItem, WatchTarget } from "../src/api/subscriptions.js";
@@ -38,18 +33,11 @@ import { TURN_SCHEMA, TurnTables } from "./thread/turn/tables.js";
 import { TurnDriver } from "./thread/turn/driver.js";
 import type { TurnResult } from "./thread/turn/live.js";
 import { TurnTools } from "./thread/turn/tools.js";
+import { Inbox } from "./thread/turn/inbox.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import type { ThreadNews } from "./workspace/feed.js";
-
-/** How long after unpushed activity the catalog's safety alarm comes. */
-const SAFETY_ALARM_MS = 60_000;
-
-export interface TailQuery {
-  after?: number;
-  before?: number;
-  limit: number;
-  waitMs: number;
-}
+import { CatalogSync } from "./thread/catalog-sync.js";
+import { Readers, type TailQuery } from "./thread/log/readers.js";
 
 /**
  * One thread: the single writer of its event log, its row, its held messages and its
@@ -65,21 +53,13 @@ export class Thread extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly log: EventLog;
   private readonly blobs: BlobStore;
-  private readonly followers: FollowHub<StoredEvent, SerializedEvent>;
+  /** Pages, tool results and the SSE routes. */
+  private readonly readers: Readers;
   private readonly deltas: DeltaHub;
   private state: ThreadState | null;
   private updatedAt: string;
-  /** The in-memory timer that pushes activity to the catalog; at most one at a time. */
-  private activityTimer: ReturnType<typeof setTimeout> | null = null;
-  /** Since when the catalog has not had this instance's activity (memory only: the alarm set for it survives the instance). */
-  private unpushedSince: number | null = null;
-  /** When a failed push is tried again. */
-  private pushRetryAt: number | null = null;
   /** The object's one alarm, which every timed part reports to. */
   private readonly alarms: AlarmSchedule;
-  /** The summary the catalog and the workspace both took last, as JSON (memory only: a new instance pushes). */
-  private pushed: string | null = null;
-  private readonly waiters = new Set<() => void>();
   private readonly commits: CommitQueue;
   /** Events of the batch being committed: readers see them once the batch is durable. */
   private unpublished: Accepted[] = [];
@@ -95,8 +75,10 @@ export class Thread extends DurableObject<Env> {
   private readonly access: ThreadAccess;
   private readonly handoffs: Handoffs;
   private readonly tools: TurnTools;
-  /** What the workspace's feed has not been told yet; it rides the next summary push (memory only). */
-  private news: ThreadNews[] = [];
+  /** Messages in, and the held ones. */
+  private readonly inbox: Inbox;
+  /** The summary's push to the catalog and the workspace's feed. */
+  private readonly catalog: CatalogSync;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -110,12 +92,21 @@ export class Thread extends DurableObject<Env> {
     this.blobs = new BlobStore(env.BLOBS, this.config.faults.has("blob-put"));
     this.log = new EventLog(this.sql, this.blobs, this.config.blobThreshold);
     this.tables = new TurnTables(this.sql);
-    this.followers = new FollowHub(this.log, this.config.heartbeatMs);
     this.deltas = new DeltaHub(this.config.streamSubscribers, this.config.streamBuffer, this.config.heartbeatMs);
+    this.readers = new Readers({ config: this.config, log: this.log, deltas: this.deltas, state: () => this.state });
     const saved = this.sql.exec<{ state: string }>("SELECT state FROM thread").toArray()[0];
     this.state = saved ? loadState(saved.state) : null;
     const last = this.log.get(this.log.lastSeq);
     this.updatedAt = last?.ts ?? this.state?.createdAt ?? "";
+    this.catalog = new CatalogSync({
+      env,
+      config: this.config,
+      log: this.log,
+      state: () => this.state,
+      updatedAt: () => this.updatedAt,
+      reschedule: () => this.reschedule(),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
     // The turn code reaches the Thread only through these closures: making the members
     // public instead would also make them callable over RPC.
     const access: ThreadAccess = {
@@ -132,7 +123,7 @@ export class Thread extends DurableObject<Env> {
       prepareOrRefuse: (kind, body) => this.prepareOrRefuse(kind, body),
       saveState: () => this.saveState(),
       change: (kind, body, refusal, apply) => this.change(kind, body, refusal, apply),
-      syncCatalogNow: () => this.syncCatalogNow(),
+      syncCatalogNow: () => this.catalog.now(),
       reschedule: () => this.reschedule(),
       abort: (reason) => ctx.abort(reason),
     };
@@ -144,15 +135,10 @@ export class Thread extends DurableObject<Env> {
     this.handoffs = this.driver.handoffs;
     this.seats = new Seats(access, this.driver, this.handoffs);
     this.tools = new TurnTools(access, this.handoffs);
+    this.inbox = new Inbox(access, this.idempotency, this.driver);
     this.alarms = new AlarmSchedule(ctx.storage);
     for (const part of [this.driver.waits.alarm, this.handoffs.alarm, this.driver.startAlarm, this.driver.keepAliveAlarm, this.driver.reportAlarm, this.watchers.alarm]) this.alarms.add(part);
-    this.alarms.add({
-      name: "catalog",
-      // A new instance does not know whether the last one's push landed: any alarm pushes what changed.
-      everyAlarm: true,
-      nextDueAt: () => this.pushRetryAt ?? (this.unpushedSince !== null ? this.unpushedSince + SAFETY_ALARM_MS : null),
-      runDue: () => this.syncCatalogFromAlarm(),
-    });
+    this.alarms.add(this.catalog.alarm);
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.
     if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.driver.loseTurn());
@@ -204,8 +190,8 @@ export class Thread extends DurableObject<Env> {
       return ok(true);
     });
     if (!outcome.ok) return outcome;
-    this.news.push({ kind: "thread-spawned" });
-    await this.syncCatalogNow();
+    this.catalog.tell({ kind: "thread-spawned" });
+    await this.catalog.now();
     // Subscriptions to its workspace's threads watch this one too (not its own: a thread is
     // not woken by itself). Read once the catalog lists it: a subscription made meanwhile
     // either is read here or finds this thread in the catalog.
@@ -237,138 +223,25 @@ export class Thread extends DurableObject<Env> {
   // ---- messages ----
 
   postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
-    return this.acceptMessage(message, idempotencyKey);
-  }
-
-  /** `onAccepted` runs inside the commit that writes the message, before anything that commit lets happen next. */
-  private async acceptMessage(
-    message: PostMessage,
-    idempotencyKey?: string,
-    onAccepted?: (seq: number) => void,
-  ): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
-    if (!this.state) return missing();
-    const digest = idempotencyKey ? await digestOf(message) : null;
-    const files = message.attachments?.length ? await this.storeAttachments(message.attachments) : null;
-    if (files && !files.ok) return files;
-    const body = {
-      text: message.text,
-      ...(message.from ? { from: message.from } : {}),
-      ...(message.hold ? { hold: true } : {}),
-      ...(message.onBusy ? { onBusy: message.onBusy } : {}),
-      ...(message.seat ? { seat: message.seat } : {}),
-      ...(files ? { attachments: files.value } : {}),
-    };
-    const onBusy = message.onBusy ?? this.state.spec.onBusy;
-    let interrupts = false;
-    let steers = false;
-    const prepared = await this.prepareOrRefuse("message", body);
-    if (!prepared.ok) return prepared;
-    const outcome = await this.commits.write((): Outcome<MessageAccepted & { replayed?: true }> => {
-      if (this.state!.archivedAt) return archivedRefusal(this.state!);
-      if (this.state!.degraded) return degradedRefusal(this.state!);
-      const noSeat = message.seat ? seatRefusal(this.state!, message.seat) : null;
-      if (noSeat) return noSeat;
-      const running = message.hold || !runsTurns(this.state!) ? null : this.state!.turn;
-      if (running && onBusy === "reject")
-        return refuse(409, `thread ${this.state!.id} is running turn ${running.id}, and this message asked not to wait (onBusy: reject)`, CODES.threadBusy, { turnId: running.id });
-      // Steering is for the seat whose turn runs (a message for another seat waits for that
-      // seat's turn); a peer seat's own words are recorded, not answered here; attachments
-      // are placed as a turn starts, so a message carrying some waits for the next one.
-      const to = running ? this.driver.route(message.seat ?? null, message.from ?? null) : null;
-      const answeredHere = to !== null && to.here && !to.own;
-      interrupts = answeredHere && onBusy === "interrupt";
-      steers = answeredHere && onBusy === "steer" && !files && to.seat === (running!.seat ?? FIRST_SEAT);
-      const seen = idempotencyKey ? this.idempotency.seen(idempotencyKey, digest!, "message") : null;
-      if (seen) return seen.ok ? ok({ ...seen.value, replayed: true }) : seen;
-      const event = this.append(prepared.value);
-      onAccepted?.(event.seq);
-      if (files) this.tables.addAttachments(event.seq, files.value);
-      if (message.hold) this.sql.exec("INSERT INTO held (seq, text, sender, seat) VALUES (?, ?, ?, ?)", event.seq, message.text, message.from ?? null, message.seat ?? null);
-      else if (steers) this.tables.addSteer(event.seq, running!.id, message.text, message.from ?? null, message.seat ?? null);
-      else if (runsTurns(this.state!)) this.tables.queue(event.seq, message.text, message.from, message.seat);
-      if (idempotencyKey) this.idempotency.remember(idempotencyKey, digest!, event.seq, event.ts);
-      return ok({ seq: event.seq, ts: event.ts });
-    });
-    if (outcome.ok && steers && !outcome.value.replayed) void this.driver.steer(outcome.value.seq);
-    else if (outcome.ok && !message.hold) this.driver.kick();
-    // The message is queued first, so the turn after the interrupted one answers it.
-    if (outcome.ok && interrupts && !outcome.value.replayed) void this.driver.interrupt();
-    return outcome;
-  }
-
-  /** A message's attachments into the blob store, by hash, before its event is written; or why they are refused. */
-  private async storeAttachments(inputs: readonly AttachmentInput[]): Promise<Outcome<AttachmentRef[]>> {
-    const decoded = attachmentBytes(inputs, this.config.attachmentMaxBytes);
-    if (!decoded.ok) return decoded;
-    try {
-      const refs = await Promise.all(decoded.value.map((bytes) => this.blobs.putBytes(bytes)));
-      return ok(refs.map((r, i) => ({ name: inputs[i]!.name, mediaType: inputs[i]!.mediaType, bytes: r.bytes, sha256: r.sha256 })));
-    } catch (err) {
-      return blobSaveRefusal(err, "an attachment");
-    }
+    return this.inbox.accept(message, idempotencyKey);
   }
 
   /** The thread's attachments, oldest first, with where the engines find each. */
   attachments(): Outcome<{ attachments: AttachmentEntry[] }> {
-    if (!this.state) return missing();
-    return ok({ attachments: this.tables.attachments().map((a) => ({ ...a, path: attachmentPath(a.seq, a.name) })) });
+    return this.inbox.attachments();
   }
 
   /** One attachment's bytes and media type, by its hash; only an attachment of this thread. */
-  async attachment(sha256: string): Promise<Outcome<{ mediaType: string; name: string; bytes: Uint8Array }>> {
-    if (!this.state) return missing();
-    const found = this.tables.attachmentBySha(sha256);
-    if (!found) return refuse(404, `thread has no attachment ${sha256}`, CODES.attachmentNotFound);
-    try {
-      return ok({ mediaType: found.mediaType, name: found.name, bytes: await this.blobs.getBytes(sha256) });
-    } catch (err) {
-      return refuse(503, `the blob store could not give attachment ${sha256}: ${(err as Error).message}`, CODES.blobStoreUnavailable);
-    }
+  attachment(sha256: string): Promise<Outcome<{ mediaType: string; name: string; bytes: Uint8Array }>> {
+    return this.inbox.attachment(sha256);
   }
 
-  async editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {
-    const held = this.heldOrRefusal(seq);
-    if (!held.ok) return held;
-    // An edit may not empty what a post could not have sent empty: its release would start a turn on nothing.
-    const empty = patch.text !== undefined ? emptyMessageRefusal({ text: patch.text, attachments: this.tables.attachments(seq) }) : null;
-    if (empty) return empty;
-    const edit = patch.text !== undefined ? await this.prepareOrRefuse("message-edited", { target: seq, text: patch.text }) : null;
-    if (edit && !edit.ok) return edit;
-    const release = patch.hold === false ? await this.prepareOrRefuse("message-released", { target: seq }) : null;
-    if (release && !release.ok) return release;
-    const outcome = await this.commits.write((): Outcome<MessageAccepted> => {
-      const still = this.heldOrRefusal(seq);
-      if (!still.ok) return still;
-      if (release && this.state!.degraded) return degradedRefusal(this.state!);
-      let last: Accepted | null = null;
-      if (edit) {
-        last = this.append(edit.value);
-        this.sql.exec("UPDATE held SET text = ? WHERE seq = ?", patch.text!, seq);
-      }
-      if (release) {
-        last = this.append(release.value);
-        const held = this.sql.exec<{ text: string; sender: string | null; seat: string | null }>("SELECT text, sender, seat FROM held WHERE seq = ?", seq).one();
-        if (runsTurns(this.state!)) this.tables.queue(seq, held.text, held.sender ?? undefined, held.seat ?? undefined);
-        this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
-      }
-      return ok({ seq: last!.seq, ts: last!.ts });
-    });
-    if (outcome.ok && release) this.driver.kick();
-    return outcome;
+  editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {
+    return this.inbox.editHeld(seq, patch);
   }
 
-  async deleteHeld(seq: number): Promise<Outcome<MessageAccepted>> {
-    const held = this.heldOrRefusal(seq);
-    if (!held.ok) return held;
-    const prepared = await this.prepareOrRefuse("message-deleted", { target: seq });
-    if (!prepared.ok) return prepared;
-    return this.commits.write((): Outcome<MessageAccepted> => {
-      const still = this.heldOrRefusal(seq);
-      if (!still.ok) return still;
-      this.sql.exec("DELETE FROM held WHERE seq = ?", seq);
-      const e = this.append(prepared.value);
-      return ok({ seq: e.seq, ts: e.ts });
-    });
+  deleteHeld(seq: number): Promise<Outcome<MessageAccepted>> {
+    return this.inbox.deleteHeld(seq);
   }
 
   /** Appends an event on behalf of an engine or a flow (tool results, cycle events). */
@@ -481,54 +354,21 @@ export class Thread extends DurableObject<Env> {
     });
     if (!outcome.ok) return outcome;
     // Told only once durable, so the feed never announces what a crash could take back.
-    if (news) this.news.push(news);
-    await this.syncCatalogNow();
+    if (news) this.catalog.tell(news);
+    await this.catalog.now();
     return outcome;
   }
 
   // ---- reading ----
 
   /** A page of the log, already serialized as the JSON the route answers with. */
-  async page(q: TailQuery): Promise<Outcome<string>> {
-    if (!this.state) return missing();
-    if (q.before !== undefined) {
-      const events = await this.log.serialize(this.log.backward(q.before, q.limit));
-      return ok(reversePage(events, (events[events.length - 1]?.seq ?? 1) > 1));
-    }
-    const after = q.after ?? 0;
-    const beyond = this.beyondEnd(after);
-    if (beyond) return beyond;
-    if (q.waitMs > 0 && after >= this.log.durableSeq) await this.waitForAppend(q.waitMs);
-    const rows = this.log.forward(after, q.limit);
-    const events = await this.log.serialize(rows);
-    const nextAfter = rows.length ? rows[rows.length - 1]!.seq : after;
-    return ok(forwardPage(events, nextAfter, nextAfter < this.log.durableSeq));
+  page(q: TailQuery): Promise<Outcome<string>> {
+    return this.readers.page(q);
   }
 
   /** The whole body of one tool result, as JSON text. */
-  async toolResult(seq: number): Promise<Outcome<string>> {
-    if (!this.state) return missing();
-    const row = this.log.get(seq);
-    if (!row) return refuse(404, `thread has no event ${seq}`, CODES.eventNotFound);
-    if (row.kind !== "tool-result") return refuse(404, `event ${seq} is a ${row.kind}, not a tool result`, CODES.notAToolResult);
-    return ok(await this.log.body(row));
-  }
-
-  private follow(after: number, signal: AbortSignal): Outcome<ReadableStream<Uint8Array>> {
-    if (!this.state) return missing();
-    const beyond = this.beyondEnd(after);
-    if (beyond) return beyond;
-    return ok(this.followers.open(after, { signal }));
-  }
-
-  private stream(): Outcome<ReadableStream<Uint8Array>> {
-    if (!this.state) return missing();
-    const stream = this.deltas.open();
-    if (!stream)
-      return refuse(429, `thread already has ${this.config.streamSubscribers} stream subscribers`, CODES.streamSubscribersFull, {
-        limit: this.config.streamSubscribers,
-      });
-    return ok(stream);
+  toolResult(seq: number): Promise<Outcome<string>> {
+    return this.readers.toolResult(seq);
   }
 
   /**
@@ -536,13 +376,8 @@ export class Thread extends DurableObject<Env> {
    * is proxied by workerd natively, while a stream returned over RPC costs a JS hop per
    * chunk on the router's side, per follower, per event. Paths: /follow?after=N, /stream.
    */
-  override async fetch(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    const outcome =
-      url.pathname === "/follow" ? this.follow(Number(url.searchParams.get("after")), request.signal) : url.pathname === "/stream" ? this.stream() : null;
-    if (!outcome) return Response.json({ error: `no object route ${url.pathname}`, code: CODES.routeNotFound }, { status: 404 });
-    if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
-    return new Response(outcome.value, { headers: SSE_HEADERS });
+  override fetch(request: Request): Promise<Response> {
+    return this.readers.serve(request);
   }
 
   /** Live deltas from an engine: sent to `stream` subscribers, never stored. */
@@ -551,7 +386,7 @@ export class Thread extends DurableObject<Env> {
   }
 
   subscriberCounts(): { follow: number; stream: number } {
-    return { follow: this.followers.size, stream: this.deltas.size };
+    return this.readers.counts();
   }
 
   // ---- turns ----
@@ -563,7 +398,7 @@ export class Thread extends DurableObject<Env> {
     // Waiting from the message's own commit: a message a peer's seat answers can be settled
     // by the next commit of the same batch, before this call would hear its answer.
     let answered: Promise<Outcome<TurnResult>> | null = null;
-    const accepted = await this.acceptMessage(message, undefined, (seq) => (answered = this.driver.answer(seq)));
+    const accepted = await this.inbox.accept(message, undefined, (seq) => (answered = this.driver.answer(seq)));
     if (!accepted.ok) return accepted;
     const { seq, ts } = accepted.value;
     const result = await answered!;
@@ -807,7 +642,7 @@ export class Thread extends DurableObject<Env> {
     const event = this.log.commit(prepared, now);
     this.unpublished.push(event);
     if (this.watchers.match(event, prepared, () => this.wakeDepth(event, prepared))) this.matched = true;
-    this.scheduleCatalogSync();
+    this.catalog.schedule();
     return event;
   }
 
@@ -841,10 +676,9 @@ export class Thread extends DurableObject<Env> {
       void this.reschedule();
     }
     this.matched = false;
-    if (!this.followers.settle(events, durable)) return;
+    if (!this.readers.settle(events, durable)) return;
     if (events.length > 0) this.updatedAt = events[events.length - 1]!.ts;
-    for (const wake of this.waiters) wake();
-    this.waiters.clear();
+    this.readers.wakeTails();
   }
 
   private async prepareOrRefuse<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<PreparedEvent>> {
@@ -855,32 +689,6 @@ export class Thread extends DurableObject<Env> {
     }
   }
 
-  private waitForAppend(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.waiters.add(done);
-    });
-  }
-
-  private heldOrRefusal(seq: number): Outcome<true> {
-    if (!this.state) return missing();
-    const held = this.sql.exec("SELECT seq FROM held WHERE seq = ?", seq).toArray().length > 0;
-    if (held) return ok(true);
-    const row = this.log.get(seq);
-    if (!row || row.kind !== "message") return refuse(404, `thread has no message ${seq}`, CODES.messageNotFound);
-    return refuse(409, `message ${seq} is not held: only held messages can be edited or deleted`, CODES.messageNotHeld);
-  }
-
-  private beyondEnd(after: number): Outcome<never> | null {
-    if (after <= this.log.durableSeq) return null;
-    return refuse(400, `after=${after} is beyond the thread's last event (${this.log.durableSeq})`, CODES.cursorBeyondEnd);
-  }
-
   private row(s: ThreadState): ThreadRow {
     const held = this.sql.exec<{ seq: number }>("SELECT seq FROM held ORDER BY seq").toArray().map((r) => r.seq);
     return toRow(s, this.log.durableSeq, this.updatedAt, held);
@@ -888,99 +696,5 @@ export class Thread extends DurableObject<Env> {
 
   private saveState(): void {
     this.sql.exec("INSERT OR REPLACE INTO thread (one, state) VALUES (1, ?)", JSON.stringify(this.state));
-  }
-
-  /**
-   * Activity reaches the catalog from an in-memory timer, at most once per
-   * `catalogSyncMs`. A durable alarm per push would cost two more commits each time
-   * (setting it and deleting it once fired), which with many busy threads took a fifth
-   * off the append rate. The alarm stays as a safety net, a minute after the first
-   * activity no push has covered, so activity from just before a crash still reaches the
-   * catalog after a restart; it moves only when it is later than that, about once a minute.
-   */
-  private scheduleCatalogSync(): void {
-    if (!this.activityTimer)
-      this.activityTimer = setTimeout(() => {
-        this.activityTimer = null;
-        void this.syncCatalogNow();
-      }, this.config.catalogSyncMs);
-    if (this.unpushedSince === null) {
-      this.unpushedSince = Date.now();
-      void this.reschedule();
-    }
-  }
-
-  /** Pushes now, which covers any timed push still pending; a failure arms the alarm to retry soon. */
-  private async syncCatalogNow(): Promise<void> {
-    if (this.activityTimer) clearTimeout(this.activityTimer);
-    this.activityTimer = null;
-    try {
-      await this.syncCatalog();
-    } catch {
-      await this.retryPush();
-    }
-  }
-
-  private async syncCatalogFromAlarm(): Promise<void> {
-    try {
-      await this.syncCatalog(true);
-    } catch (err) {
-      console.error(`thread ${this.state?.id}: the catalog missed a change, retrying: ${(err as Error).message}`);
-      await this.retryPush();
-    }
-  }
-
-  /**
-   * The catalog has the thread up to `seq`, as it was at `takenAt`: the safety net waits for
-   * activity after it (a busy thread's always comes during the push, and would otherwise
-   * keep it due).
-   */
-  private pushedUpTo(seq: number, takenAt: number): void {
-    this.unpushedSince = this.log.lastSeq <= seq ? null : takenAt;
-  }
-
-  private async retryPush(): Promise<void> {
-    this.pushRetryAt = Date.now() + this.config.catalogSyncMs;
-    await this.reschedule();
-  }
-
-  /**
-   * The summary goes to the catalog (the host's list) and to the workspace (its feed) at
-   * once. Only the catalog is waited for: the workspace is shared by all its threads, and
-   * a turn's end must not queue behind its commits. News the workspace did not take is
-   * kept, and the safety alarm retries it; news it took is not sent again.
-   */
-  private async syncCatalog(onlyIfNewer = false): Promise<void> {
-    if (!this.state) return;
-    const takenAt = Date.now();
-    const summary = summarize(this.state, this.log.durableSeq, this.updatedAt);
-    const shown = JSON.stringify(summary);
-    // The safety alarm of a thread whose last push landed has nothing to do: threads busy
-    // together set their alarms together, and would otherwise all push at once.
-    if (onlyIfNewer && shown === this.pushed && this.news.length === 0) {
-      this.pushRetryAt = null;
-      this.pushedUpTo(summary.lastSeq, takenAt);
-      return;
-    }
-    const news = this.news.splice(0);
-    const fed = workspaceOf(this.env, this.state.spec.workspace)
-      .threadChanged(summary, news)
-      .then(() => true)
-      .catch(async (err: unknown) => {
-        this.news.unshift(...news);
-        console.error(`thread ${summary.id}: the workspace feed missed a change, retrying: ${(err as Error).message}`);
-        await this.retryPush();
-        return false;
-      });
-    this.ctx.waitUntil(fed);
-    await catalogOf(this.env).upsert(summary);
-    this.pushedUpTo(summary.lastSeq, takenAt);
-    this.ctx.waitUntil(
-      fed.then((took) => {
-        if (!took) return;
-        this.pushed = shown;
-        this.pushRetryAt = null;
-      }),
-    );
   }
 }
