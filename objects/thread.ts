@@ -18,9 +18,9 @@ import { addMissingColumn } from "./lib/sql-columns.js";
 import { DeltaHub } from "./thread/log/delta-hub.js";
 import { EventLog, LOG_SCHEMA, type PreparedEvent } from "./thread/log/event-log.js";
 import { ok, refuse, type Outcome } from "../src/api/outcome.js";
-import { archivedRefusal, missing, recordOnlyRefusal } from "./thread/refusals.js";
+import { missing, recordOnlyRefusal } from "./thread/refusals.js";
 import { firstSeat, loadState, shownSpec, STATE_SCHEMA, toRow, type ThreadState } from "./thread/thread-state.js";
-import { restage, type Accepted, type ThreadAccess } from "./thread/thread-access.js";
+import type { Accepted, ThreadAccess } from "./thread/thread-access.js";
 import type { Handoffs } from "./thread/orchestration/handoffs.js";
 import type { GateRequest, GateResult } from "../src/api/cycles.js";
 import { OPERATIONS_SCHEMA } from "./thread/orchestration/operations.js";
@@ -34,6 +34,7 @@ import { TurnDriver } from "./thread/turn/driver.js";
 import type { TurnResult } from "./thread/turn/live.js";
 import { TurnTools } from "./thread/turn/tools.js";
 import { Inbox } from "./thread/turn/inbox.js";
+import { Lifecycle } from "./thread/lifecycle.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import type { ThreadNews } from "./workspace/feed.js";
 import { CatalogSync } from "./thread/catalog-sync.js";
@@ -71,12 +72,12 @@ export class Thread extends DurableObject<Env> {
   private readonly subscriptionsOf: Subscriptions;
   /** A commit of this batch matched a watcher: its delivery follows the batch to disk. */
   private matched = false;
-  /** What the Thread's parts may use of it (the turn driver, seats, handoffs). */
-  private readonly access: ThreadAccess;
   private readonly handoffs: Handoffs;
   private readonly tools: TurnTools;
   /** Messages in, and the held ones. */
   private readonly inbox: Inbox;
+  /** Retiring, restoring, a head's role, the seat lease. */
+  private readonly lifecycle: Lifecycle;
   /** The summary's push to the catalog and the workspace's feed. */
   private readonly catalog: CatalogSync;
 
@@ -122,12 +123,11 @@ export class Thread extends DurableObject<Env> {
       append: (prepared) => this.append(prepared),
       prepareOrRefuse: (kind, body) => this.prepareOrRefuse(kind, body),
       saveState: () => this.saveState(),
-      change: (kind, body, refusal, apply) => this.change(kind, body, refusal, apply),
+      change: (kind, body, refusal, apply, news) => this.change(kind, body, refusal, apply, news),
       syncCatalogNow: () => this.catalog.now(),
       reschedule: () => this.reschedule(),
       abort: (reason) => ctx.abort(reason),
     };
-    this.access = access;
     this.idempotency = new IdempotencyKeys(this.sql);
     this.watchers = new Watchers(access, this.config.faults.has("wake-deliver"));
     this.driver = new TurnDriver(access);
@@ -136,6 +136,7 @@ export class Thread extends DurableObject<Env> {
     this.seats = new Seats(access, this.driver, this.handoffs);
     this.tools = new TurnTools(access, this.handoffs);
     this.inbox = new Inbox(access, this.idempotency, this.driver);
+    this.lifecycle = new Lifecycle(access, this.driver);
     this.alarms = new AlarmSchedule(ctx.storage);
     for (const part of [this.driver.waits.alarm, this.handoffs.alarm, this.driver.startAlarm, this.driver.keepAliveAlarm, this.driver.reportAlarm, this.watchers.alarm]) this.alarms.add(part);
     this.alarms.add(this.catalog.alarm);
@@ -258,73 +259,22 @@ export class Thread extends DurableObject<Env> {
   // ---- retire, restore, lease ----
 
   /** Retires the thread; a retired head gives its workspace's head slot up. */
-  async archive(reason: string | null): Promise<Outcome<MessageAccepted>> {
-    const retired = (s: ThreadState) => (s.archivedAt ? archivedRefusal(s) : null);
-    const outcome = await this.change(
-      "archive",
-      { reason },
-      retired,
-      (s, e) => {
-        s.archivedAt = e.ts;
-        s.archiveReason = reason;
-        // A delegation's child retired before it answered: its parent hears that, instead of waiting for ever.
-        if (s.delegation && !s.delegation.outcome) s.delegation.outcome = { status: "cancelled", error: `the child was retired before it answered${reason ? `: ${reason}` : ""}` };
-      },
-      { kind: "thread-archived", reason },
-    );
-    if (outcome.ok) void this.driver.reportToParent();
-    if (outcome.ok && this.state!.spec.role === "head") await workspaceOf(this.env, this.state!.spec.workspace).releaseHead(this.state!.id);
-    return outcome;
+  archive(reason: string | null): Promise<Outcome<MessageAccepted>> {
+    return this.lifecycle.archive(reason);
   }
 
   /** Restores a retired thread; a head needs its workspace's head slot back (409 if taken meanwhile). */
-  async restore(): Promise<Outcome<MessageAccepted>> {
-    const s = this.state;
-    if (!s) return missing();
-    const live = (t: ThreadState) => (t.archivedAt ? null : refuse(409, `thread ${t.id} is not retired`, CODES.threadNotArchived));
-    const early = live(s);
-    if (early) return early;
-    const workspace = workspaceOf(this.env, s.spec.workspace);
-    let taken = false;
-    if (s.spec.role === "head") {
-      const claim = await workspace.claimHead(s.id);
-      if (claim.holder)
-        return refuse(409, `workspace ${s.spec.workspace} has another head (${claim.holder}) since this one was retired`, CODES.headTaken, { head: claim.holder });
-      taken = claim.taken;
-    }
-    const outcome = await this.change(
-      "restore",
-      {},
-      live,
-      (t) => {
-        t.archivedAt = null;
-        t.archiveReason = null;
-      },
-      { kind: "thread-restored" },
-    );
-    if (!outcome.ok && taken) await workspace.releaseHead(s.id);
-    // A loop's next prompt may have waited out the retirement.
-    if (outcome.ok) this.driver.kick();
-    return outcome;
+  restore(): Promise<Outcome<MessageAccepted>> {
+    return this.lifecycle.restore();
   }
 
   /** Retires a head to `chat` (the only role change there is), freeing the head slot. */
-  async retireHead(): Promise<Outcome<MessageAccepted>> {
-    const head = (s: ThreadState) => (s.spec.role === "head" ? null : refuse(409, `thread ${s.id} is not a head`, CODES.notAHead, { role: s.spec.role }));
-    const outcome = await this.change("role", { from: "head", to: "chat" }, head, (s) => {
-      s.spec = { ...s.spec, role: "chat" };
-    });
-    if (outcome.ok) await workspaceOf(this.env, this.state!.spec.workspace).releaseHead(this.state!.id);
-    return outcome;
+  retireHead(): Promise<Outcome<MessageAccepted>> {
+    return this.lifecycle.retireHead();
   }
 
-  async setSeatLease(seatLease: string | null): Promise<Outcome<MessageAccepted>> {
-    return this.change("seat-lease", { seatLease }, () => null, (s) => {
-      // A seat that lets its thread go ends that thread's work; taking it again reopens it.
-      s.leaseReleased = seatLease === null && (s.seatLease !== null || s.leaseReleased === true);
-      s.seatLease = seatLease;
-      restage(this.access);
-    });
+  setSeatLease(seatLease: string | null): Promise<Outcome<MessageAccepted>> {
+    return this.lifecycle.setSeatLease(seatLease);
   }
 
   /**

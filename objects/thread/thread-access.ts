@@ -9,6 +9,7 @@ import type { BlobStore } from "./log/blob-store.js";
 import type { Outcome } from "../../src/api/outcome.js";
 import type { ThreadState } from "./thread-state.js";
 import type { TurnTables } from "./turn/tables.js";
+import type { ThreadNews } from "../workspace/feed.js";
 
 export type Accepted = SerializedEvent & { ts: string };
 
@@ -33,12 +34,16 @@ export interface ThreadAccess {
   append(prepared: PreparedEvent): Accepted;
   prepareOrRefuse<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<PreparedEvent>>;
   saveState(): void;
-  /** A change to the thread's row, recorded as an event; `refusal` is asked before and again inside the commit. */
+  /**
+   * A change to the thread's row, recorded as an event; `refusal` is asked before and again
+   * inside the commit. The catalog learns of it at once, and the workspace's feed `news`.
+   */
   change<K extends EventKind>(
     kind: K,
     body: EventBodies[K],
     refusal: (s: ThreadState) => Outcome<never> | null,
     apply: (s: ThreadState, event: Accepted) => void,
+    news?: ThreadNews,
   ): Promise<Outcome<MessageAccepted>>;
   syncCatalogNow(): Promise<void>;
   /**
