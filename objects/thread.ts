@@ -21,9 +21,13 @@ import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import { missing, recordOnlyRefusal } from "./thread/refusals.js";
 import { firstSeat, loadState, shownSpec, STATE_SCHEMA, toRow, type ThreadState } from "./thread/thread-state.js";
 import type { Accepted, ThreadAccess } from "./thread/thread-access.js";
-import type { Handoffs } from "./thread/orchestration/handoffs.js";
+import { Handoffs } from "./thread/orchestration/handoffs.js";
+import { Waits } from "./thread/orchestration/waits.js";
+import { Gates } from "./thread/orchestration/gates.js";
+import { Loops } from "./thread/orchestration/loops.js";
+import { Compaction } from "./thread/compaction/compaction.js";
 import type { GateRequest, GateResult } from "../src/api/cycles.js";
-import { OPERATIONS_SCHEMA } from "./thread/orchestration/operations.js";
+import { Operations, OPERATIONS_SCHEMA } from "./thread/orchestration/operations.js";
 import { IdempotencyKeys } from "./thread/log/idempotency.js";
 import { Subscriptions, SUBSCRIPTIONS_SCHEMA } from "./thread/orchestration/subscriptions.js";
 import { Watchers, WATCHERS_SCHEMA } from "./thread/orchestration/watchers.js";
@@ -73,6 +77,12 @@ export class Thread extends DurableObject<Env> {
   /** A commit of this batch matched a watcher: its delivery follows the batch to disk. */
   private matched = false;
   private readonly handoffs: Handoffs;
+  private readonly waits: Waits;
+  /** Named `…Of`: `operations` is an RPC method. */
+  private readonly operationsOf: Operations;
+  private readonly gates: Gates;
+  private readonly compaction: Compaction;
+  private readonly loops: Loops;
   private readonly tools: TurnTools;
   /** Messages in, and the held ones. */
   private readonly inbox: Inbox;
@@ -130,15 +140,21 @@ export class Thread extends DurableObject<Env> {
     };
     this.idempotency = new IdempotencyKeys(this.sql);
     this.watchers = new Watchers(access, this.config.faults.has("wake-deliver"));
-    this.driver = new TurnDriver(access);
+    this.waits = new Waits(access);
+    this.operationsOf = new Operations(access);
+    this.gates = new Gates(access, this.waits, this.operationsOf);
+    this.handoffs = new Handoffs(access);
+    // A cut of the context waits while a delegation's child has not answered (WindowBlocked).
+    this.compaction = new Compaction(access, () => this.operationsOf.delegationOpen());
+    this.loops = new Loops(access, () => this.driver.kick());
+    this.driver = new TurnDriver(access, { waits: this.waits, loops: this.loops, compaction: this.compaction });
     this.subscriptionsOf = new Subscriptions(access, () => this.driver.kick());
-    this.handoffs = this.driver.handoffs;
     this.seats = new Seats(access, this.driver, this.handoffs);
     this.tools = new TurnTools(access, this.handoffs);
     this.inbox = new Inbox(access, this.idempotency, this.driver);
     this.lifecycle = new Lifecycle(access, this.driver);
     this.alarms = new AlarmSchedule(ctx.storage);
-    for (const part of [this.driver.waits.alarm, this.handoffs.alarm, this.driver.startAlarm, this.driver.keepAliveAlarm, this.driver.reportAlarm, this.watchers.alarm]) this.alarms.add(part);
+    for (const part of [this.waits.alarm, this.handoffs.alarm, this.driver.startAlarm, this.driver.keepAliveAlarm, this.driver.reportAlarm, this.watchers.alarm]) this.alarms.add(part);
     this.alarms.add(this.catalog.alarm);
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.
@@ -369,15 +385,15 @@ export class Thread extends DurableObject<Env> {
   }
 
   resolveApproval(approvalId: string, decision: ApprovalDecision): Promise<Outcome<ApprovalResolved>> {
-    return this.driver.waits.resolveApproval(approvalId, decision);
+    return this.waits.resolveApproval(approvalId, decision);
   }
 
   question(requestId: string): Outcome<QuestionStatus> {
-    return this.driver.waits.question(requestId);
+    return this.waits.question(requestId);
   }
 
   resolveQuestion(requestId: string, action: QuestionAction, answer?: string): Promise<Outcome<QuestionStatus>> {
-    return this.driver.waits.resolveQuestion(requestId, action, answer);
+    return this.waits.resolveQuestion(requestId, action, answer);
   }
 
   recover(reason: string): Promise<Outcome<MessageAccepted>> {
@@ -400,7 +416,7 @@ export class Thread extends DurableObject<Env> {
   }
 
   gate(request: GateRequest): Promise<Outcome<GateResult>> {
-    return this.driver.gates.ask(request);
+    return this.gates.ask(request);
   }
 
   // ---- subscriptions: what this thread watches, and who watches it ----
@@ -440,18 +456,18 @@ export class Thread extends DurableObject<Env> {
   // Operations carry any JSON (detail, data, result), which RPC types cannot express: they cross as JSON text.
 
   operations(): Outcome<string> {
-    const list = this.driver.operations.list();
+    const list = this.operationsOf.list();
     return list.ok ? ok(JSON.stringify(list.value)) : list;
   }
 
   operation(id: string): Outcome<string> {
-    const one = this.driver.operations.get(id);
+    const one = this.operationsOf.get(id);
     return one.ok ? ok(JSON.stringify(one.value)) : one;
   }
 
   /** The answer an Idempotency-Key already got, before a delegation spawns a second child for it. */
   operationReplay(key: string, request: string): Promise<Outcome<OperationAccepted> | null> {
-    return this.driver.operations.replay(key, JSON.parse(request) as unknown);
+    return this.operationsOf.replay(key, JSON.parse(request) as unknown);
   }
 
   /** `detail` is JSON text; `request` is what an Idempotency-Key is checked against (the route's whole body, as JSON text). */
@@ -460,7 +476,7 @@ export class Thread extends DurableObject<Env> {
     idempotency?: { key: string; request: string },
   ): Promise<Outcome<OperationAccepted>> {
     const { detail, ...rest } = body;
-    return this.driver.operations.start(
+    return this.operationsOf.start(
       { ...rest, ...(detail !== undefined ? { detail: JSON.parse(detail) as Record<string, Json> } : {}) },
       idempotency ? { key: idempotency.key, request: JSON.parse(idempotency.request) as unknown } : undefined,
     );
@@ -468,7 +484,7 @@ export class Thread extends DurableObject<Env> {
 
   /** `report` is JSON text (`ReportOperation`): RPC types cannot express its any-JSON result. */
   async reportOperation(id: string, report: string, by: "caller" | "child", idempotencyKey?: string): Promise<Outcome<OperationAccepted>> {
-    const outcome = await this.driver.operations.report(id, JSON.parse(report) as ReportOperation, by, idempotencyKey);
+    const outcome = await this.operationsOf.report(id, JSON.parse(report) as ReportOperation, by, idempotencyKey);
     // A delegation's outcome queued the wake that starts a turn here.
     if (outcome.ok) this.driver.kick();
     return outcome;
@@ -547,31 +563,31 @@ export class Thread extends DurableObject<Env> {
   // ---- the context window ----
 
   compactionStatus(): Outcome<CompactionStatus> {
-    return this.driver.compaction.status();
+    return this.compaction.status();
   }
 
   compact(mode: CompactionMode | undefined): Promise<Outcome<CompactResult>> {
-    return this.driver.compaction.compact(mode);
+    return this.compaction.compact(mode);
   }
 
   // ---- loops ----
 
   loopState(): Outcome<{ loop: LoopState | null }> {
-    return this.driver.loops.loopState();
+    return this.loops.loopState();
   }
 
   async startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
     const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
     if (recordOnly) return recordOnly;
-    return this.driver.loops.startLoop(prompt, maxTurns, until);
+    return this.loops.startLoop(prompt, maxTurns, until);
   }
 
   continueLoop(more: number | undefined): Promise<Outcome<LoopState>> {
-    return this.driver.loops.continueLoop(more);
+    return this.loops.continueLoop(more);
   }
 
   stopLoop(): Promise<Outcome<LoopState>> {
-    return this.driver.loops.stopLoop();
+    return this.loops.stopLoop();
   }
 
   // ---- catalog sync ----

@@ -5,19 +5,13 @@ import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { callEngine } from "../../../src/platform/engine-call.js";
 import { hostOf } from "../../../src/platform/stubs.js";
 import type { AlarmPart } from "../../lib/alarm-schedule.js";
-import { Compaction } from "../compaction/compaction.js";
-import { Gates } from "../orchestration/gates.js";
-import { Handoffs } from "../orchestration/handoffs.js";
-import { Loops } from "../orchestration/loops.js";
-import { Operations } from "../orchestration/operations.js";
-import { Waits } from "../orchestration/waits.js";
 import { missing, runsTurns } from "../refusals.js";
 import { restage, type ThreadAccess } from "../thread-access.js";
 import { seatNamed, type SeatState, type ThreadState } from "../thread-state.js";
-import { TurnEnding } from "./end.js";
+import { TurnEnding, type EndParts } from "./end.js";
 import { TurnSlot, type TurnResult } from "./live.js";
 import { Reports } from "./reports.js";
-import { TurnStart } from "./start.js";
+import { TurnStart, type StartParts } from "./start.js";
 import { Steering } from "./steering.js";
 import type { Routed } from "./tables.js";
 
@@ -31,20 +25,22 @@ const KEEPALIVE_MS = 30_000;
 /** How long a turn that could not start waits before the next try. */
 const START_RETRY_MS = 2000;
 
+/** The Thread's parts a turn reaches, built by the Thread: each turn part is handed only what it uses of them. */
+export interface TurnParts {
+  readonly waits: EndParts["waits"] & StartParts["waits"];
+  readonly loops: EndParts["loops"];
+  readonly compaction: EndParts["compaction"] & StartParts["compaction"] & { forcedDeadline(): number | null };
+}
+
 /**
  * The turns of one Thread: it builds their parts (the start in `start.ts`, the run in
- * `run.ts`, the end in `end.ts`, steering, the reports to a parent and a room) and the
- * Thread's parts the turns reach, hands each only the slice it uses, and decides when a
- * turn starts. The Thread creates this and hands it only `ThreadAccess`; every write
+ * `run.ts`, the end in `end.ts`, steering, the reports to a parent and a room), hands
+ * each only the slice it uses of the Thread and of the Thread's parts (`TurnParts`), and
+ * decides when a turn starts. The Thread creates this and hands it only `ThreadAccess`; every write
  * still goes through the Thread's commit queue.
  */
 export class TurnDriver {
-  readonly waits: Waits;
-  readonly loops: Loops;
-  readonly compaction: Compaction;
-  readonly handoffs: Handoffs;
-  readonly operations: Operations;
-  readonly gates: Gates;
+  private readonly compaction: TurnParts["compaction"];
   private readonly slot = new TurnSlot();
   private readonly steering: Steering;
   private readonly reports: Reports;
@@ -84,22 +80,20 @@ export class TurnDriver {
   /** A delegation's outcome the parent has not taken: at once in a new instance, else after a failed hand-over. */
   readonly reportAlarm: AlarmPart;
 
-  constructor(private readonly thread: ThreadAccess) {
-    this.waits = new Waits(thread);
-    this.loops = new Loops(thread, () => this.kick());
-    // A cut of the context waits while a delegation's child has not answered (WindowBlocked).
-    this.compaction = new Compaction(thread, () => this.operations.delegationOpen());
-    this.handoffs = new Handoffs(thread);
-    this.operations = new Operations(thread);
-    this.gates = new Gates(thread, this.waits, this.operations);
+  constructor(
+    private readonly thread: ThreadAccess,
+    parts: TurnParts,
+  ) {
+    const { waits, loops, compaction } = parts;
+    this.compaction = compaction;
     const kick = () => this.kick();
     this.steering = new Steering(thread, { slot: this.slot, kick });
     this.reports = new Reports(thread, this.slot);
     this.reportAlarm = this.reports.alarm;
-    this.ending = new TurnEnding(thread, { waits: this.waits, loops: this.loops, compaction: this.compaction, steering: this.steering, reports: this.reports, kick }, this.slot);
+    this.ending = new TurnEnding(thread, { waits, loops, compaction, steering: this.steering, reports: this.reports, kick }, this.slot);
     this.starter = new TurnStart(
       thread,
-      { compaction: this.compaction, waits: this.waits, steering: this.steering, ending: this.ending, route: (named, from) => this.route(named, from) },
+      { compaction, waits, steering: this.steering, ending: this.ending, route: (named, from) => this.route(named, from) },
       this.slot,
     );
   }
