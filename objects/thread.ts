@@ -19,30 +19,22 @@ import { DeltaHub } from "./thread/log/delta-hub.js";
 import { EventLog, LOG_SCHEMA, type PreparedEvent } from "./thread/log/event-log.js";
 import { ok, refuse, type Outcome } from "../src/api/outcome.js";
 import { missing, recordOnlyRefusal } from "./thread/refusals.js";
-import { firstSeat, loadState, shownSpec, STATE_SCHEMA, toRow, type ThreadState } from "./thread/thread-state.js";
+import { firstSeat, headOf, loadState, shownSpec, STATE_SCHEMA, toRow, type ThreadState } from "./thread/thread-state.js";
 import type { Accepted, ThreadAccess } from "./thread/thread-access.js";
-import { Handoffs } from "./thread/orchestration/handoffs.js";
-import { Waits } from "./thread/orchestration/waits.js";
-import { Gates } from "./thread/orchestration/gates.js";
-import { Loops } from "./thread/orchestration/loops.js";
-import { Compaction } from "./thread/compaction/compaction.js";
 import type { GateRequest, GateResult } from "../src/api/cycles.js";
-import { Operations, OPERATIONS_SCHEMA } from "./thread/orchestration/operations.js";
-import { IdempotencyKeys } from "./thread/log/idempotency.js";
-import { Subscriptions, SUBSCRIPTIONS_SCHEMA } from "./thread/orchestration/subscriptions.js";
-import { Watchers, WATCHERS_SCHEMA } from "./thread/orchestration/watchers.js";
+import { OPERATIONS_SCHEMA } from "./thread/orchestration/operations.js";
+import { SUBSCRIPTIONS_SCHEMA } from "./thread/orchestration/subscriptions.js";
+import { WATCHERS_SCHEMA } from "./thread/orchestration/watchers.js";
 import type { Subscription, WakeFilter, WakeItem, WatchTarget } from "../src/api/subscriptions.js";
-import { Seats, type SeatTarget } from "./thread/orchestration/seats.js";
+import type { SeatTarget } from "./thread/orchestration/seats.js";
 import { TURN_SCHEMA, TurnTables } from "./thread/turn/tables.js";
-import { TurnDriver } from "./thread/turn/driver.js";
 import type { TurnResult } from "./thread/turn/live.js";
-import { TurnTools } from "./thread/turn/tools.js";
-import { Inbox } from "./thread/turn/inbox.js";
-import { Lifecycle } from "./thread/lifecycle.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import type { ThreadNews } from "./workspace/feed.js";
 import { CatalogSync } from "./thread/catalog-sync.js";
 import { Readers, type TailQuery } from "./thread/log/readers.js";
+import { buildParts, type ThreadParts } from "./thread/parts.js";
+import { steeringEntries } from "./thread/turn/steering.js";
 
 /**
  * One thread: the single writer of its event log, its row, its held messages and its
@@ -69,27 +61,12 @@ export class Thread extends DurableObject<Env> {
   /** Events of the batch being committed: readers see them once the batch is durable. */
   private unpublished: Accepted[] = [];
   private readonly tables: TurnTables;
-  private readonly driver: TurnDriver;
-  private readonly seats: Seats;
-  private readonly idempotency: IdempotencyKeys;
-  private readonly watchers: Watchers;
-  private readonly subscriptionsOf: Subscriptions;
   /** A commit of this batch matched a watcher: its delivery follows the batch to disk. */
   private matched = false;
-  private readonly handoffs: Handoffs;
-  private readonly waits: Waits;
-  /** Named `…Of`: `operations` is an RPC method. */
-  private readonly operationsOf: Operations;
-  private readonly gates: Gates;
-  private readonly compaction: Compaction;
-  private readonly loops: Loops;
-  private readonly tools: TurnTools;
-  /** Messages in, and the held ones. */
-  private readonly inbox: Inbox;
-  /** Retiring, restoring, a head's role, the seat lease. */
-  private readonly lifecycle: Lifecycle;
   /** The summary's push to the catalog and the workspace's feed. */
   private readonly catalog: CatalogSync;
+  /** Everything else it does, each part seeing only its slice of the Thread (thread/parts.ts). */
+  private readonly parts: ThreadParts;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -138,29 +115,15 @@ export class Thread extends DurableObject<Env> {
       reschedule: () => this.reschedule(),
       abort: (reason) => ctx.abort(reason),
     };
-    this.idempotency = new IdempotencyKeys(this.sql);
-    this.watchers = new Watchers(access, this.config.faults.has("wake-deliver"));
-    this.waits = new Waits(access);
-    this.operationsOf = new Operations(access);
-    this.gates = new Gates(access, this.waits, this.operationsOf);
-    this.handoffs = new Handoffs(access);
-    // A cut of the context waits while a delegation's child has not answered (WindowBlocked).
-    this.compaction = new Compaction(access, () => this.operationsOf.delegationOpen());
-    this.loops = new Loops(access, () => this.driver.kick());
-    this.driver = new TurnDriver(access, { waits: this.waits, loops: this.loops, compaction: this.compaction });
-    this.subscriptionsOf = new Subscriptions(access, () => this.driver.kick());
-    this.seats = new Seats(access, this.driver, this.handoffs);
-    this.tools = new TurnTools(access, this.handoffs);
-    this.inbox = new Inbox(access, this.idempotency, this.driver);
-    this.lifecycle = new Lifecycle(access, this.driver);
+    this.parts = buildParts(access);
     this.alarms = new AlarmSchedule(ctx.storage);
-    for (const part of [this.waits.alarm, this.handoffs.alarm, this.driver.startAlarm, this.driver.keepAliveAlarm, this.driver.reportAlarm, this.watchers.alarm]) this.alarms.add(part);
+    for (const part of this.parts.timed) this.alarms.add(part);
     this.alarms.add(this.catalog.alarm);
     // A fresh instance runs no turn: a turn still marked running was lost with the
     // instance (or the host) that ran it. Record that before anything else is served.
-    if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.driver.loseTurn());
+    if (this.state?.turn) void ctx.blockConcurrencyWhile(() => this.parts.driver.loseTurn());
     // Matches the last instance did not deliver go now.
-    if (this.state && this.watchers.pending()) this.watchers.schedule(0);
+    if (this.state && this.parts.watchers.pending()) this.parts.watchers.schedule(0);
     // What came due while no instance ran, or was changed by one that stopped before it set the alarm.
     if (this.state) void this.reschedule();
   }
@@ -213,7 +176,7 @@ export class Thread extends DurableObject<Env> {
     // not woken by itself). Read once the catalog lists it: a subscription made meanwhile
     // either is read here or finds this thread in the catalog.
     if (spec.workspace)
-      for (const w of await workspaceOf(this.env, spec.workspace).watches()) if (w.subscriber !== id) await this.watchers.add(w.watch, w.subscriber, JSON.parse(w.filter) as WakeFilter);
+      for (const w of await workspaceOf(this.env, spec.workspace).watches()) if (w.subscriber !== id) await this.parts.watchers.add(w.watch, w.subscriber, JSON.parse(w.filter) as WakeFilter);
     return ok(this.row(this.state!));
   }
 
@@ -223,42 +186,31 @@ export class Thread extends DurableObject<Env> {
   }
 
   head(): Outcome<ThreadHead> {
-    const s = this.state;
-    if (!s) return missing();
-    return ok({
-      id: s.id,
-      type: s.spec.type,
-      role: s.spec.role,
-      workspace: s.spec.workspace,
-      parent: s.parent,
-      seatLease: s.seatLease,
-      title: s.spec.title,
-      createdAt: s.createdAt,
-    });
+    return this.state ? ok(headOf(this.state)) : missing();
   }
 
   // ---- messages ----
 
   postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
-    return this.inbox.accept(message, idempotencyKey);
+    return this.parts.inbox.accept(message, idempotencyKey);
   }
 
   /** The thread's attachments, oldest first, with where the engines find each. */
   attachments(): Outcome<{ attachments: AttachmentEntry[] }> {
-    return this.inbox.attachments();
+    return this.parts.inbox.attachments();
   }
 
   /** One attachment's bytes and media type, by its hash; only an attachment of this thread. */
   attachment(sha256: string): Promise<Outcome<{ mediaType: string; name: string; bytes: Uint8Array }>> {
-    return this.inbox.attachment(sha256);
+    return this.parts.inbox.attachment(sha256);
   }
 
   editHeld(seq: number, patch: PatchMessage): Promise<Outcome<MessageAccepted>> {
-    return this.inbox.editHeld(seq, patch);
+    return this.parts.inbox.editHeld(seq, patch);
   }
 
   deleteHeld(seq: number): Promise<Outcome<MessageAccepted>> {
-    return this.inbox.deleteHeld(seq);
+    return this.parts.inbox.deleteHeld(seq);
   }
 
   /** Appends an event on behalf of an engine or a flow (tool results, cycle events). */
@@ -276,21 +228,21 @@ export class Thread extends DurableObject<Env> {
 
   /** Retires the thread; a retired head gives its workspace's head slot up. */
   archive(reason: string | null): Promise<Outcome<MessageAccepted>> {
-    return this.lifecycle.archive(reason);
+    return this.parts.lifecycle.archive(reason);
   }
 
   /** Restores a retired thread; a head needs its workspace's head slot back (409 if taken meanwhile). */
   restore(): Promise<Outcome<MessageAccepted>> {
-    return this.lifecycle.restore();
+    return this.parts.lifecycle.restore();
   }
 
   /** Retires a head to `chat` (the only role change there is), freeing the head slot. */
   retireHead(): Promise<Outcome<MessageAccepted>> {
-    return this.lifecycle.retireHead();
+    return this.parts.lifecycle.retireHead();
   }
 
   setSeatLease(seatLease: string | null): Promise<Outcome<MessageAccepted>> {
-    return this.lifecycle.setSeatLease(seatLease);
+    return this.parts.lifecycle.setSeatLease(seatLease);
   }
 
   /**
@@ -358,54 +310,45 @@ export class Thread extends DurableObject<Env> {
   // ---- turns ----
 
   /** Posts a message and waits for the turn that answers it (`POST /threads/:id/send`). */
-  async send(message: PostMessage): Promise<Outcome<SendResult>> {
-    const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
-    if (recordOnly) return recordOnly;
-    // Waiting from the message's own commit: a message a peer's seat answers can be settled
-    // by the next commit of the same batch, before this call would hear its answer.
-    let answered: Promise<Outcome<TurnResult>> | null = null;
-    const accepted = await this.inbox.accept(message, undefined, (seq) => (answered = this.driver.answer(seq)));
-    if (!accepted.ok) return accepted;
-    const { seq, ts } = accepted.value;
-    const result = await answered!;
-    return result.ok ? ok({ seq, ts, ...result.value }) : result;
+  send(message: PostMessage): Promise<Outcome<SendResult>> {
+    return this.parts.inbox.send(message);
   }
 
   turnStatus(): Outcome<TurnStatus> {
-    return this.driver.turnStatus();
+    return this.parts.driver.turnStatus();
   }
 
   interrupt(): Promise<Outcome<TurnResult>> {
-    return this.driver.interrupt();
+    return this.parts.driver.interrupt();
   }
 
   /** Frees this thread's session for the live-session cap (see TurnDriver.evict). */
   evict(why: string, idleMs: number): Promise<Outcome<TurnResult>> {
-    return this.driver.evict(why, idleMs);
+    return this.parts.driver.evict(why, idleMs);
   }
 
   resolveApproval(approvalId: string, decision: ApprovalDecision): Promise<Outcome<ApprovalResolved>> {
-    return this.waits.resolveApproval(approvalId, decision);
+    return this.parts.waits.resolveApproval(approvalId, decision);
   }
 
   question(requestId: string): Outcome<QuestionStatus> {
-    return this.waits.question(requestId);
+    return this.parts.waits.question(requestId);
   }
 
   resolveQuestion(requestId: string, action: QuestionAction, answer?: string): Promise<Outcome<QuestionStatus>> {
-    return this.waits.resolveQuestion(requestId, action, answer);
+    return this.parts.waits.resolveQuestion(requestId, action, answer);
   }
 
   recover(reason: string): Promise<Outcome<MessageAccepted>> {
-    return this.driver.recover(reason);
+    return this.parts.driver.recover(reason);
   }
 
   forkSource(atSeq: number): Outcome<{ spec: ThreadSpec; transcript: string }> {
-    return this.driver.forkSource(atSeq);
+    return this.parts.driver.forkSource(atSeq);
   }
 
   reconcile(): Promise<{ running: boolean }> {
-    return this.driver.reconcile();
+    return this.parts.driver.reconcile();
   }
 
   // ---- cycle events, gates, merges ----
@@ -416,38 +359,38 @@ export class Thread extends DurableObject<Env> {
   }
 
   gate(request: GateRequest): Promise<Outcome<GateResult>> {
-    return this.gates.ask(request);
+    return this.parts.gates.ask(request);
   }
 
   // ---- subscriptions: what this thread watches, and who watches it ----
 
   subscriptionList(): Outcome<{ subscriptions: Subscription[] }> {
-    return this.subscriptionsOf.list();
+    return this.parts.subscriptions.list();
   }
 
   subscribe(target: WatchTarget, filter: WakeFilter, note: string | null, deliver: { seat: string } | null): Promise<Outcome<Subscription>> {
-    return this.subscriptionsOf.add(target, filter, note, deliver);
+    return this.parts.subscriptions.add(target, filter, note, deliver);
   }
 
   unsubscribe(watch: string): Promise<Outcome<Subscription>> {
-    return this.subscriptionsOf.remove(watch);
+    return this.parts.subscriptions.remove(watch);
   }
 
   /** A watched thread hands over its matching events. */
   wake(watch: string, source: string, items: WakeItem[]): Promise<Outcome<{ taken: number }>> {
-    return this.subscriptionsOf.wake(watch, source, items);
+    return this.parts.subscriptions.wake(watch, source, items);
   }
 
   /** `filter` is JSON text (`WakeFilter`). */
   async addWatcher(watch: string, subscriber: string, filter: string): Promise<Outcome<true>> {
     if (!this.state) return missing();
-    await this.watchers.add(watch, subscriber, JSON.parse(filter) as WakeFilter);
+    await this.parts.watchers.add(watch, subscriber, JSON.parse(filter) as WakeFilter);
     return ok(true);
   }
 
   async removeWatcher(watch: string): Promise<Outcome<true>> {
     if (!this.state) return missing();
-    await this.watchers.remove(watch);
+    await this.parts.watchers.remove(watch);
     return ok(true);
   }
 
@@ -456,18 +399,18 @@ export class Thread extends DurableObject<Env> {
   // Operations carry any JSON (detail, data, result), which RPC types cannot express: they cross as JSON text.
 
   operations(): Outcome<string> {
-    const list = this.operationsOf.list();
+    const list = this.parts.operations.list();
     return list.ok ? ok(JSON.stringify(list.value)) : list;
   }
 
   operation(id: string): Outcome<string> {
-    const one = this.operationsOf.get(id);
+    const one = this.parts.operations.get(id);
     return one.ok ? ok(JSON.stringify(one.value)) : one;
   }
 
   /** The answer an Idempotency-Key already got, before a delegation spawns a second child for it. */
   operationReplay(key: string, request: string): Promise<Outcome<OperationAccepted> | null> {
-    return this.operationsOf.replay(key, JSON.parse(request) as unknown);
+    return this.parts.operations.replay(key, JSON.parse(request) as unknown);
   }
 
   /** `detail` is JSON text; `request` is what an Idempotency-Key is checked against (the route's whole body, as JSON text). */
@@ -476,7 +419,7 @@ export class Thread extends DurableObject<Env> {
     idempotency?: { key: string; request: string },
   ): Promise<Outcome<OperationAccepted>> {
     const { detail, ...rest } = body;
-    return this.operationsOf.start(
+    return this.parts.operations.start(
       { ...rest, ...(detail !== undefined ? { detail: JSON.parse(detail) as Record<string, Json> } : {}) },
       idempotency ? { key: idempotency.key, request: JSON.parse(idempotency.request) as unknown } : undefined,
     );
@@ -484,9 +427,9 @@ export class Thread extends DurableObject<Env> {
 
   /** `report` is JSON text (`ReportOperation`): RPC types cannot express its any-JSON result. */
   async reportOperation(id: string, report: string, by: "caller" | "child", idempotencyKey?: string): Promise<Outcome<OperationAccepted>> {
-    const outcome = await this.operationsOf.report(id, JSON.parse(report) as ReportOperation, by, idempotencyKey);
+    const outcome = await this.parts.operations.report(id, JSON.parse(report) as ReportOperation, by, idempotencyKey);
     // A delegation's outcome queued the wake that starts a turn here.
-    if (outcome.ok) this.driver.kick();
+    if (outcome.ok) this.parts.driver.kick();
     return outcome;
   }
 
@@ -494,48 +437,39 @@ export class Thread extends DurableObject<Env> {
 
   /** Every message sent to steer a running turn, oldest first, and what became of it. */
   steering(): Outcome<{ steering: SteeringEntry[] }> {
-    if (!this.state) return missing();
-    return ok({
-      steering: this.tables.steers().map((r) => ({
-        seq: r.seq,
-        turnId: r.turnId,
-        taken: r.state === "pending" ? null : r.state === "taken",
-        reason: r.reason,
-        resolvedSeq: r.resolvedSeq,
-      })),
-    });
+    return this.state ? ok({ steering: steeringEntries(this.tables) }) : missing();
   }
 
   seatList(): Outcome<SeatList> {
-    return this.seats.list();
+    return this.parts.seats.list();
   }
 
   joinSeat(name: string, target: SeatTarget, role: string | null): Promise<Outcome<Seat>> {
-    return this.seats.join(name, target, role);
+    return this.parts.seats.join(name, target, role);
   }
 
   replaceSeat(name: string, target: SeatTarget): Promise<Outcome<ReplaceResult>> {
-    return this.seats.replace(name, target);
+    return this.parts.seats.replace(name, target);
   }
 
   removeSeat(name: string): Promise<Outcome<{ seat: Seat; holder: string; seq: number; ts: string }>> {
-    return this.seats.remove(name);
+    return this.parts.seats.remove(name);
   }
 
   handoffList(): Outcome<HandoffList> {
-    return this.handoffs.list();
+    return this.parts.handoffs.list();
   }
 
   offerHandoff(to: string, note: string | null, context: HandoffContext): Promise<Outcome<HandoffOffered>> {
-    return this.handoffs.offer(to, note, context, "caller");
+    return this.parts.handoffs.offer(to, note, context, "caller");
   }
 
   acceptHandoff(fromSeq: number): Promise<Outcome<Handoff>> {
-    return this.handoffs.accept(fromSeq);
+    return this.parts.handoffs.accept(fromSeq);
   }
 
   declineHandoff(fromSeq: number): Promise<Outcome<Handoff>> {
-    return this.handoffs.decline(fromSeq);
+    return this.parts.handoffs.decline(fromSeq);
   }
 
   // ---- memory this thread recorded (docs/memory.md) ----
@@ -548,46 +482,46 @@ export class Thread extends DurableObject<Env> {
   // ---- the runtime's tools, as a running turn calls them (docs/tools.md) ----
 
   toolTurn(turnId: string): Outcome<ToolTurn> {
-    return this.tools.turn(turnId);
+    return this.parts.tools.turn(turnId);
   }
 
   offerHandoffFromTurn(turnId: string, to: string, note: string | null, context: HandoffContext): Promise<Outcome<HandoffOffered>> | Outcome<never> {
-    return this.tools.offer(turnId, to, note, context);
+    return this.parts.tools.offer(turnId, to, note, context);
   }
 
   /** `report` is a `ReportOperation` as JSON text (RPC cannot type its any-JSON result). */
   reportToDelegator(turnId: string, report: string): Promise<Outcome<{ operation: string; parent: string }>> {
-    return this.tools.report(turnId, JSON.parse(report) as ReportOperation);
+    return this.parts.tools.report(turnId, JSON.parse(report) as ReportOperation);
   }
 
   // ---- the context window ----
 
   compactionStatus(): Outcome<CompactionStatus> {
-    return this.compaction.status();
+    return this.parts.compaction.status();
   }
 
   compact(mode: CompactionMode | undefined): Promise<Outcome<CompactResult>> {
-    return this.compaction.compact(mode);
+    return this.parts.compaction.compact(mode);
   }
 
   // ---- loops ----
 
   loopState(): Outcome<{ loop: LoopState | null }> {
-    return this.loops.loopState();
+    return this.parts.loops.loopState();
   }
 
   async startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
     const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
     if (recordOnly) return recordOnly;
-    return this.loops.startLoop(prompt, maxTurns, until);
+    return this.parts.loops.startLoop(prompt, maxTurns, until);
   }
 
   continueLoop(more: number | undefined): Promise<Outcome<LoopState>> {
-    return this.loops.continueLoop(more);
+    return this.parts.loops.continueLoop(more);
   }
 
   stopLoop(): Promise<Outcome<LoopState>> {
-    return this.loops.stopLoop();
+    return this.parts.loops.stopLoop();
   }
 
   // ---- catalog sync ----
@@ -607,7 +541,7 @@ export class Thread extends DurableObject<Env> {
   private append(prepared: PreparedEvent, now?: Date): Accepted {
     const event = this.log.commit(prepared, now);
     this.unpublished.push(event);
-    if (this.watchers.match(event, prepared, () => this.wakeDepth(event, prepared))) this.matched = true;
+    if (this.parts.watchers.match(event, prepared, () => this.wakeDepth(event, prepared))) this.matched = true;
     this.catalog.schedule();
     return event;
   }
@@ -638,7 +572,7 @@ export class Thread extends DurableObject<Env> {
     this.unpublished = [];
     // Matches are delivered once on disk: a subscriber never hears of an event a crash could take back.
     if (this.matched && durable) {
-      this.watchers.schedule();
+      this.parts.watchers.schedule();
       void this.reschedule();
     }
     this.matched = false;

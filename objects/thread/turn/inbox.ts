@@ -3,14 +3,16 @@ import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { FIRST_SEAT } from "../../../src/api/seats.js";
 import type { MessageAccepted, PatchMessage, PostMessage } from "../../../src/api/threads.js";
+import type { SendResult } from "../../../src/api/turns.js";
 import { attachmentBytes, attachmentPath } from "../../../src/rules/attachments.js";
 import { emptyMessageRefusal } from "../../../src/rules/message-empty.js";
 import { blobSaveRefusal } from "../log/blob-store.js";
 import { digestOf, type IdempotencyKeys } from "../log/idempotency.js";
-import { archivedRefusal, degradedRefusal, missing, runsTurns, seatRefusal } from "../refusals.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns, seatRefusal } from "../refusals.js";
 import type { Accepted, ThreadAccess } from "../thread-access.js";
 import type { ThreadState } from "../thread-state.js";
 import type { TurnDriver } from "./driver.js";
+import type { TurnResult } from "./live.js";
 
 /** What the inbox uses of its Thread; it owns the `held` table. */
 export type InboxThread = Pick<ThreadAccess, "config" | "sql" | "log" | "blobs" | "commits" | "tables" | "state" | "append" | "prepareOrRefuse">;
@@ -23,7 +25,7 @@ export class Inbox {
   constructor(
     private readonly thread: InboxThread,
     private readonly idempotency: Pick<IdempotencyKeys, "seen" | "remember">,
-    private readonly turns: Pick<TurnDriver, "route" | "steer" | "kick" | "interrupt">,
+    private readonly turns: Pick<TurnDriver, "route" | "steer" | "kick" | "interrupt" | "answer">,
   ) {}
 
   private get state(): ThreadState | null {
@@ -168,5 +170,19 @@ export class Inbox {
     const row = this.thread.log.get(seq);
     if (!row || row.kind !== "message") return refuse(404, `thread has no message ${seq}`, CODES.messageNotFound);
     return refuse(409, `message ${seq} is not held: only held messages can be edited or deleted`, CODES.messageNotHeld);
+  }
+
+  /** Posts a message and waits for the turn that answers it (`POST /threads/:id/send`). */
+  async send(message: PostMessage): Promise<Outcome<SendResult>> {
+    const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
+    if (recordOnly) return recordOnly;
+    // Waiting from the message's own commit: a message a peer's seat answers can be settled
+    // by the next commit of the same batch, before this call would hear its answer.
+    let answered: Promise<Outcome<TurnResult>> | null = null;
+    const accepted = await this.accept(message, undefined, (seq) => (answered = this.turns.answer(seq)));
+    if (!accepted.ok) return accepted;
+    const { seq, ts } = accepted.value;
+    const result = await answered!;
+    return result.ok ? ok({ seq, ts, ...result.value }) : result;
   }
 }

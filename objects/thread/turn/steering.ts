@@ -1,12 +1,25 @@
 import type { SteerRequest } from "../../../src/api/engine.js";
+import type { SteeringEntry } from "../../../src/api/turns.js";
 import { callEngine } from "../../../src/platform/engine-call.js";
 import { seatInputs } from "../../../src/rules/seat-view.js";
 import type { PreparedEvent } from "../log/event-log.js";
 import type { ThreadAccess } from "../thread-access.js";
 import type { LiveTurn, TurnSlot } from "./live.js";
+import type { TurnTables } from "./tables.js";
 
 /** Why a steering message the engine had not taken when its turn ended goes to the next turn. */
 export const UNTAKEN = "the turn ended before the engine took it";
+
+/** Every message sent to steer a running turn, oldest first, and what became of it. */
+export function steeringEntries(tables: Pick<TurnTables, "steers">): SteeringEntry[] {
+  return tables.steers().map((r) => ({
+    seq: r.seq,
+    turnId: r.turnId,
+    taken: r.state === "pending" ? null : r.state === "taken",
+    reason: r.reason,
+    resolvedSeq: r.resolvedSeq,
+  }));
+}
 
 /** What steering uses of its Thread. */
 export type SteeringThread = Pick<ThreadAccess, "env" | "log" | "commits" | "tables" | "append" | "state" | "saveState">;
