@@ -524,7 +524,7 @@ export class Thread extends DurableObject<Env> {
     return this.parts.loops.stopLoop();
   }
 
-  // ---- catalog sync ----
+  // ---- the alarm ----
 
   /** Every timed part of the thread that is due: waits' expiries, retries, the keep-alive, the catalog's safety net. */
   override async alarm(): Promise<void> {
