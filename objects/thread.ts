@@ -2,24 +2,22 @@ import { DurableObject } from "cloudflare:workers";
 import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
 import type { AttachmentEntry } from "../src/api/attachments.js";
 import type { OperationAccepted, OperationKind, ReportOperation } from "../src/api/operations.js";
-import { FIRST_SEAT, type Handoff, type HandoffContext, type HandoffList, type HandoffOffered, type ReplaceResult, type Seat, type SeatList } from "../src/api/seats.js";
+import type { Handoff, HandoffContext, HandoffList, HandoffOffered, ReplaceResult, Seat, SeatList } from "../src/api/seats.js";
 import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
-import { CODES } from "../src/api/errors.js";
 import type { CycleBody, EventBodies, EventKind, MemoryRetainedBody } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
 import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnStatus } from "../src/api/turns.js";
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
-import { workspaceOf } from "../src/platform/stubs.js";
 import { BlobStore, blobSaveRefusal } from "./thread/log/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { AlarmSchedule } from "./lib/alarm-schedule.js";
 import { addMissingColumn } from "./lib/sql-columns.js";
 import { DeltaHub } from "./thread/log/delta-hub.js";
 import { EventLog, LOG_SCHEMA, type PreparedEvent } from "./thread/log/event-log.js";
-import { ok, refuse, type Outcome } from "../src/api/outcome.js";
+import { ok, type Outcome } from "../src/api/outcome.js";
 import { missing, recordOnlyRefusal } from "./thread/refusals.js";
-import { firstSeat, headOf, loadState, shownSpec, STATE_SCHEMA, toRow, type ThreadState } from "./thread/thread-state.js";
+import { headOf, loadState, STATE_SCHEMA, toRow, type ThreadState } from "./thread/thread-state.js";
 import type { Accepted, ThreadAccess } from "./thread/thread-access.js";
 import type { GateRequest, GateResult } from "../src/api/cycles.js";
 import { OPERATIONS_SCHEMA } from "./thread/orchestration/operations.js";
@@ -116,7 +114,12 @@ export class Thread extends DurableObject<Env> {
       reschedule: () => this.reschedule(),
       abort: (reason) => ctx.abort(reason),
     };
-    this.parts = buildParts(access);
+    this.parts = buildParts(access, {
+      adopt: (state) => void (this.state = state),
+      appendAt: (prepared, now) => this.append(prepared, now),
+      row: () => this.row(this.state!),
+      tell: (news) => this.catalog.tell(news),
+    });
     this.alarms = new AlarmSchedule(ctx.storage);
     for (const part of this.parts.timed) this.alarms.add(part);
     this.alarms.add(this.catalog.alarm);
@@ -132,53 +135,9 @@ export class Thread extends DurableObject<Env> {
   // ---- creation and rows ----
 
   /** `fork.transcript` is JSON text (`TranscriptEntry[]`): RPC types cannot express any-JSON tool inputs. */
-  async init(id: string, spec: ThreadSpec, forkOf?: { parent: string; atSeq: number; transcript: string }, delegatedBy?: { parent: string; operation: string }): Promise<Outcome<ThreadRow>> {
+  init(id: string, spec: ThreadSpec, forkOf?: { parent: string; atSeq: number; transcript: string }, delegatedBy?: { parent: string; operation: string }): Promise<Outcome<ThreadRow>> {
     const fork = forkOf ? { ...forkOf, transcript: JSON.parse(forkOf.transcript) as TranscriptEntry[] } : undefined;
-    const prepared = await this.prepareOrRefuse("spawn", { spec: shownSpec(spec) });
-    if (!prepared.ok) return prepared;
-    const forked = fork ? await this.prepareOrRefuse("fork", fork) : null;
-    if (forked && !forked.ok) return forked;
-    const outcome = await this.commits.write((): Outcome<true> => {
-      if (this.state) return refuse(409, `thread ${id} already exists`, CODES.threadExists);
-      const now = new Date();
-      this.state = {
-        id,
-        spec,
-        parent: fork?.parent ?? delegatedBy?.parent ?? null,
-        forkedAtSeq: fork?.atSeq ?? null,
-        createdAt: now.toISOString(),
-        archivedAt: null,
-        archiveReason: null,
-        stage: "idle",
-        cost: { usd: 0, inputTokens: 0, outputTokens: 0 },
-        seatLease: null,
-        turn: null,
-        turns: 0,
-        degraded: null,
-        loop: null,
-        chainStep: 0,
-        seats: [],
-        holder: FIRST_SEAT,
-        ...(delegatedBy ? { delegation: { ...delegatedBy, outcome: null, reported: false } } : {}),
-      };
-      const spawned = this.append(prepared.value, now);
-      this.state.seats = [firstSeat(spec, spawned.seq)];
-      this.saveState();
-      if (forked) {
-        const e = this.append(forked.value, now);
-        for (const entry of fork!.transcript) this.tables.addEntry(e.seq, entry);
-      }
-      return ok(true);
-    });
-    if (!outcome.ok) return outcome;
-    this.catalog.tell({ kind: "thread-spawned" });
-    await this.catalog.now();
-    // Subscriptions to its workspace's threads watch this one too (not its own: a thread is
-    // not woken by itself). Read once the catalog lists it: a subscription made meanwhile
-    // either is read here or finds this thread in the catalog.
-    if (spec.workspace)
-      for (const w of await workspaceOf(this.env, spec.workspace).watches()) if (w.subscriber !== id) await this.parts.watchers.add(w.watch, w.subscriber, JSON.parse(w.filter) as WakeFilter);
-    return ok(this.row(this.state!));
+    return this.parts.lifecycle.create(id, spec, fork, delegatedBy);
   }
 
   get(): Outcome<ThreadRow> {

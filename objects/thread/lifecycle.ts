@@ -1,24 +1,101 @@
 import { CODES } from "../../src/api/errors.js";
-import { refuse, type Outcome } from "../../src/api/outcome.js";
-import type { MessageAccepted } from "../../src/api/threads.js";
+import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
+import type { TranscriptEntry } from "../../src/api/engine.js";
+import type { WakeFilter } from "../../src/api/subscriptions.js";
+import { FIRST_SEAT } from "../../src/api/seats.js";
+import type { MessageAccepted, ThreadRow, ThreadSpec } from "../../src/api/threads.js";
 import { workspaceOf } from "../../src/platform/stubs.js";
 import type { TurnDriver } from "./turn/driver.js";
 import { archivedRefusal, missing } from "./refusals.js";
-import { restage, type ThreadAccess } from "./thread-access.js";
-import type { ThreadState } from "./thread-state.js";
+import type { PreparedEvent } from "./log/event-log.js";
+import type { Watchers } from "./orchestration/watchers.js";
+import { restage, type Accepted, type ThreadAccess } from "./thread-access.js";
+import { firstSeat, shownSpec, type ThreadState } from "./thread-state.js";
+import type { ThreadNews } from "../workspace/feed.js";
 
 /** What the lifecycle uses of its Thread. */
-export type LifecycleThread = Pick<ThreadAccess, "env" | "state" | "change" | "tables" | "saveState">;
+export type LifecycleThread = Pick<ThreadAccess, "env" | "state" | "change" | "tables" | "saveState" | "prepareOrRefuse" | "commits" | "syncCatalogNow">;
+
+/** What only creating the thread needs of it: the one place its state is first set. */
+export interface Creation {
+  /** Inside the creating commit: the new state becomes the Thread's. */
+  adopt(state: ThreadState): void;
+  /** Writes one event at the thread's creation time; call only inside a commit. */
+  appendAt(prepared: PreparedEvent, now: Date): Accepted;
+  /** The thread's row as the routes answer it. */
+  row(): ThreadRow;
+  /** News for the workspace's feed, sent with the next push. */
+  tell(news: ThreadNews): void;
+}
+
+/** A fork's origin, its transcript parsed. */
+export interface ForkOf {
+  parent: string;
+  atSeq: number;
+  transcript: TranscriptEntry[];
+}
 
 /**
- * The thread's row as its workspace sees it: retired and restored (a head gives its
+ * The thread's row as its workspace sees it: created, retired and restored (a head gives its
  * workspace's head slot up and claims it back), a head made a chat, the seat lease.
  */
 export class Lifecycle {
   constructor(
     private readonly thread: LifecycleThread,
     private readonly turns: Pick<TurnDriver, "reportToParent" | "kick">,
+    private readonly creation: Creation,
+    private readonly watchers: Pick<Watchers, "add">,
   ) {}
+
+  /** Creates the thread: its state, its `spawn` event (and a fork's transcript), its place in the catalog and its workspace's subscriptions. */
+  async create(id: string, spec: ThreadSpec, fork: ForkOf | undefined, delegatedBy: { parent: string; operation: string } | undefined): Promise<Outcome<ThreadRow>> {
+    const prepared = await this.thread.prepareOrRefuse("spawn", { spec: shownSpec(spec) });
+    if (!prepared.ok) return prepared;
+    const forked = fork ? await this.thread.prepareOrRefuse("fork", fork) : null;
+    if (forked && !forked.ok) return forked;
+    const outcome = await this.thread.commits.write((): Outcome<true> => {
+      if (this.thread.state()) return refuse(409, `thread ${id} already exists`, CODES.threadExists);
+      const now = new Date();
+      const state: ThreadState = {
+        id,
+        spec,
+        parent: fork?.parent ?? delegatedBy?.parent ?? null,
+        forkedAtSeq: fork?.atSeq ?? null,
+        createdAt: now.toISOString(),
+        archivedAt: null,
+        archiveReason: null,
+        stage: "idle",
+        cost: { usd: 0, inputTokens: 0, outputTokens: 0 },
+        seatLease: null,
+        turn: null,
+        turns: 0,
+        degraded: null,
+        loop: null,
+        chainStep: 0,
+        seats: [],
+        holder: FIRST_SEAT,
+        ...(delegatedBy ? { delegation: { ...delegatedBy, outcome: null, reported: false } } : {}),
+      };
+      this.creation.adopt(state);
+      const spawned = this.creation.appendAt(prepared.value, now);
+      state.seats = [firstSeat(spec, spawned.seq)];
+      this.thread.saveState();
+      if (forked) {
+        const e = this.creation.appendAt(forked.value, now);
+        for (const entry of fork!.transcript) this.thread.tables.addEntry(e.seq, entry);
+      }
+      return ok(true);
+    });
+    if (!outcome.ok) return outcome;
+    this.creation.tell({ kind: "thread-spawned" });
+    await this.thread.syncCatalogNow();
+    // Subscriptions to its workspace's threads watch this one too (not its own: a thread is
+    // not woken by itself). Read once the catalog lists it: a subscription made meanwhile
+    // either is read here or finds this thread in the catalog.
+    if (spec.workspace)
+      for (const w of await workspaceOf(this.thread.env, spec.workspace).watches()) if (w.subscriber !== id) await this.watchers.add(w.watch, w.subscriber, JSON.parse(w.filter) as WakeFilter);
+    return ok(this.creation.row());
+  }
 
   /** Retires the thread; a retired head gives its workspace's head slot up. */
   async archive(reason: string | null): Promise<Outcome<MessageAccepted>> {

@@ -1,6 +1,6 @@
 import type { AlarmPart } from "../lib/alarm-schedule.js";
 import { Compaction } from "./compaction/compaction.js";
-import { Lifecycle } from "./lifecycle.js";
+import { Lifecycle, type Creation } from "./lifecycle.js";
 import { IdempotencyKeys } from "./log/idempotency.js";
 import { Gates } from "./orchestration/gates.js";
 import { Handoffs } from "./orchestration/handoffs.js";
@@ -35,7 +35,7 @@ export interface ThreadParts {
   readonly timed: AlarmPart[];
 }
 
-export function buildParts(access: ThreadAccess): ThreadParts {
+export function buildParts(access: ThreadAccess, creation: Creation): ThreadParts {
   const idempotency = new IdempotencyKeys(access.sql);
   const watchers = new Watchers(access, access.config.faults.has("wake-deliver"));
   const waits = new Waits(access);
@@ -50,7 +50,7 @@ export function buildParts(access: ThreadAccess): ThreadParts {
   const seats = new Seats(access, driver, handoffs);
   const tools = new TurnTools(access, handoffs);
   const inbox = new Inbox(access, idempotency, driver);
-  const lifecycle = new Lifecycle(access, driver);
+  const lifecycle = new Lifecycle(access, driver, creation, watchers);
   const timed = [waits.alarm, handoffs.alarm, driver.startAlarm, driver.keepAliveAlarm, driver.reportAlarm, watchers.alarm];
   return { idempotency, watchers, waits, operations, gates, handoffs, compaction, loops, driver, subscriptions, seats, tools, inbox, lifecycle, timed };
 }
