@@ -29,7 +29,6 @@ import { TurnTables } from "./thread/turn/tables.js";
 import { TURN_SCHEMA } from "./thread/turn/schema.js";
 import type { TurnResult } from "./thread/turn/live.js";
 import type { ToolTurn } from "../src/api/tools.js";
-import type { ThreadNews } from "./workspace/feed.js";
 import { CatalogSync } from "./thread/catalog-sync.js";
 import { Readers, type TailQuery } from "./thread/log/readers.js";
 import { buildParts, type ThreadParts } from "./thread/parts.js";
@@ -109,7 +108,7 @@ export class Thread extends DurableObject<Env> {
       append: (prepared) => this.append(prepared),
       prepareOrRefuse: (kind, body) => this.prepareOrRefuse(kind, body),
       saveState: () => this.saveState(),
-      change: (kind, body, refusal, apply, news) => this.change(kind, body, refusal, apply, news),
+      change: (kind, body, refusal, apply, news) => this.parts.lifecycle.change(kind, body, refusal, apply, news),
       syncCatalogNow: () => this.catalog.now(),
       reschedule: () => this.reschedule(),
       abort: (reason) => ctx.abort(reason),
@@ -203,38 +202,6 @@ export class Thread extends DurableObject<Env> {
 
   setSeatLease(seatLease: string | null): Promise<Outcome<MessageAccepted>> {
     return this.parts.lifecycle.setSeatLease(seatLease);
-  }
-
-  /**
-   * A change to the thread's row, recorded as an event. `refusal` is asked before and
-   * again inside the commit (the awaits between can change the answer); the catalog
-   * learns of the change at once, and the workspace with it, along with `news` for its feed.
-   */
-  private async change<K extends EventKind>(
-    kind: K,
-    body: EventBodies[K],
-    refusal: (s: ThreadState) => Outcome<never> | null,
-    apply: (s: ThreadState, event: Accepted) => void,
-    news?: ThreadNews,
-  ): Promise<Outcome<MessageAccepted>> {
-    if (!this.state) return missing();
-    const early = refusal(this.state);
-    if (early) return early;
-    const prepared = await this.prepareOrRefuse(kind, body);
-    if (!prepared.ok) return prepared;
-    const outcome = await this.commits.write((): Outcome<MessageAccepted> => {
-      const late = refusal(this.state!);
-      if (late) return late;
-      const event = this.append(prepared.value);
-      apply(this.state!, event);
-      this.saveState();
-      return ok({ seq: event.seq, ts: event.ts });
-    });
-    if (!outcome.ok) return outcome;
-    // Told only once durable, so the feed never announces what a crash could take back.
-    if (news) this.catalog.tell(news);
-    await this.catalog.now();
-    return outcome;
   }
 
   // ---- reading ----

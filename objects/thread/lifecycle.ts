@@ -4,6 +4,7 @@ import type { TranscriptEntry } from "../../src/api/engine.js";
 import type { WakeFilter } from "../../src/api/subscriptions.js";
 import { FIRST_SEAT } from "../../src/api/seats.js";
 import type { MessageAccepted, ThreadRow, ThreadSpec } from "../../src/api/threads.js";
+import type { EventBodies, EventKind } from "../../src/api/events.js";
 import { workspaceOf } from "../../src/platform/stubs.js";
 import type { TurnDriver } from "./turn/driver.js";
 import { archivedRefusal, missing } from "./refusals.js";
@@ -14,9 +15,9 @@ import { firstSeat, shownSpec, type ThreadState } from "./thread-state.js";
 import type { ThreadNews } from "../workspace/feed.js";
 
 /** What the lifecycle uses of its Thread. */
-export type LifecycleThread = Pick<ThreadAccess, "env" | "state" | "change" | "tables" | "saveState" | "prepareOrRefuse" | "commits" | "syncCatalogNow">;
+export type LifecycleThread = Pick<ThreadAccess, "env" | "state" | "append" | "tables" | "saveState" | "prepareOrRefuse" | "commits" | "syncCatalogNow">;
 
-/** What only creating the thread needs of it: the one place its state is first set. */
+/** What only the lifecycle is given of the Thread: the one place its state is first set, and the feed's news. */
 export interface Creation {
   /** Inside the creating commit: the new state becomes the Thread's. */
   adopt(state: ThreadState): void;
@@ -36,7 +37,8 @@ export interface ForkOf {
 }
 
 /**
- * The thread's row as its workspace sees it: created, retired and restored (a head gives its
+ * The thread's row as its workspace sees it: created, changed (every part's change to
+ * the row comes here, through `ThreadAccess.change`), retired and restored (a head gives its
  * workspace's head slot up and claims it back), a head made a chat, the seat lease.
  */
 export class Lifecycle {
@@ -97,10 +99,43 @@ export class Lifecycle {
     return ok(this.creation.row());
   }
 
+  /**
+   * A change to the thread's row, recorded as an event. `refusal` is asked before and
+   * again inside the commit (the awaits between can change the answer); the catalog
+   * learns of the change at once, and the workspace with it, along with `news` for its feed.
+   */
+  async change<K extends EventKind>(
+    kind: K,
+    body: EventBodies[K],
+    refusal: (s: ThreadState) => Outcome<never> | null,
+    apply: (s: ThreadState, event: Accepted) => void,
+    news?: ThreadNews,
+  ): Promise<Outcome<MessageAccepted>> {
+    const s = this.thread.state();
+    if (!s) return missing();
+    const early = refusal(s);
+    if (early) return early;
+    const prepared = await this.thread.prepareOrRefuse(kind, body);
+    if (!prepared.ok) return prepared;
+    const outcome = await this.thread.commits.write((): Outcome<MessageAccepted> => {
+      const late = refusal(this.thread.state()!);
+      if (late) return late;
+      const event = this.thread.append(prepared.value);
+      apply(this.thread.state()!, event);
+      this.thread.saveState();
+      return ok({ seq: event.seq, ts: event.ts });
+    });
+    if (!outcome.ok) return outcome;
+    // Told only once durable, so the feed never announces what a crash could take back.
+    if (news) this.creation.tell(news);
+    await this.thread.syncCatalogNow();
+    return outcome;
+  }
+
   /** Retires the thread; a retired head gives its workspace's head slot up. */
   async archive(reason: string | null): Promise<Outcome<MessageAccepted>> {
     const retired = (s: ThreadState) => (s.archivedAt ? archivedRefusal(s) : null);
-    const outcome = await this.thread.change(
+    const outcome = await this.change(
       "archive",
       { reason },
       retired,
@@ -132,7 +167,7 @@ export class Lifecycle {
         return refuse(409, `workspace ${s.spec.workspace} has another head (${claim.holder}) since this one was retired`, CODES.headTaken, { head: claim.holder });
       taken = claim.taken;
     }
-    const outcome = await this.thread.change(
+    const outcome = await this.change(
       "restore",
       {},
       live,
@@ -151,7 +186,7 @@ export class Lifecycle {
   /** Retires a head to `chat` (the only role change there is), freeing the head slot. */
   async retireHead(): Promise<Outcome<MessageAccepted>> {
     const head = (s: ThreadState) => (s.spec.role === "head" ? null : refuse(409, `thread ${s.id} is not a head`, CODES.notAHead, { role: s.spec.role }));
-    const outcome = await this.thread.change("role", { from: "head", to: "chat" }, head, (s) => {
+    const outcome = await this.change("role", { from: "head", to: "chat" }, head, (s) => {
       s.spec = { ...s.spec, role: "chat" };
     });
     if (outcome.ok) await workspaceOf(this.thread.env, this.thread.state()!.spec.workspace).releaseHead(this.thread.state()!.id);
@@ -159,7 +194,7 @@ export class Lifecycle {
   }
 
   async setSeatLease(seatLease: string | null): Promise<Outcome<MessageAccepted>> {
-    return this.thread.change("seat-lease", { seatLease }, () => null, (s) => {
+    return this.change("seat-lease", { seatLease }, () => null, (s) => {
       // A seat that lets its thread go ends that thread's work; taking it again reopens it.
       s.leaseReleased = seatLease === null && (s.seatLease !== null || s.leaseReleased === true);
       s.seatLease = seatLease;
