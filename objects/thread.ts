@@ -12,26 +12,21 @@ import type { Env } from "../src/platform/env.js";
 import { BlobStore, blobSaveRefusal } from "./thread/log/blob-store.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { AlarmSchedule } from "./lib/alarm-schedule.js";
-import { addMissingColumn } from "./lib/sql-columns.js";
 import { DeltaHub } from "./thread/log/delta-hub.js";
-import { EventLog, LOG_SCHEMA, type PreparedEvent } from "./thread/log/event-log.js";
+import { EventLog, type PreparedEvent } from "./thread/log/event-log.js";
 import { ok, type Outcome } from "../src/api/outcome.js";
 import { missing, recordOnlyRefusal } from "./thread/refusals.js";
-import { headOf, loadState, STATE_SCHEMA, toRow, type ThreadState } from "./thread/thread-state.js";
+import { headOf, loadState, toRow, type ThreadState } from "./thread/thread-state.js";
 import type { Accepted, ThreadAccess } from "./thread/thread-access.js";
 import type { GateRequest, GateResult } from "../src/api/cycles.js";
-import { OPERATIONS_SCHEMA } from "./thread/orchestration/operations.js";
-import { SUBSCRIPTIONS_SCHEMA } from "./thread/orchestration/subscriptions.js";
-import { WATCHERS_SCHEMA } from "./thread/orchestration/watchers.js";
 import type { Subscription, WakeFilter, WakeItem, WatchTarget } from "../src/api/subscriptions.js";
 import type { SeatTarget } from "./thread/orchestration/seats.js";
 import { TurnTables } from "./thread/turn/tables.js";
-import { TURN_SCHEMA } from "./thread/turn/schema.js";
 import type { TurnResult } from "./thread/turn/live.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import { CatalogSync } from "./thread/catalog-sync.js";
 import { Readers, type TailQuery } from "./thread/log/readers.js";
-import { buildParts, type ThreadParts } from "./thread/parts.js";
+import { buildParts, installTables, type ThreadParts } from "./thread/parts.js";
 import { steeringEntries } from "./thread/turn/steering.js";
 
 /**
@@ -70,10 +65,7 @@ export class Thread extends DurableObject<Env> {
     super(ctx, env);
     this.config = readConfig(env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(LOG_SCHEMA + STATE_SCHEMA + TURN_SCHEMA + OPERATIONS_SCHEMA + SUBSCRIPTIONS_SCHEMA + WATCHERS_SCHEMA);
-    // Held messages made before seats lack who sent them and which seat they are for.
-    addMissingColumn(this.sql, "held", "sender");
-    addMissingColumn(this.sql, "held", "seat");
+    installTables(this.sql);
     this.commits = new CommitQueue(ctx.storage, (durable) => this.publish(durable), () => this.rolledBack());
     this.blobs = new BlobStore(env.BLOBS, this.config.faults.has("blob-put"));
     this.log = new EventLog(this.sql, this.blobs, this.config.blobThreshold);
@@ -173,14 +165,8 @@ export class Thread extends DurableObject<Env> {
   }
 
   /** Appends an event on behalf of an engine or a flow (tool results, cycle events). */
-  async record<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<MessageAccepted>> {
-    if (!this.state) return missing();
-    const prepared = await this.prepareOrRefuse(kind, body);
-    if (!prepared.ok) return prepared;
-    return this.commits.write(() => {
-      const e = this.append(prepared.value);
-      return ok({ seq: e.seq, ts: e.ts });
-    });
+  record<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<MessageAccepted>> {
+    return this.parts.inbox.record(kind, body);
   }
 
   // ---- retire, restore, lease ----

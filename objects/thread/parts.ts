@@ -1,15 +1,19 @@
 import type { AlarmPart } from "../lib/alarm-schedule.js";
+import { addMissingColumn } from "../lib/sql-columns.js";
+import { LOG_SCHEMA } from "./log/event-log.js";
+import { STATE_SCHEMA } from "./thread-state.js";
+import { TURN_SCHEMA } from "./turn/schema.js";
 import { Compaction } from "./compaction/compaction.js";
 import { Lifecycle, type Creation } from "./lifecycle.js";
 import { IdempotencyKeys } from "./log/idempotency.js";
 import { Gates } from "./orchestration/gates.js";
 import { Handoffs } from "./orchestration/handoffs.js";
 import { Loops } from "./orchestration/loops.js";
-import { Operations } from "./orchestration/operations.js";
+import { Operations, OPERATIONS_SCHEMA } from "./orchestration/operations.js";
 import { Seats } from "./orchestration/seats.js";
-import { Subscriptions } from "./orchestration/subscriptions.js";
+import { Subscriptions, SUBSCRIPTIONS_SCHEMA } from "./orchestration/subscriptions.js";
 import { Waits } from "./orchestration/waits.js";
-import { Watchers } from "./orchestration/watchers.js";
+import { Watchers, WATCHERS_SCHEMA } from "./orchestration/watchers.js";
 import type { ThreadAccess } from "./thread-access.js";
 import { TurnDriver } from "./turn/driver.js";
 import { Inbox } from "./turn/inbox.js";
@@ -33,6 +37,14 @@ export interface ThreadParts {
   readonly lifecycle: Lifecycle;
   /** Every part that needs the object's one alarm, each reporting when it next does. */
   readonly timed: AlarmPart[];
+}
+
+/** The tables of the Thread and its parts, made on every start (a new column added to an older table). */
+export function installTables(sql: SqlStorage): void {
+  sql.exec(LOG_SCHEMA + STATE_SCHEMA + TURN_SCHEMA + OPERATIONS_SCHEMA + SUBSCRIPTIONS_SCHEMA + WATCHERS_SCHEMA);
+  // Held messages made before seats lack who sent them and which seat they are for.
+  addMissingColumn(sql, "held", "sender");
+  addMissingColumn(sql, "held", "seat");
 }
 
 export function buildParts(access: ThreadAccess, creation: Creation): ThreadParts {

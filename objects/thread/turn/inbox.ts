@@ -3,6 +3,7 @@ import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { FIRST_SEAT } from "../../../src/api/seats.js";
 import type { MessageAccepted, PatchMessage, PostMessage } from "../../../src/api/threads.js";
+import type { EventBodies, EventKind } from "../../../src/api/events.js";
 import type { SendResult } from "../../../src/api/turns.js";
 import { attachmentBytes, attachmentPath } from "../../../src/rules/attachments.js";
 import { emptyMessageRefusal } from "../../../src/rules/message-empty.js";
@@ -19,7 +20,8 @@ export type InboxThread = Pick<ThreadAccess, "config" | "sql" | "log" | "blobs" 
 
 /**
  * Messages in: posted (queued for a turn, held, or steering the running one), their
- * attachments, and the held ones edited, released or deleted.
+ * attachments, and the held ones edited, released or deleted; and the events an engine or
+ * a flow records.
  */
 export class Inbox {
   constructor(
@@ -170,6 +172,17 @@ export class Inbox {
     const row = this.thread.log.get(seq);
     if (!row || row.kind !== "message") return refuse(404, `thread has no message ${seq}`, CODES.messageNotFound);
     return refuse(409, `message ${seq} is not held: only held messages can be edited or deleted`, CODES.messageNotHeld);
+  }
+
+  /** Appends an event on behalf of an engine or a flow (tool results, cycle events). */
+  async record<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<MessageAccepted>> {
+    if (!this.state) return missing();
+    const prepared = await this.thread.prepareOrRefuse(kind, body);
+    if (!prepared.ok) return prepared;
+    return this.thread.commits.write(() => {
+      const e = this.thread.append(prepared.value);
+      return ok({ seq: e.seq, ts: e.ts });
+    });
   }
 
   /** Posts a message and waits for the turn that answers it (`POST /threads/:id/send`). */
