@@ -15,7 +15,7 @@ import { AlarmSchedule } from "./lib/alarm-schedule.js";
 import { DeltaHub } from "./thread/log/delta-hub.js";
 import { EventLog, type PreparedEvent } from "./thread/log/event-log.js";
 import { ok, type Outcome } from "../src/api/outcome.js";
-import { missing, recordOnlyRefusal } from "./thread/refusals.js";
+import { missing } from "./thread/refusals.js";
 import { headOf, loadState, toRow, type ThreadState } from "./thread/thread-state.js";
 import type { Accepted, ThreadAccess } from "./thread/thread-access.js";
 import type { GateRequest, GateResult } from "../src/api/cycles.js";
@@ -25,7 +25,7 @@ import { TurnTables } from "./thread/turn/tables.js";
 import type { TurnResult } from "./thread/turn/live.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import { CatalogSync } from "./thread/catalog-sync.js";
-import { Readers, type TailQuery } from "./thread/log/readers.js";
+import type { TailQuery } from "./thread/log/readers.js";
 import { buildParts, installTables, type ThreadParts } from "./thread/parts.js";
 import { steeringEntries } from "./thread/turn/steering.js";
 
@@ -43,8 +43,6 @@ export class Thread extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly log: EventLog;
   private readonly blobs: BlobStore;
-  /** Pages, tool results and the SSE routes. */
-  private readonly readers: Readers;
   private readonly deltas: DeltaHub;
   private state: ThreadState | null;
   private updatedAt: string;
@@ -71,11 +69,9 @@ export class Thread extends DurableObject<Env> {
     this.log = new EventLog(this.sql, this.blobs, this.config.blobThreshold);
     this.tables = new TurnTables(this.sql);
     this.deltas = new DeltaHub(this.config.streamSubscribers, this.config.streamBuffer, this.config.heartbeatMs);
-    this.readers = new Readers({ config: this.config, log: this.log, deltas: this.deltas, state: () => this.state });
     const saved = this.sql.exec<{ state: string }>("SELECT state FROM thread").toArray()[0];
     this.state = saved ? loadState(saved.state) : null;
-    const last = this.log.get(this.log.lastSeq);
-    this.updatedAt = last?.ts ?? this.state?.createdAt ?? "";
+    this.updatedAt = this.log.get(this.log.lastSeq)?.ts ?? this.state?.createdAt ?? "";
     this.catalog = new CatalogSync({
       env,
       config: this.config,
@@ -132,8 +128,7 @@ export class Thread extends DurableObject<Env> {
   }
 
   get(): Outcome<ThreadRow> {
-    const s = this.state;
-    return s ? ok(this.row(s)) : missing();
+    return this.state ? ok(this.row(this.state)) : missing();
   }
 
   head(): Outcome<ThreadHead> {
@@ -194,12 +189,12 @@ export class Thread extends DurableObject<Env> {
 
   /** A page of the log, already serialized as the JSON the route answers with. */
   page(q: TailQuery): Promise<Outcome<string>> {
-    return this.readers.page(q);
+    return this.parts.readers.page(q);
   }
 
   /** The whole body of one tool result, as JSON text. */
   toolResult(seq: number): Promise<Outcome<string>> {
-    return this.readers.toolResult(seq);
+    return this.parts.readers.toolResult(seq);
   }
 
   /**
@@ -208,7 +203,7 @@ export class Thread extends DurableObject<Env> {
    * chunk on the router's side, per follower, per event. Paths: /follow?after=N, /stream.
    */
   override fetch(request: Request): Promise<Response> {
-    return this.readers.serve(request);
+    return this.parts.readers.serve(request);
   }
 
   /** Live deltas from an engine: sent to `stream` subscribers, never stored. */
@@ -217,7 +212,7 @@ export class Thread extends DurableObject<Env> {
   }
 
   subscriberCounts(): { follow: number; stream: number } {
-    return this.readers.counts();
+    return this.parts.readers.counts();
   }
 
   // ---- turns ----
@@ -295,16 +290,12 @@ export class Thread extends DurableObject<Env> {
   }
 
   /** `filter` is JSON text (`WakeFilter`). */
-  async addWatcher(watch: string, subscriber: string, filter: string): Promise<Outcome<true>> {
-    if (!this.state) return missing();
-    await this.parts.watchers.add(watch, subscriber, JSON.parse(filter) as WakeFilter);
-    return ok(true);
+  addWatcher(watch: string, subscriber: string, filter: string): Promise<Outcome<true>> {
+    return this.parts.watchers.watchedBy(watch, subscriber, JSON.parse(filter) as WakeFilter);
   }
 
-  async removeWatcher(watch: string): Promise<Outcome<true>> {
-    if (!this.state) return missing();
-    await this.parts.watchers.remove(watch);
-    return ok(true);
+  removeWatcher(watch: string): Promise<Outcome<true>> {
+    return this.parts.watchers.unwatchedBy(watch);
   }
 
   // ---- operations ----
@@ -339,11 +330,8 @@ export class Thread extends DurableObject<Env> {
   }
 
   /** `report` is JSON text (`ReportOperation`): RPC types cannot express its any-JSON result. */
-  async reportOperation(id: string, report: string, by: "caller" | "child", idempotencyKey?: string): Promise<Outcome<OperationAccepted>> {
-    const outcome = await this.parts.operations.report(id, JSON.parse(report) as ReportOperation, by, idempotencyKey);
-    // A delegation's outcome queued the wake that starts a turn here.
-    if (outcome.ok) this.parts.driver.kick();
-    return outcome;
+  reportOperation(id: string, report: string, by: "caller" | "child", idempotencyKey?: string): Promise<Outcome<OperationAccepted>> {
+    return this.parts.operations.report(id, JSON.parse(report) as ReportOperation, by, idempotencyKey);
   }
 
   // ---- seats and handoffs ----
@@ -423,9 +411,7 @@ export class Thread extends DurableObject<Env> {
     return this.parts.loops.loopState();
   }
 
-  async startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
-    const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
-    if (recordOnly) return recordOnly;
+  startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
     return this.parts.loops.startLoop(prompt, maxTurns, until);
   }
 
@@ -489,9 +475,9 @@ export class Thread extends DurableObject<Env> {
       void this.reschedule();
     }
     this.matched = false;
-    if (!this.readers.settle(events, durable)) return;
+    if (!this.parts.readers.settle(events, durable)) return;
     if (events.length > 0) this.updatedAt = events[events.length - 1]!.ts;
-    this.readers.wakeTails();
+    this.parts.readers.wakeTails();
   }
 
   private async prepareOrRefuse<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<PreparedEvent>> {

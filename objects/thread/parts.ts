@@ -6,6 +6,7 @@ import { TURN_SCHEMA } from "./turn/schema.js";
 import { Compaction } from "./compaction/compaction.js";
 import { Lifecycle, type Creation } from "./lifecycle.js";
 import { IdempotencyKeys } from "./log/idempotency.js";
+import { Readers } from "./log/readers.js";
 import { Gates } from "./orchestration/gates.js";
 import { Handoffs } from "./orchestration/handoffs.js";
 import { Loops } from "./orchestration/loops.js";
@@ -21,6 +22,8 @@ import { TurnTools } from "./turn/tools.js";
 
 /** The Thread's parts, each built from the slice of the Thread and of the other parts it uses. */
 export interface ThreadParts {
+  /** Pages, tool results and the SSE routes. */
+  readonly readers: Readers;
   readonly idempotency: IdempotencyKeys;
   readonly watchers: Watchers;
   readonly waits: Waits;
@@ -48,10 +51,11 @@ export function installTables(sql: SqlStorage): void {
 }
 
 export function buildParts(access: ThreadAccess, creation: Creation): ThreadParts {
+  const readers = new Readers(access);
   const idempotency = new IdempotencyKeys(access.sql);
   const watchers = new Watchers(access, access.config.faults.has("wake-deliver"));
   const waits = new Waits(access);
-  const operations = new Operations(access);
+  const operations = new Operations(access, () => driver.kick());
   const gates = new Gates(access, waits, operations);
   const handoffs = new Handoffs(access);
   // A cut of the context waits while a delegation's child has not answered (WindowBlocked).
@@ -64,5 +68,5 @@ export function buildParts(access: ThreadAccess, creation: Creation): ThreadPart
   const inbox = new Inbox(access, idempotency, driver);
   const lifecycle = new Lifecycle(access, driver, creation, watchers);
   const timed = [waits.alarm, handoffs.alarm, driver.startAlarm, driver.keepAliveAlarm, driver.reportAlarm, watchers.alarm];
-  return { idempotency, watchers, waits, operations, gates, handoffs, compaction, loops, driver, subscriptions, seats, tools, inbox, lifecycle, timed };
+  return { readers, idempotency, watchers, waits, operations, gates, handoffs, compaction, loops, driver, subscriptions, seats, tools, inbox, lifecycle, timed };
 }

@@ -5,7 +5,7 @@ import { LOOP_DEFAULT_TURNS, LOOP_SENDER, type LoopState } from "../../../src/ap
 import type { PreparedEvent } from "../log/event-log.js";
 import { loopAfterTurn } from "./loop-step.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
-import { archivedRefusal, degradedRefusal, missing } from "../refusals.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "../refusals.js";
 import type { ThreadAccess } from "../thread-access.js";
 import type { ThreadState } from "../thread-state.js";
 
@@ -32,6 +32,8 @@ export class Loops {
   }
 
   async startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
+    const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
+    if (recordOnly) return recordOnly;
     const turns = maxTurns ?? LOOP_DEFAULT_TURNS;
     const running = (s: ThreadState) =>
       s.archivedAt
