@@ -3,12 +3,13 @@ import { FINISHING_ROLES, type MessageAccepted } from "../../src/api/threads.js"
 import type { RuntimeConfig } from "../../src/platform/config.js";
 import type { Env } from "../../src/platform/env.js";
 import type { CommitQueue } from "../lib/commit-queue.js";
-import type { DeltaHub } from "./delta-hub.js";
-import type { EventLog, PreparedEvent, SerializedEvent } from "./event-log.js";
-import type { BlobStore } from "./blob-store.js";
+import type { DeltaHub } from "./log/delta-hub.js";
+import type { EventLog, PreparedEvent, SerializedEvent } from "./log/event-log.js";
+import type { BlobStore } from "./log/blob-store.js";
 import type { Outcome } from "../../src/api/outcome.js";
 import type { ThreadState } from "./thread-state.js";
-import type { TurnTables } from "./turn-tables.js";
+import type { TurnTables } from "./turn/tables.js";
+import type { ThreadNews } from "../workspace/feed.js";
 
 export type Accepted = SerializedEvent & { ts: string };
 
@@ -33,12 +34,16 @@ export interface ThreadAccess {
   append(prepared: PreparedEvent): Accepted;
   prepareOrRefuse<K extends EventKind>(kind: K, body: EventBodies[K]): Promise<Outcome<PreparedEvent>>;
   saveState(): void;
-  /** A change to the thread's row, recorded as an event; `refusal` is asked before and again inside the commit. */
+  /**
+   * A change to the thread's row, recorded as an event; `refusal` is asked before and again
+   * inside the commit. The catalog learns of it at once, and the workspace's feed `news`.
+   */
   change<K extends EventKind>(
     kind: K,
     body: EventBodies[K],
     refusal: (s: ThreadState) => Outcome<never> | null,
     apply: (s: ThreadState, event: Accepted) => void,
+    news?: ThreadNews,
   ): Promise<Outcome<MessageAccepted>>;
   syncCatalogNow(): Promise<void>;
   /**
@@ -52,7 +57,7 @@ export interface ThreadAccess {
 }
 
 /** The stage follows from the state: call inside a commit after any change to it. */
-export function restage(thread: ThreadAccess): void {
+export function restage(thread: Pick<ThreadAccess, "state" | "tables" | "saveState">): void {
   const s = thread.state()!;
   s.stage = s.degraded
     ? "degraded"

@@ -1,4 +1,4 @@
-import type { Cost, EngineModel, ShownSpec, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
+import type { Cost, EngineModel, ShownSpec, ThreadHead, ThreadRow, ThreadSpec, ThreadStage, ThreadSummary } from "../../src/api/threads.js";
 import type { LoopState } from "../../src/api/turns.js";
 import type { CompactionMode, WindowRefusal } from "../../src/api/compaction.js";
 import { FIRST_SEAT, type Seat } from "../../src/api/seats.js";
@@ -28,7 +28,7 @@ export interface DegradedRef {
   tag: string;
 }
 
-/** The context window's bookkeeping (objects/thread/compaction.ts). */
+/** The context window's bookkeeping (objects/thread/compaction/compaction.ts). */
 export interface WindowState {
   /** Each model's window in tokens, as its engine last reported it. */
   windows: Record<string, number>;
@@ -199,6 +199,20 @@ export function summarize(s: ThreadState, lastSeq: number, updatedAt: string): T
 export function shownSpec(full: ThreadSpec): ShownSpec {
   const { proxyEnv, ...spec } = full;
   return { ...spec, proxyEnv: proxyEnv ? Object.keys(proxyEnv) : null };
+}
+
+/** What a thread is, without what it did: its identity, place and lease. */
+export function headOf(s: ThreadState): ThreadHead {
+  return {
+    id: s.id,
+    type: s.spec.type,
+    role: s.spec.role,
+    workspace: s.spec.workspace,
+    parent: s.parent,
+    seatLease: s.seatLease,
+    title: s.spec.title,
+    createdAt: s.createdAt,
+  };
 }
 
 export function toRow(s: ThreadState, lastSeq: number, updatedAt: string, held: number[]): ThreadRow {

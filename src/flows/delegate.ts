@@ -15,7 +15,7 @@ import { sharedWorktree } from "../rules/spawn.js";
  * thread. A delegation spawns its child first (its `parent` the delegating thread, in the
  * parent's workspace and working directory unless its spec says otherwise, with a
  * spawn's every rule), records the operation naming it, then sends it the prompt; the
- * child's first turn's end settles the operation (objects/thread/turn-driver.ts).
+ * child's first turn's end settles the operation (objects/thread/turn/driver.ts).
  */
 export async function startOperation(env: Env, config: RuntimeConfig, parentId: string, body: StartOperation, idempotencyKey?: string): Promise<Outcome<OperationAccepted>> {
   const parent = threadOf(env, parentId);

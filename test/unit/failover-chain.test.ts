@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FAILURE_CLASSES, type FailureClass } from "../../src/api/engine.js";
 import type { EngineModel, ThreadSpec } from "../../src/api/threads.js";
-import { nextOnChain } from "../../objects/thread/failover.js";
+import { nextOnChain } from "../../objects/thread/turn/failover.js";
 import { firstSeat, type ThreadState } from "../../objects/thread/thread-state.js";
 
 function thread(primary: EngineModel, fallback: EngineModel[] | null, chainStep = 0): ThreadState {

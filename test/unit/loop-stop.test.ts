@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LoopState } from "../../src/api/turns.js";
-import { loopAfterTurn } from "../../objects/thread/loop-step.js";
+import { loopAfterTurn } from "../../objects/thread/orchestration/loop-step.js";
 
 const running = (over: Partial<LoopState> = {}): LoopState => ({ status: "running", prompt: "go on", maxTurns: 5, until: "DONE", done: 0, reason: null, ...over });
 const failed = { class: "quota", error: "spent" } as const;

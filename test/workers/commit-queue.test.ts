@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CommitQueue } from "../../objects/lib/commit-queue.js";
-import type { BlobStore } from "../../objects/thread/blob-store.js";
-import { EventLog } from "../../objects/thread/event-log.js";
+import type { BlobStore } from "../../objects/thread/log/blob-store.js";
+import { EventLog } from "../../objects/thread/log/event-log.js";
 import { newThread } from "./support.js";
 
 async function inThreadStorage<T>(fn: (storage: DurableObjectStorage) => Promise<T>): Promise<T> {

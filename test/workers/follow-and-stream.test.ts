@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { BlobStore } from "../../objects/thread/blob-store.js";
-import { EventLog } from "../../objects/thread/event-log.js";
+import { BlobStore } from "../../objects/thread/log/blob-store.js";
+import { EventLog } from "../../objects/thread/log/event-log.js";
 import { FollowHub } from "../../objects/lib/follow-hub.js";
 import { dataFrames, idsSeenWhileWriting, newThread, readFrames, sse, value } from "./support.js";
 

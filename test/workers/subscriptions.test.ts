@@ -15,7 +15,7 @@ async function events(stub: Stub): Promise<{ seq: number; kind: string; body: an
 const seenRows = (stub: Stub) =>
   runInDurableObject(stub, (_t: Thread, state) => state.storage.sql.exec<{ watch: string; source: string; seq: number }>("SELECT watch, source, seq FROM wakes_seen ORDER BY watch, source, seq").toArray());
 
-// A watched thread's delivery, as its outbox would make it (objects/thread/watchers.ts), handed straight to the subscriber.
+// A watched thread's delivery, as its outbox would make it (objects/thread/orchestration/watchers.ts), handed straight to the subscriber.
 describe("wakes a subscriber takes", () => {
   it("writes a repeated delivery's wake for its new events only, the same in the log as a live follower saw, above the blob threshold", async () => {
     // The workers tests store bodies over 1,024 bytes apart: a long note makes every wake one.

@@ -1,12 +1,12 @@
-import type { EngineReport, TranscriptEntry } from "../../src/api/engine.js";
-import type { EventBodies } from "../../src/api/events.js";
-import { BlobSaveError } from "./blob-store.js";
-import { restage, type Accepted, type ThreadAccess } from "./thread-access.js";
+import type { EngineReport, TranscriptEntry } from "../../../src/api/engine.js";
+import type { EventBodies } from "../../../src/api/events.js";
+import { BlobSaveError } from "../log/blob-store.js";
+import { restage, type Accepted, type ThreadAccess } from "../thread-access.js";
 
 export type UsageReport = Extract<EngineReport, { type: "usage" }>;
 
 /** A model call's `usage` event and its cost on the thread's row; `inCommit` runs inside the same commit. */
-export async function recordUsage(thread: ThreadAccess, turnId: string, report: UsageReport, inCommit: () => void): Promise<void> {
+export async function recordUsage(thread: Pick<ThreadAccess, "prepareOrRefuse" | "commits" | "append" | "state" | "saveState">, turnId: string, report: UsageReport, inCommit: () => void): Promise<void> {
   const body = { turnId, model: report.model, inputTokens: report.inputTokens, outputTokens: report.outputTokens, usd: report.usd };
   const prepared = await thread.prepareOrRefuse("usage", body);
   if (!prepared.ok) return;
@@ -29,7 +29,7 @@ export async function recordUsage(thread: ThreadAccess, turnId: string, report: 
  * no later turn starts on a history with a hole in it until someone recovers it.
  */
 export async function recordTurnEvent<K extends "reply" | "tool-call" | "tool-result">(
-  thread: ThreadAccess,
+  thread: Pick<ThreadAccess, "log" | "commits" | "append" | "tables" | "state" | "saveState" | "syncCatalogNow">,
   kind: K,
   body: EventBodies[K],
   entry: TranscriptEntry,

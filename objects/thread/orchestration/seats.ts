@@ -1,11 +1,11 @@
-import { CODES } from "../../src/api/errors.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import { FIRST_SEAT, type Placement, type ReplaceResult, type Seat, type SeatList } from "../../src/api/seats.js";
-import type { EngineModel } from "../../src/api/threads.js";
+import { CODES } from "../../../src/api/errors.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { FIRST_SEAT, type Placement, type ReplaceResult, type Seat, type SeatList } from "../../../src/api/seats.js";
+import type { EngineModel } from "../../../src/api/threads.js";
 import type { Handoffs } from "./handoffs.js";
-import { archivedRefusal, missing, seatRefusal } from "./refusals.js";
-import { restage, type ThreadAccess } from "./thread-access.js";
-import { seatModel, seatNamed, shownSeats, type ThreadState } from "./thread-state.js";
+import { archivedRefusal, missing, seatRefusal } from "../refusals.js";
+import { restage, type ThreadAccess } from "../thread-access.js";
+import { seatModel, seatNamed, shownSeats, type ThreadState } from "../thread-state.js";
 
 /** A seat's engine, model and placement, resolved by the router with a spawn's rules. */
 export type SeatTarget = EngineModel & { placement: Placement };

@@ -1,13 +1,13 @@
-import type { TurnFailure } from "../../src/api/engine.js";
-import { CODES } from "../../src/api/errors.js";
-import type { EventBodies } from "../../src/api/events.js";
-import { LOOP_DEFAULT_TURNS, LOOP_SENDER, type LoopState } from "../../src/api/turns.js";
-import type { PreparedEvent } from "./event-log.js";
+import type { TurnFailure } from "../../../src/api/engine.js";
+import { CODES } from "../../../src/api/errors.js";
+import type { EventBodies } from "../../../src/api/events.js";
+import { LOOP_DEFAULT_TURNS, LOOP_SENDER, type LoopState } from "../../../src/api/turns.js";
+import type { PreparedEvent } from "../log/event-log.js";
 import { loopAfterTurn } from "./loop-step.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import { archivedRefusal, degradedRefusal, missing } from "./refusals.js";
-import type { ThreadAccess } from "./thread-access.js";
-import type { ThreadState } from "./thread-state.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "../refusals.js";
+import type { ThreadAccess } from "../thread-access.js";
+import type { ThreadState } from "../thread-state.js";
 
 /** A loop's next state after a turn and its events, prepared before the commit that writes them. */
 export interface LoopStep {
@@ -32,6 +32,8 @@ export class Loops {
   }
 
   async startLoop(prompt: string, maxTurns: number | undefined, until: string | undefined): Promise<Outcome<LoopState>> {
+    const recordOnly = this.state ? recordOnlyRefusal(this.state) : null;
+    if (recordOnly) return recordOnly;
     const turns = maxTurns ?? LOOP_DEFAULT_TURNS;
     const running = (s: ThreadState) =>
       s.archivedAt

@@ -7,13 +7,13 @@ import {
   type WindowRefusal,
   type WindowKind,
   type WindowTrigger,
-} from "../../src/api/compaction.js";
-import type { TurnRequest } from "../../src/api/engine.js";
-import { newId } from "../../src/shared/ids.js";
-import { TurnRunner } from "./turn-runner.js";
-import { recordUsage, type UsageReport } from "./turn-events.js";
-import { CODES } from "../../src/api/errors.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
+} from "../../../src/api/compaction.js";
+import type { TurnRequest } from "../../../src/api/engine.js";
+import { newId } from "../../../src/shared/ids.js";
+import { TurnRunner } from "../turn/runner.js";
+import { recordUsage, type UsageReport } from "../turn/events.js";
+import { CODES } from "../../../src/api/errors.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import {
   CHEAPEST_FIRST,
   DEFAULT_WINDOW_SETTINGS,
@@ -31,13 +31,13 @@ import {
   thrashes,
   type Lines,
   type WindowSettings,
-} from "../../src/rules/compaction.js";
-import { turnAccount } from "../../src/rules/accounts.js";
+} from "../../../src/rules/compaction.js";
+import { turnAccount } from "../../../src/rules/accounts.js";
 import { curatorSummary } from "./curator.js";
-import { callEngine } from "../../src/platform/engine-call.js";
-import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "./refusals.js";
-import type { ThreadAccess } from "./thread-access.js";
-import { activeModel, runKey, seatNamed, type WindowState } from "./thread-state.js";
+import { callEngine } from "../../../src/platform/engine-call.js";
+import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal } from "../refusals.js";
+import type { ThreadAccess } from "../thread-access.js";
+import { activeModel, runKey, seatNamed, type WindowState } from "../thread-state.js";
 
 /** Reductions kept for WindowThrash's count, and refusals for `GET /compact`. */
 const KEPT = 10;

@@ -1,5 +1,5 @@
-import { CODES } from "../../src/api/errors.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
+import { CODES } from "../../../src/api/errors.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { sha256Hex } from "./blob-store.js";
 
 /** What a request is checked against when its Idempotency-Key comes again: the SHA-256 of its JSON. */

@@ -1,10 +1,10 @@
-import { CODES } from "../../src/api/errors.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import { MAX_WAKE_DEPTH, type Subscription, type WakeFilter, type WakeItem, type WatchTarget } from "../../src/api/subscriptions.js";
-import { newId } from "../../src/shared/ids.js";
-import { archivedRefusal, missing, runsTurns } from "./refusals.js";
-import type { ThreadAccess } from "./thread-access.js";
-import { seatNamed } from "./thread-state.js";
+import { CODES } from "../../../src/api/errors.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { MAX_WAKE_DEPTH, type Subscription, type WakeFilter, type WakeItem, type WatchTarget } from "../../../src/api/subscriptions.js";
+import { newId } from "../../../src/shared/ids.js";
+import { archivedRefusal, missing, runsTurns } from "../refusals.js";
+import type { ThreadAccess } from "../thread-access.js";
+import { seatNamed } from "../thread-state.js";
 
 export const SUBSCRIPTIONS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS subscriptions (

@@ -1,14 +1,14 @@
-import { CODES } from "../../src/api/errors.js";
-import type { HandoffAnsweredBody, HandoffOfferedBody } from "../../src/api/events.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import type { Handoff, HandoffContext, HandoffList, HandoffOffered, HandoffState } from "../../src/api/seats.js";
-import { seatView } from "../../src/rules/seat-view.js";
-import { curatorSummary } from "./curator.js";
-import type { PreparedEvent } from "./event-log.js";
-import { archivedRefusal, missing, seatRefusal } from "./refusals.js";
-import type { ThreadAccess } from "./thread-access.js";
-import type { AlarmPart } from "../lib/alarm-schedule.js";
-import { seatNamed, type ThreadState } from "./thread-state.js";
+import { CODES } from "../../../src/api/errors.js";
+import type { HandoffAnsweredBody, HandoffOfferedBody } from "../../../src/api/events.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import type { Handoff, HandoffContext, HandoffList, HandoffOffered, HandoffState } from "../../../src/api/seats.js";
+import { seatView } from "../../../src/rules/seat-view.js";
+import { curatorSummary } from "../compaction/curator.js";
+import type { PreparedEvent } from "../log/event-log.js";
+import { archivedRefusal, missing, seatRefusal } from "../refusals.js";
+import type { ThreadAccess } from "../thread-access.js";
+import type { AlarmPart } from "../../lib/alarm-schedule.js";
+import { seatNamed, type ThreadState } from "../thread-state.js";
 
 type HandoffRow = {
   from_seq: number;

@@ -1,13 +1,13 @@
-import type { GateRequest, GateResult } from "../../src/api/cycles.js";
-import type { ApprovalDecision, Json } from "../../src/api/engine.js";
-import type { GateBody } from "../../src/api/events.js";
-import type { OperationSummary } from "../../src/api/operations.js";
-import { ok, type Outcome } from "../../src/api/outcome.js";
-import { newId } from "../../src/shared/ids.js";
+import type { GateRequest, GateResult } from "../../../src/api/cycles.js";
+import type { ApprovalDecision, Json } from "../../../src/api/engine.js";
+import type { GateBody } from "../../../src/api/events.js";
+import type { OperationSummary } from "../../../src/api/operations.js";
+import { ok, type Outcome } from "../../../src/api/outcome.js";
+import { newId } from "../../../src/shared/ids.js";
 import type { Operations } from "./operations.js";
-import { missing } from "./refusals.js";
-import type { ThreadAccess } from "./thread-access.js";
-import type { Wait } from "./turn-tables.js";
+import { missing } from "../refusals.js";
+import type { ThreadAccess } from "../thread-access.js";
+import type { Wait } from "../turn/tables.js";
 import type { Waits } from "./waits.js";
 
 /** A gate's approval is the thread's like any other, but no turn waits on it: its "turn" is the gate. */

@@ -1,13 +1,13 @@
-import { CODES } from "../../src/api/errors.js";
-import type { OperationAccepted, ReportOperation } from "../../src/api/operations.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import { FIRST_SEAT, type HandoffContext, type HandoffOffered } from "../../src/api/seats.js";
-import type { ToolTurn } from "../../src/api/tools.js";
-import { threadOf } from "../../src/platform/stubs.js";
-import type { Handoffs } from "./handoffs.js";
-import { missing } from "./refusals.js";
-import { seatModel, seatNamed } from "./thread-state.js";
-import type { ThreadAccess } from "./thread-access.js";
+import { CODES } from "../../../src/api/errors.js";
+import type { OperationAccepted, ReportOperation } from "../../../src/api/operations.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { FIRST_SEAT, type HandoffContext, type HandoffOffered } from "../../../src/api/seats.js";
+import type { ToolTurn } from "../../../src/api/tools.js";
+import { threadOf } from "../../../src/platform/stubs.js";
+import type { Handoffs } from "../orchestration/handoffs.js";
+import { missing } from "../refusals.js";
+import { seatModel, seatNamed } from "../thread-state.js";
+import type { ThreadAccess } from "../thread-access.js";
 
 /**
  * The runtime's tools as a running turn calls them (docs/tools.md). A call is its turn's:

@@ -1,12 +1,12 @@
-import { CODES } from "../../src/api/errors.js";
-import type { Json } from "../../src/api/engine.js";
-import type { OperationAccepted, OperationDetail, OperationKind, OperationOutcome, OperationSummary, ReportOperation } from "../../src/api/operations.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import { newId } from "../../src/shared/ids.js";
-import { digestOf, IdempotencyKeys } from "./idempotency.js";
-import type { PreparedEvent } from "./event-log.js";
-import { archivedRefusal, missing, runsTurns } from "./refusals.js";
-import type { ThreadAccess } from "./thread-access.js";
+import { CODES } from "../../../src/api/errors.js";
+import type { Json } from "../../../src/api/engine.js";
+import type { OperationAccepted, OperationDetail, OperationKind, OperationOutcome, OperationSummary, ReportOperation } from "../../../src/api/operations.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { newId } from "../../../src/shared/ids.js";
+import { digestOf, IdempotencyKeys } from "../log/idempotency.js";
+import type { PreparedEvent } from "../log/event-log.js";
+import { archivedRefusal, missing, runsTurns } from "../refusals.js";
+import type { ThreadAccess } from "../thread-access.js";
 
 export const OPERATIONS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS operations (
@@ -73,7 +73,11 @@ function wakeText(row: OperationRow, outcome: OperationOutcome): string {
 export class Operations {
   private readonly keys: IdempotencyKeys;
 
-  constructor(private readonly thread: ThreadAccess) {
+  constructor(
+    private readonly thread: ThreadAccess,
+    /** Starts the turn a delegation's outcome woke. */
+    private readonly kick: () => void,
+  ) {
     this.keys = new IdempotencyKeys(thread.sql);
   }
 
@@ -185,6 +189,13 @@ export class Operations {
    * `operation-settled`. A delegation's outcome wakes this thread with the result.
    */
   async report(id: string, report: ReportOperation, by: "caller" | "child", idempotencyKey?: string): Promise<Outcome<OperationAccepted>> {
+    const outcome = await this.write(id, report, by, idempotencyKey);
+    // A delegation's outcome queued the wake that starts a turn here.
+    if (outcome.ok) this.kick();
+    return outcome;
+  }
+
+  private async write(id: string, report: ReportOperation, by: "caller" | "child", idempotencyKey?: string): Promise<Outcome<OperationAccepted>> {
     const s = this.thread.state();
     if (!s) return missing();
     const early = this.row(id);

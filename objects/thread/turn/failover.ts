@@ -1,6 +1,6 @@
-import type { FailureClass } from "../../src/api/engine.js";
-import type { EngineModel } from "../../src/api/threads.js";
-import { onChain, seatModel, type SeatState, type ThreadState } from "./thread-state.js";
+import type { FailureClass } from "../../../src/api/engine.js";
+import type { EngineModel } from "../../../src/api/threads.js";
+import { onChain, seatModel, type SeatState, type ThreadState } from "../thread-state.js";
 
 /**
  * Where a failed turn moves on the thread's failover chain (SPEC "Errors", failover):

@@ -1,80 +1,10 @@
-import type { WindowBody } from "../../src/api/compaction.js";
-import type { TranscriptEntry, TurnInput } from "../../src/api/engine.js";
-import { cleanCut, type SeatBase } from "../../src/rules/seat-view.js";
-import type { AttachmentRef } from "../../src/api/attachments.js";
-import { addMissingColumn } from "../lib/sql-columns.js";
-import { applyWindows, estimateText, type AppliedWindow, type HeldEntry } from "../../src/rules/compaction.js";
+import type { WindowBody } from "../../../src/api/compaction.js";
+import type { TranscriptEntry, TurnInput } from "../../../src/api/engine.js";
+import { cleanCut, type SeatBase } from "../../../src/rules/seat-view.js";
+import type { AttachmentRef } from "../../../src/api/attachments.js";
+import { addMissingColumn } from "../../lib/sql-columns.js";
+import { applyWindows, estimateText, type AppliedWindow, type HeldEntry } from "../../../src/rules/compaction.js";
 
-/**
- * The turn tables of one Thread object: the inbox of messages waiting for a turn, the
- * transcript the engine is given and the reductions applied to it (a copy of the
- * `window` events), and the approvals and questions a turn waits on.
- * Every write here runs inside the object's commit queue, next to the event it belongs to.
- */
-export const TURN_SCHEMA = `
-  CREATE TABLE IF NOT EXISTS inbox (
-    seq    INTEGER PRIMARY KEY,
-    text   TEXT NOT NULL,
-    sender TEXT,
-    seat   TEXT
-  );
-  CREATE TABLE IF NOT EXISTS transcript (
-    id    INTEGER PRIMARY KEY AUTOINCREMENT,
-    seq   INTEGER NOT NULL,
-    entry TEXT NOT NULL
-  );
-  CREATE INDEX IF NOT EXISTS transcript_seq ON transcript (seq);
-  CREATE TABLE IF NOT EXISTS windows (
-    seq        INTEGER PRIMARY KEY,
-    body       TEXT NOT NULL,
-    up_to_row  INTEGER NOT NULL
-  );
-  CREATE TABLE IF NOT EXISTS attachments (
-    seq        INTEGER NOT NULL,
-    idx        INTEGER NOT NULL,
-    name       TEXT NOT NULL,
-    media_type TEXT NOT NULL,
-    bytes      INTEGER NOT NULL,
-    sha256     TEXT NOT NULL,
-    PRIMARY KEY (seq, idx)
-  );
-  CREATE TABLE IF NOT EXISTS steering (
-    seq          INTEGER PRIMARY KEY,
-    turn_id      TEXT NOT NULL,
-    text         TEXT NOT NULL,
-    sender       TEXT,
-    seat         TEXT,
-    state        TEXT NOT NULL,
-    reason       TEXT,
-    resolved_seq INTEGER,
-    joined       INTEGER NOT NULL DEFAULT 0
-  );
-  CREATE TABLE IF NOT EXISTS seat_bases (
-    seat    TEXT PRIMARY KEY,
-    row     INTEGER NOT NULL,
-    summary TEXT NOT NULL
-  );
-  CREATE TABLE IF NOT EXISTS handoffs (
-    from_seq     INTEGER PRIMARY KEY,
-    from_seat    TEXT NOT NULL,
-    to_seat      TEXT NOT NULL,
-    note         TEXT,
-    context      TEXT NOT NULL,
-    offered_by   TEXT NOT NULL,
-    state        TEXT NOT NULL,
-    answered_seq INTEGER
-  );
-  CREATE TABLE IF NOT EXISTS waits (
-    id       TEXT PRIMARY KEY,
-    kind     TEXT NOT NULL,
-    turn_id  TEXT NOT NULL,
-    seq      INTEGER NOT NULL,
-    detail   TEXT NOT NULL,
-    status   TEXT NOT NULL,
-    outcome  TEXT,
-    resolved_seq INTEGER
-  );
-`;
 
 /** An approval or a question a turn waits on. */
 export interface Wait {
@@ -139,6 +69,7 @@ export interface Routed {
 /** A queued message for a seat placed on a peer: it joins the transcript, and no turn runs here. */
 export type Elsewhere = TurnInput & { seat: string; own: boolean };
 
+/** Reads and writes of the turn tables (their schema and what each holds: schema.ts), each inside the commit of the event it belongs to. */
 export class TurnTables {
   constructor(private readonly sql: SqlStorage) {
     addMissingColumn(sql, "inbox", "seat");

@@ -1,9 +1,10 @@
-import type { WakeFilter, WakeItem } from "../../src/api/subscriptions.js";
-import type { Outcome } from "../../src/api/outcome.js";
-import { threadOf } from "../../src/platform/stubs.js";
-import type { PreparedEvent } from "./event-log.js";
-import type { Accepted, ThreadAccess } from "./thread-access.js";
-import type { AlarmPart } from "../lib/alarm-schedule.js";
+import type { WakeFilter, WakeItem } from "../../../src/api/subscriptions.js";
+import { ok, type Outcome } from "../../../src/api/outcome.js";
+import { missing } from "../refusals.js";
+import { threadOf } from "../../../src/platform/stubs.js";
+import type { PreparedEvent } from "../log/event-log.js";
+import type { Accepted, ThreadAccess } from "../thread-access.js";
+import type { AlarmPart } from "../../lib/alarm-schedule.js";
 
 export const WATCHERS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS watchers (
@@ -84,6 +85,19 @@ export class Watchers {
   /** Whether anything waits in the outbox: a new instance delivers it. */
   pending(): boolean {
     return this.thread.sql.exec("SELECT 1 FROM outbox LIMIT 1").toArray().length > 0;
+  }
+
+  /** A subscriber asks to watch this thread (missing: this thread does not exist). */
+  async watchedBy(watch: string, subscriber: string, filter: WakeFilter): Promise<Outcome<true>> {
+    if (!this.thread.state()) return missing();
+    await this.add(watch, subscriber, filter);
+    return ok(true);
+  }
+
+  async unwatchedBy(watch: string): Promise<Outcome<true>> {
+    if (!this.thread.state()) return missing();
+    await this.remove(watch);
+    return ok(true);
   }
 
   async add(watch: string, subscriber: string, filter: WakeFilter): Promise<void> {

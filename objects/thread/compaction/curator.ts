@@ -1,9 +1,9 @@
-import type { SummaryAnswer, SummaryRequest, TranscriptEntry } from "../../src/api/engine.js";
-import { accountScope } from "../../src/rules/accounts.js";
-import { callEngine } from "../../src/platform/engine-call.js";
-import { curatorModels } from "../../src/platform/config.js";
-import type { ThreadAccess } from "./thread-access.js";
-import { activeModel } from "./thread-state.js";
+import type { SummaryAnswer, SummaryRequest, TranscriptEntry } from "../../../src/api/engine.js";
+import { accountScope } from "../../../src/rules/accounts.js";
+import { callEngine } from "../../../src/platform/engine-call.js";
+import { curatorModels } from "../../../src/platform/config.js";
+import type { ThreadAccess } from "../thread-access.js";
+import { activeModel } from "../thread-state.js";
 
 /**
  * The curator's summary of `entries` (then its fallback's), through the engine host's

@@ -1,6 +1,6 @@
-import type { TurnFailure } from "../../src/api/engine.js";
-import type { EventBodies } from "../../src/api/events.js";
-import type { LoopState } from "../../src/api/turns.js";
+import type { TurnFailure } from "../../../src/api/engine.js";
+import type { EventBodies } from "../../../src/api/events.js";
+import type { LoopState } from "../../../src/api/turns.js";
 
 /** Why a running loop stops after one of its turns. */
 export type LoopStop = EventBodies["loop-stopped"]["reason"];

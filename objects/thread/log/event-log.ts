@@ -1,4 +1,4 @@
-import type { EventBodies, EventKind } from "../../src/api/events.js";
+import type { EventBodies, EventKind } from "../../../src/api/events.js";
 import type { BlobStore } from "./blob-store.js";
 
 /** One row of the log as SQLite holds it: the body is JSON text, or a blob's hash. */

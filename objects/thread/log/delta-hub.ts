@@ -1,4 +1,4 @@
-import { concat, encoder, HEARTBEAT, RETRY_HINT } from "../lib/sse.js";
+import { concat, encoder, HEARTBEAT, RETRY_HINT } from "../../lib/sse.js";
 
 class Subscriber {
   queue: Uint8Array[] = [];

@@ -1,4 +1,4 @@
-import { EngineReport, type TurnFailure, type TurnStop } from "../../src/api/engine.js";
+import { EngineReport, type TurnFailure, type TurnStop } from "../../../src/api/engine.js";
 
 export interface TurnEnd {
   outcome: "completed" | "failed";

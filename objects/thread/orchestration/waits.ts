@@ -1,16 +1,16 @@
-import type { ApprovalDecision, Json, QuestionAction } from "../../src/api/engine.js";
-import { CODES } from "../../src/api/errors.js";
-import type { EventBodies } from "../../src/api/events.js";
-import type { ApprovalResolved, QuestionStatus } from "../../src/api/turns.js";
-import { workspaceOf } from "../../src/platform/stubs.js";
-import { callEngine } from "../../src/platform/engine-call.js";
-import type { PreparedEvent } from "./event-log.js";
-import type { AlarmPart } from "../lib/alarm-schedule.js";
-import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
-import { missing } from "./refusals.js";
-import { restage, type ThreadAccess } from "./thread-access.js";
-import type { ThreadState } from "./thread-state.js";
-import type { Wait } from "./turn-tables.js";
+import type { ApprovalDecision, Json, QuestionAction } from "../../../src/api/engine.js";
+import { CODES } from "../../../src/api/errors.js";
+import type { EventBodies } from "../../../src/api/events.js";
+import type { ApprovalResolved, QuestionStatus } from "../../../src/api/turns.js";
+import { workspaceOf } from "../../../src/platform/stubs.js";
+import { callEngine } from "../../../src/platform/engine-call.js";
+import type { PreparedEvent } from "../log/event-log.js";
+import type { AlarmPart } from "../../lib/alarm-schedule.js";
+import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
+import { missing } from "../refusals.js";
+import { restage, type ThreadAccess } from "../thread-access.js";
+import type { ThreadState } from "../thread-state.js";
+import type { Wait } from "../turn/tables.js";
 
 /** An open wait and the event that cancels it, prepared before the commit that writes it. */
 export interface PreparedCancellation {
@@ -24,7 +24,7 @@ export interface PreparedCancellation {
  * workspace keeps an index of the open ones.
  */
 export class Waits {
-  /** Told of every approval decided, after its commit: a gate's approval decides the gate (objects/thread/gates.ts). */
+  /** Told of every approval decided, after its commit: a gate's approval decides the gate (objects/thread/orchestration/gates.ts). */
   onApprovalResolved: ((wait: Wait, decision: ApprovalDecision, expired: boolean) => Promise<void>) | null = null;
 
   /** Every open wait with a timeout expires from the object's alarm, at its opening's time plus the timeout. */
@@ -197,7 +197,7 @@ export class Waits {
 
   /**
    * Whether an engine waits on what a wait of `turnId` decided: only the running turn's
-   * engine does. A gate's approval belongs to no turn (objects/thread/gates.ts).
+   * engine does. A gate's approval belongs to no turn (objects/thread/orchestration/gates.ts).
    */
   private engineWaits(turnId: string): boolean {
     return this.state?.turn?.id === turnId;

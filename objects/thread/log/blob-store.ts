@@ -1,7 +1,7 @@
-import type { BlobRef } from "../../src/api/events.js";
-import { CODES } from "../../src/api/errors.js";
-import { refuse, type Refusal } from "../../src/api/outcome.js";
-import { storageFault, storageFullRefusal } from "../../src/rules/storage-fault.js";
+import type { BlobRef } from "../../../src/api/events.js";
+import { CODES } from "../../../src/api/errors.js";
+import { refuse, type Refusal } from "../../../src/api/outcome.js";
+import { storageFault, storageFullRefusal } from "../../../src/rules/storage-fault.js";
 
 const encoder = new TextEncoder();
 
