@@ -9,7 +9,7 @@ import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "..
 import { CODES } from "../src/api/errors.js";
 import type { CycleBody, EventBodies, EventKind, MemoryRetainedBody } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
-import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnStatus } from "../src/api/turns.js";
+import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnResult, TurnStatus } from "../src/api/turns.js";
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
 import { catalogOf, workspaceOf } from "../src/platform/stubs.js";
@@ -35,7 +35,7 @@ import { Watchers, WATCHERS_SCHEMA } from "./thread/watchers.js";
 import type { Subscription, WakeFilter, WakeItem, WatchTarget } from "../src/api/subscriptions.js";
 import { Seats, type SeatTarget } from "./thread/seats.js";
 import { TURN_SCHEMA, TurnTables } from "./thread/turn-tables.js";
-import { TurnDriver, type TurnResult } from "./thread/turn-driver.js";
+import { TurnDriver } from "./thread/turn-driver.js";
 import { TurnTools } from "./thread/turn-tools.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import type { ThreadNews } from "./workspace/feed.js";

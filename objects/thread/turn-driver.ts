@@ -2,7 +2,7 @@ import { turnAccount } from "../../src/rules/accounts.js";
 import type { SteerRequest, TurnEndNote, TurnFailure, TurnInput, TurnRequest } from "../../src/api/engine.js";
 import { CODES } from "../../src/api/errors.js";
 import type { MessageAccepted, ThreadSpec } from "../../src/api/threads.js";
-import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnStatus } from "../../src/api/turns.js";
+import { RUNTIME_SENDER, STALLED_NUDGE, type QueuedBecause, type TurnResult, type TurnStatus } from "../../src/api/turns.js";
 import type { PreparedEvent, StoredEvent } from "./event-log.js";
 import { hostOf, roomOf, threadOf, workspaceOf } from "../../src/platform/stubs.js";
 import type { Recalled } from "../../src/api/memory.js";
@@ -63,14 +63,6 @@ interface LiveTurn {
   runner: TurnRunner;
   lastReply: { seq: number; text: string } | null;
   done: Promise<TurnEnd>;
-}
-
-export interface TurnResult {
-  turnId: string | null;
-  outcome: "completed" | "failed" | "queued";
-  failure: TurnFailure | null;
-  reply: { seq: number; text: string } | null;
-  queuedBecause?: QueuedBecause;
 }
 
 /** How many wakes led to a message (0 for one no subscription sent). */

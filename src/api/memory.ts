@@ -75,23 +75,27 @@ export type MemoryQuery = z.infer<typeof MemoryQuery>;
 /** `GET /threads/:id/memory`: the thread is the path's. */
 export const ThreadMemoryQuery = MemoryQuery.omit({ thread: true });
 
-export interface Memory {
-  id: string;
-  kind: MemoryKind;
-  text: string;
-  key: string | null;
-  tags: string[];
-  importance: number;
+/** Why a memory no longer holds: a newer one superseded it, took its key, or a person retired it. */
+export const RETIRE_REASONS = ["superseded", "key", "person"] as const;
+
+export const Memory = z.object({
+  id: z.string(),
+  kind: z.enum(MEMORY_KINDS),
+  text: z.string(),
+  key: z.string().nullable(),
+  tags: z.array(z.string()),
+  importance: z.number(),
   /** Where it came from: the thread that recorded it and the event it rests on. */
-  thread: string | null;
-  seq: number | null;
-  createdAt: string;
-  updatedAt: string;
+  thread: z.string().nullable(),
+  seq: z.number().int().positive().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
   /** Set once it no longer holds: superseded by a newer memory (`by`), or retired by a person. */
-  retired: { at: string; by: string | null; reason: "superseded" | "key" | "person" } | null;
+  retired: z.object({ at: z.string(), by: z.string().nullable(), reason: z.enum(RETIRE_REASONS) }).nullable(),
   /** A reflection's sources. */
-  cites: string[];
-}
+  cites: z.array(z.string()),
+});
+export type Memory = z.infer<typeof Memory>;
 
 export interface Retained {
   id: string;
@@ -108,10 +112,9 @@ export interface Recalled {
   usedTokens: number;
 }
 
-export interface MemoryPage {
-  memories: Memory[];
-  nextBefore: number | null;
-}
+/** A page of memories, newest first; `nextBefore` asks for the next, null at the end. */
+export const MemoryPage = z.object({ memories: z.array(Memory), nextBefore: z.number().int().positive().nullable() });
+export type MemoryPage = z.infer<typeof MemoryPage>;
 
 export interface Reflected {
   reflections: Memory[];
