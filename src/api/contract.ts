@@ -17,7 +17,6 @@ import { CODES } from "./errors.js";
 import { ClearSpawnPause, ExternalPeerBody, HostReportBody, PreviewBody } from "./operator.js";
 import { ListThreadsQuery, MessageAccepted, PatchMessage, PostedMessage, PostMessage, SeatLease, SpawnResult, SpawnSpec, ThreadHead, ThreadListPage, ThreadRestored, ThreadRetired, ThreadRow } from "./threads.js";
 import {
-  ApprovalClosed,
   ApprovalDecisionBody,
   ApprovalResolved,
   ForkBody,
@@ -375,7 +374,7 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "POST /threads/:id/approvals/:approvalId": {
     summary: "Allows or denies a tool call; a second answer is a 200 with code `approval-closed`.",
     body: ApprovalDecisionBody,
-    answer: z.union([ApprovalResolved, ApprovalClosed]),
+    answer: ApprovalResolved,
     errors: [
       [404, CODES.approvalNotFound],
       [200, CODES.approvalClosed],

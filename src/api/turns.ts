@@ -73,16 +73,6 @@ export const ApprovalDecisionBody = z
 export const ApprovalResolved = z.object({ approvalId: z.string(), decision: z.enum(APPROVAL_DECISIONS), seq: z.number().int().positive() });
 export type ApprovalResolved = z.infer<typeof ApprovalResolved>;
 
-/** A second answer to an approval: a 200 with code `approval-closed` and what closed it (`cancelled` when its turn ended first). */
-export const ApprovalClosed = z.object({
-  error: z.string(),
-  code: z.literal("approval-closed"),
-  approvalId: z.string(),
-  decision: z.enum([...APPROVAL_DECISIONS, "cancelled"]),
-  /** Nobody answered in time: closed as a deny. */
-  expired: z.literal(true).optional(),
-});
-
 export const QuestionAnswerBody = z.object({ answer: z.string().min(1).max(100_000) }).strict();
 
 export const QUESTION_STATES = ["open", "answered", "dismissed", "continued", "cancelled"] as const;
