@@ -56,13 +56,13 @@ export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type RouteError = readonly [status: number, code: string];
 
 /**
- * One route as the HTTP interface promises it. The schemas are the ones the router
- * validates with (test/unit/contract.test.ts checks that they are the same objects), and
- * `GET /openapi.json` is generated from this table.
+ * One route as the HTTP interface promises it, declared once: the router serves it from
+ * here (src/http/serve.ts: method, path, drain gate, body and query checks), `GET
+ * /openapi.json` is generated from it, and the client library and the tests read it.
  */
 export interface RouteContract {
   summary: string;
-  /** The query the route reads (the router reads some of these by hand, through src/http/query.ts). */
+  /** The query the route reads: checked by src/http/serve.ts, unless its handler reads it itself (cursors and limits, through src/http/query.ts). */
   query?: z.ZodType;
   body?: z.ZodType;
   /** The success status; 200 when absent. */
@@ -71,6 +71,11 @@ export interface RouteContract {
   answer?: z.ZodType;
   /** What the success answer is when it is not JSON: an event stream, either, or bytes of their own media type (`binary`). */
   media?: "sse" | "json-or-sse" | "json-or-prometheus" | "binary";
+  /**
+   * An event stream's frames, by their SSE `event:` name (`message` for a frame that names
+   * none): when each comes and its `data`'s schema (none when the data is not JSON).
+   */
+  events?: Readonly<Record<string, { when: string; data?: z.ZodType }>>;
   /**
    * Other successes, beside `status`: each its status, when it is given, its answer's
    * schema (the success's otherwise), and the codes it carries (`queuedBecause.code`).
@@ -177,8 +182,11 @@ const COMPLETIONS = [
   [503, COMPLETIONS_CODES.accountPoolUnavailable],
 ] as const;
 
-/** Every route the router serves, by `METHOD /path` as hono writes it. */
-export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
+/**
+ * Every route the router serves, by `METHOD /path` as hono writes it. Each row keeps its own
+ * type here, so that src/http/serve.ts can type a handler's input from it (`Declared`).
+ */
+const DECLARED = {
   "GET /health": { summary: "The build the host runs, the session sandbox and each engine's availability (with why not and what to run), and the fields `/spawn` accepts.", answer: HealthAnswer },
   "GET /openapi.json": { summary: "This document." },
   "GET /incidents": { summary: "Failed turns of the last 24 hours, grouped by class and fingerprint.", query: SinceQuery },
@@ -656,4 +664,12 @@ export const CONTRACT: Record<`${Method} /${string}`, RouteContract> = {
   "GET /previews": { summary: "The recorded previews." },
   "GET /previews/:id": { summary: "One preview.", errors: [[404, CODES.previewNotFound]] },
   "DELETE /previews/:id": { summary: "Removes a preview.", errors: [[404, CODES.previewNotFound]] },
-};
+} satisfies Record<`${Method} /${string}`, RouteContract>;
+
+/** A route as the contract names it: `METHOD /path`, with hono's `:param`s. */
+export type RouteKey = keyof typeof DECLARED;
+/** One route's declaration, with its own schemas' types. */
+export type Declared<K extends RouteKey> = (typeof DECLARED)[K];
+
+/** Every route, each as a `RouteContract`: what the document, the tests and the client read. */
+export const CONTRACT: Readonly<Record<RouteKey, RouteContract>> = DECLARED;

@@ -262,3 +262,25 @@ export const CODES = {
   /** From the front (408): a head not whole in time, or a request body that stalled. */
   requestTimeout: "request-timeout",
 } as const;
+
+/**
+ * The credential proxy's answers to a session's own calls (docs/credentials.md), in the
+ * provider-like shape the engines' SDKs read: `{error: {type: "proxy_error", code,
+ * message}, type: "error"}`, with the code in `x-service-proxy` too. No route answers them.
+ */
+export const PROXY_CODES = {
+  /** A placeholder naming an account this host does not have (401). */
+  unknownAccount: "unknown-account",
+  /** A placeholder on its way anywhere but its own account's origin (403). */
+  wrongDestination: "wrong-destination",
+  /** The provider refused the account's login when the proxy renewed it (401). */
+  loginRefused: "login-refused",
+  /** The provider, or its token endpoint, could not be reached (502). */
+  upstreamUnreachable: "proxy-upstream-unreachable",
+  /** A destination that is neither loopback nor a provider (403): the session reached outside. */
+  egressRefused: "egress-refused",
+  /** A plain-HTTP proxy request whose target is not an absolute URI (400). */
+  absoluteUriRequired: "absolute-uri-required",
+  /** A bug in the proxy: an error nobody refused on purpose (502, so the engine sees a failed call). */
+  proxyFailed: "proxy-error",
+} as const;

@@ -7,10 +7,24 @@ const PATH_PARAM = /:([A-Za-z][A-Za-z0-9]*)/g;
 
 type Schema = Record<string, unknown>;
 
-/** JSON Schema 2020-12 (OpenAPI 3.1's dialect) of what a caller sends or receives. */
-function jsonSchema(schema: z.ZodType): Schema {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Schema;
+/**
+ * JSON Schema 2020-12 (OpenAPI 3.1's dialect). What a caller sends is read as zod reads
+ * input (defaults optional, unknown keys as the schema allows); what it receives as zod
+ * writes output, so a plain object answer lists every key it has and no other.
+ */
+function jsonSchema(schema: z.ZodType, io: "input" | "output" = "input"): Schema {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Schema;
   return rest;
+}
+
+/** An event stream, with what each of its frames carries (`x-events`, by SSE `event:` name). */
+function eventStream(route: RouteContract): Schema {
+  const events = Object.entries(route.events ?? {});
+  const names = events.map(([name, e]) => `\`${name}\` (${e.when})`).join("; ");
+  return {
+    schema: { type: "string", description: events.length ? `Server-sent events: ${names}.` : "Server-sent events." },
+    ...(events.length ? { "x-events": Object.fromEntries(events.map(([name, e]) => [name, { description: e.when, ...(e.data ? { data: jsonSchema(e.data, "output") } : {}) }])) } : {}),
+  };
 }
 
 const ERROR_BODY: Schema = {
@@ -43,22 +57,23 @@ function commonErrors(key: string, route: RouteContract): RouteError[] {
 
 function responses(key: string, route: RouteContract): Schema {
   const status = String(route.status ?? 200);
+  const json = { schema: route.answer ? jsonSchema(route.answer, "output") : { type: "object" } };
   const media =
     route.media === "sse"
-      ? { "text/event-stream": { schema: { type: "string" } } }
+      ? { "text/event-stream": eventStream(route) }
       : route.media === "json-or-sse"
-        ? { "application/json": { schema: { type: "object" } }, "text/event-stream": { schema: { type: "string" } } }
+        ? { "application/json": json, "text/event-stream": eventStream(route) }
         : route.media === "json-or-prometheus"
-          ? { "application/json": { schema: { type: "object" } }, "text/plain": { schema: { type: "string" } } }
+          ? { "application/json": json, "text/plain": { schema: { type: "string", description: "Prometheus' text exposition format." } } }
           : route.media === "binary"
-            ? { "*/*": { schema: { type: "string", contentMediaType: "application/octet-stream" } } }
-            : { "application/json": { schema: route.answer ? jsonSchema(route.answer) : { type: "object" } } };
+            ? { "*/*": { schema: { type: "string", format: "binary", description: "The bytes, with the media type they were stored with." } } }
+            : { "application/json": json };
   const out: Schema = { [status]: { description: "Success.", content: media } };
   for (const other of route.also ?? [])
     out[String(other.status)] = {
       description: `Success: ${other.when}`,
       ...(other.codes ? { "x-codes": other.codes } : {}),
-      content: other.answer ? { "application/json": { schema: jsonSchema(other.answer) } } : media,
+      content: other.answer ? { "application/json": { schema: jsonSchema(other.answer, "output") } } : media,
     };
   const refusals = [...(route.completionsErrors ? [] : commonErrors(key, route)), ...(route.errors ?? [])];
   const byStatus = new Map<number, string[]>();
@@ -66,9 +81,13 @@ function responses(key: string, route: RouteContract): Schema {
   for (const [s, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     const body = route.completionsErrors ? COMPLETIONS_ERROR : ERROR_BODY;
     const described = `Refused: ${codes.map((c) => `\`${c}\``).join(", ")}.`;
-    if (String(s) === status) {
-      const ok = out[status] as { description: string };
-      ok.description = `Success, or a refusal that is not an error: ${codes.map((c) => `\`${c}\``).join(", ")}.`;
+    const shared = out[String(s)] as { description: string; content: Record<string, { schema: Schema }>; "x-codes"?: readonly string[] } | undefined;
+    if (shared) {
+      // A success status that also carries a refusal that is not an error (an approval already closed): either body.
+      shared.description = `${shared.description} Or a refusal that is not an error: ${codes.map((c) => `\`${c}\``).join(", ")}.`;
+      shared["x-codes"] = [...(shared["x-codes"] ?? []), ...codes];
+      const jsonAnswer = shared.content["application/json"];
+      if (jsonAnswer) shared.content = { ...shared.content, "application/json": { schema: { anyOf: [jsonAnswer.schema, body] } } };
       continue;
     }
     out[String(s)] = { description: described, "x-codes": codes, content: { "application/json": { schema: body } } };

@@ -5,11 +5,12 @@ import { Name } from "../api/threads.js";
 import type { AppEnv } from "../http/app-env.js";
 import { ENGINE_HOST_SILENT, engineList } from "../platform/engine-list.js";
 import { refused } from "../http/answer.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Operating the host": `/accounts` and the access-token route (docs/api.md "Accounts"). */
 export const accounts = new Hono<AppEnv>();
 
-accounts.get("/accounts", async (c) => {
+serve(accounts, "GET /accounts", async (c) => {
   const [engines, pool] = await Promise.all([engineList(c.env), accountPoolState(c.env)]);
   if (!engines) refused(503, ENGINE_HOST_SILENT, CODES.engineHostUnavailable);
   if (!pool) refused(503, "the account pool did not answer", CODES.accountPoolUnavailable);
@@ -22,7 +23,7 @@ accounts.get("/accounts", async (c) => {
  * has no token to give (an API key, or a login the provider refused), 503 the provider's
  * token endpoint cannot be reached now.
  */
-accounts.post("/accounts/:id/access-token", async (c) => {
+serve(accounts, "POST /accounts/:id/access-token", async (c) => {
   const id = c.req.param("id");
   // Account ids are names (src/api/accounts.ts): anything else, `..` above all, would make
   // another path of the account service once its URL is parsed.

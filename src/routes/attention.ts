@@ -7,6 +7,7 @@ import { attentionItems } from "../flows/attention-items.js";
 import { hostOf } from "../platform/stubs.js";
 import { refused } from "../http/answer.js";
 import { intParam, resumeCursor } from "../http/query.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Operating the host": items that need a person (docs/operating.md, "Attention"). */
 export const attention = new Hono<AppEnv>();
@@ -28,26 +29,26 @@ async function changesAfter(c: Context<AppEnv>, after: number, limit: number): P
   return JSON.parse(await hostOf(c.env).attentionChanges(after, limit)) as AttentionChange[];
 }
 
-attention.get("/attention", async (c) => {
+serve(attention, "GET /attention", async (c) => {
   const { items, seq } = await look(c);
   return c.json({ items, seq });
 });
 
-attention.get("/attention/changes", async (c) => {
+serve(attention, "GET /attention/changes", async (c) => {
   const after = resumeCursor(c);
   const limit = intParam(c.req.query("limit"), "limit", CHANGES_DEFAULT, CHANGES_MAX);
   const { seq } = await look(c);
   const changes = await changesAfter(c, after, limit);
   const nextAfter = changes.at(-1)?.seq ?? Math.min(after, seq);
   return c.json({ changes, nextAfter: String(nextAfter), hasMore: nextAfter < seq });
-});
+}, ["query"]);
 
 /**
  * SSE of attention changes, with the follow rules: the frame id is the change's seq,
  * `Last-Event-ID` (or `after`) resumes, a heartbeat when idle. The items are gathered
  * from their owners, so the stream looks again every second rather than being pushed.
  */
-attention.get("/attention/follow", async (c) => {
+serve(attention, "GET /attention/follow", async (c) => {
   let after = resumeCursor(c);
   const signal = c.req.raw.signal;
   const encoder = new TextEncoder();
@@ -86,9 +87,9 @@ attention.get("/attention/follow", async (c) => {
     },
   });
   return new Response(stream, { headers: SSE_HEADERS });
-});
+}, ["query"]);
 
-attention.get("/attention/:id", async (c) => {
+serve(attention, "GET /attention/:id", async (c) => {
   const { items } = await look(c);
   const item = items.find((i) => i.id === c.req.param("id"));
   if (!item) refused(404, `no open attention item ${c.req.param("id")}`, CODES.attentionNotFound);

@@ -24,6 +24,7 @@ import { completionsThreadId, recordCompletion } from "../flows/completions-thre
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../rules/json-depth.js";
 import { ndjson } from "../shared/ndjson.js";
 import { issuesSentence } from "../shared/issues.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Completions": an OpenAI-compatible endpoint over the workspace's accounts (docs/completions.md). */
 export const completions = new Hono<AppEnv>();
@@ -95,7 +96,7 @@ async function poolRefused(res: Response): Promise<never> {
   oaiRefused(503, CODES.accountPoolUnavailable, body.error ?? `The account pool answered ${res.status}.`);
 }
 
-completions.get("/v1/models", async (c) => {
+serve(completions, "GET /v1/models", async (c) => {
   let res: Response;
   try {
     res = await accountPool(c.env, "/models");
@@ -107,7 +108,7 @@ completions.get("/v1/models", async (c) => {
 });
 
 /** The OpenAI SDK's `models.retrieve`: one routable model, a deprecated one too. */
-completions.get("/v1/models/:id", async (c) => {
+serve(completions, "GET /v1/models/:id", async (c) => {
   const id = c.req.param("id");
   // Encoded, `.` and `..` stay dot segments, which URL parsing would turn into another path of the account service.
   if (id === "." || id === "..") oaiRefused(404, CODES.modelNotFound, `The model ${JSON.stringify(id)} does not exist on this host.`);
@@ -122,7 +123,7 @@ completions.get("/v1/models/:id", async (c) => {
   return new Response(res.body, { headers: { "content-type": "application/json" } });
 });
 
-completions.post("/v1/chat/completions", async (c) => {
+serve(completions, "POST /v1/chat/completions", async (c) => {
   const who = caller(c);
   const body = await request(c);
   const config = c.var.config;
@@ -228,4 +229,4 @@ completions.post("/v1/chat/completions", async (c) => {
   return new Response(out, {
     headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" },
   });
-});
+}, ["body"]);

@@ -1,11 +1,11 @@
 import { Hono, type Context } from "hono";
 import type { Outcome } from "../api/outcome.js";
-import { ArmDrain, ReleaseDrainClaim, type DrainStatus } from "../api/drain.js";
+import type { DrainStatus } from "../api/drain.js";
 import type { AppEnv } from "../http/app-env.js";
 import { settleDrain } from "../http/drain-gate.js";
 import { hostOf } from "../platform/stubs.js";
 import { answer } from "../http/answer.js";
-import { jsonBody, valid } from "../http/validate.js";
+import { serve } from "../http/serve.js";
 
 /**
  * SPEC "Operating the host": read, arm and disarm the drain. These routes take any
@@ -21,19 +21,19 @@ async function settled(c: Context<AppEnv>, outcome: Outcome<DrainStatus>): Promi
   return answer(c, outcome);
 }
 
-drain.get("/drain", async (c) => {
+serve(drain, "GET /drain", async (c) => {
   const status = await hostOf(c.env).drainStatus();
   await settleDrain(c.env, status);
   return c.json(status);
 });
 
-drain.post("/drain", jsonBody(ArmDrain), async (c) => {
+serve(drain, "POST /drain", async (c) => {
   const { owner, reason } = c.req.valid("json");
   return settled(c, await hostOf(c.env).armDrain(owner ?? null, reason ?? null));
 });
 
-drain.delete("/drain", async (c) => settled(c, await hostOf(c.env).disarmDrain()));
+serve(drain, "DELETE /drain", async (c) => settled(c, await hostOf(c.env).disarmDrain()));
 
-drain.delete("/drain/claim", valid("query", ReleaseDrainClaim), async (c) =>
+serve(drain, "DELETE /drain/claim", async (c) =>
   settled(c, await hostOf(c.env).releaseDrain(c.req.valid("query").owner)),
 );

@@ -10,6 +10,7 @@ import type { SandboxReport } from "../api/engines.js";
 import { ENGINE_HOST_SILENT, engineHostState } from "../platform/engine-list.js";
 import type { StorageState } from "../api/operator.js";
 import { noteStorageState } from "../http/storage-watch.js";
+import { serve } from "../http/serve.js";
 
 /** Each spawn field with its accepted values (enums) or its type, read off the schema itself. */
 function describeSpawnFields(): Record<string, string | readonly string[]> {
@@ -28,7 +29,7 @@ export const health = new Hono<AppEnv>();
 /** What /health says of sessions when the engine host is silent: nothing is known of them. */
 const UNKNOWN_SANDBOX: SandboxReport = { state: "unknown", reason: ENGINE_HOST_SILENT, remedy: "start the runtime with `npm start`" };
 
-health.get("/health", async (c) => {
+serve(health, "GET /health", async (c) => {
   // A retain that could not be stored, per workspace, until a later one is (docs/memory.md).
   // Health answers even when the Host does not: then it says the alerts are unknown.
   const [alerts, host, storage] = await Promise.all([
@@ -58,11 +59,11 @@ health.get("/health", async (c) => {
 });
 
 /** The HTTP interface as OpenAPI 3.1, generated from the schemas the router validates with. */
-health.get("/openapi.json", (c) => c.body(openApiText(c.var.config.build), 200, { "content-type": "application/json; charset=utf-8" }));
+serve(health, "GET /openapi.json", (c) => c.body(openApiText(c.var.config.build), 200, { "content-type": "application/json; charset=utf-8" }));
 
-health.get("/incidents", async (c) => {
+serve(health, "GET /incidents", async (c) => {
   const raw = c.req.query("since");
   if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`, CODES.invalidQuery);
   const since = raw === undefined ? 0 : Number(raw);
   return c.json({ since, windowHours: 24, incidents: await hostOf(c.env).incidents(since) });
-});
+}, ["query"]);

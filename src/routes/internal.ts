@@ -3,10 +3,8 @@ import { CODES } from "../api/errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { hostOf, threadOf } from "../platform/stubs.js";
 import { answer, refused } from "../http/answer.js";
-import { RuntimeToolCall } from "../api/tools.js";
 import { runTool } from "../flows/runtime-tools.js";
-import { HostReportBody } from "../api/operator.js";
-import { jsonBody } from "../http/validate.js";
+import { serve } from "../http/serve.js";
 
 /**
  * Routes for the front only, behind the token it shares with the worker
@@ -24,7 +22,7 @@ internal.use("/internal/*", async (c, next) => {
  * The boot sweep: activates every thread that was mid-turn when the host went down.
  * Activation is what records the lost turn (see Thread's constructor).
  */
-internal.post("/internal/boot-sweep", async (c) => {
+serve(internal, "POST /internal/boot-sweep", async (c) => {
   const ids = await hostOf(c.env).runningTurns();
   const results = await Promise.all(
     ids.map(async (id) => {
@@ -40,10 +38,10 @@ internal.post("/internal/boot-sweep", async (c) => {
 });
 
 /** The front's measurement of the machine: the Host object decides the spawn pause from it. */
-internal.post("/internal/host-report", jsonBody(HostReportBody), async (c) => {
+serve(internal, "POST /internal/host-report", async (c) => {
   const { report, thresholds } = c.req.valid("json");
   return c.json(await hostOf(c.env).hostReport(report, thresholds));
 });
 
 /** A running turn's call of one of the runtime's tools, from the engine host (docs/tools.md). */
-internal.post("/internal/tools", jsonBody(RuntimeToolCall), async (c) => answer(c, await runTool(c.env, c.var.config, c.req.valid("json"), (p) => c.executionCtx.waitUntil(p))));
+serve(internal, "POST /internal/tools", async (c) => answer(c, await runTool(c.env, c.var.config, c.req.valid("json"), (p) => c.executionCtx.waitUntil(p))));

@@ -1,13 +1,13 @@
 import { Hono, type Context } from "hono";
 import { CODES } from "../api/errors.js";
-import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery, type Retained } from "../api/memory.js";
+import { type Retained } from "../api/memory.js";
 import { DEFAULT_WORKSPACE } from "../api/turns.js";
 import type { AppEnv } from "../http/app-env.js";
 import { answer, refused, valueOf } from "../http/answer.js";
-import { jsonBody, valid } from "../http/validate.js";
 import { retainMemory, workspaceOfThread } from "../flows/memory.js";
 import { workspaceOf } from "../platform/stubs.js";
 import { thread } from "./thread-stub.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Workspaces and memory": a workspace's memory (docs/memory.md). */
 export const memory = new Hono<AppEnv>();
@@ -25,28 +25,28 @@ const memoryId = (c: Context<AppEnv>) => {
   return id;
 };
 
-memory.post("/workspaces/:name/memory/retain", jsonBody(Retain), async (c) => {
+serve(memory, "POST /workspaces/:name/memory/retain", async (c) => {
   const stored = await retainMemory(c.env, memoryWorkspace(c), c.req.valid("json"));
   return answer(c, stored, stored.ok && (stored.value as Retained).duplicate ? 200 : 201);
 });
 
-memory.post("/workspaces/:name/memory/recall", jsonBody(Recall), async (c) => c.json(await workspaceOf(c.env, memoryWorkspace(c)).recall(c.req.valid("json"))));
+serve(memory, "POST /workspaces/:name/memory/recall", async (c) => c.json(await workspaceOf(c.env, memoryWorkspace(c)).recall(c.req.valid("json"))));
 
-memory.post("/workspaces/:name/memory/reflect", jsonBody(Reflect), async (c) => {
+serve(memory, "POST /workspaces/:name/memory/reflect", async (c) => {
   const name = memoryWorkspace(c);
   return answer(c, await workspaceOf(c.env, name).reflect(name, c.req.valid("json").limit));
 });
 
-memory.get("/workspaces/:name/memory", valid("query", MemoryQuery), async (c) => c.json(await workspaceOf(c.env, memoryWorkspace(c)).memoryPage(c.req.valid("query"))));
+serve(memory, "GET /workspaces/:name/memory", async (c) => c.json(await workspaceOf(c.env, memoryWorkspace(c)).memoryPage(c.req.valid("query"))));
 
-memory.get("/workspaces/:name/memory/:id", async (c) => answer(c, await workspaceOf(c.env, memoryWorkspace(c)).memory(memoryId(c))));
+serve(memory, "GET /workspaces/:name/memory/:id", async (c) => answer(c, await workspaceOf(c.env, memoryWorkspace(c)).memory(memoryId(c))));
 
-memory.patch("/workspaces/:name/memory/:id", jsonBody(EditMemory), async (c) => answer(c, await workspaceOf(c.env, memoryWorkspace(c)).editMemory(memoryId(c), c.req.valid("json"))));
+serve(memory, "PATCH /workspaces/:name/memory/:id", async (c) => answer(c, await workspaceOf(c.env, memoryWorkspace(c)).editMemory(memoryId(c), c.req.valid("json"))));
 
-memory.delete("/workspaces/:name/memory/:id", async (c) => answer(c, await workspaceOf(c.env, memoryWorkspace(c)).forgetMemory(memoryId(c))));
+serve(memory, "DELETE /workspaces/:name/memory/:id", async (c) => answer(c, await workspaceOf(c.env, memoryWorkspace(c)).forgetMemory(memoryId(c))));
 
 // What the thread recorded: retired ones too, unless the query says otherwise.
-memory.get("/threads/:id/memory", valid("query", ThreadMemoryQuery), async (c) => {
+serve(memory, "GET /threads/:id/memory", async (c) => {
   const id = c.req.param("id");
   thread(c, id);
   const workspace = valueOf(await workspaceOfThread(c.env, id));

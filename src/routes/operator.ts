@@ -2,7 +2,6 @@ import { Hono, type Context } from "hono";
 import { accountViews } from "../platform/account-pool.js";
 import { CODES } from "../api/errors.js";
 import { DRAIN_RETRY_AFTER_SECONDS } from "../api/drain.js";
-import { ClearSpawnPause } from "../api/operator.js";
 import { TAIL_DEFAULT_LIMIT, TAIL_MAX_LIMIT, TAIL_MAX_WAIT_MS } from "../api/tail.js";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from "../api/threads.js";
 import type { AppEnv } from "../http/app-env.js";
@@ -13,28 +12,28 @@ import { exhaustion } from "../rules/exhaustion.js";
 import { refused } from "../http/answer.js";
 import { prometheus, type MetricsDoc } from "../http/prometheus.js";
 import { routeTimings, type RouteStats } from "../http/timings.js";
-import { jsonBody } from "../http/validate.js";
 import { hubLimits } from "../platform/hub-limits.js";
 import { buildSeatsOf } from "../flows/pr-work.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Operating the host": the keeper, load, limits, timings and metrics (docs/operating.md). */
 export const operator = new Hono<AppEnv>();
 
 const HISTORY_DEFAULT_MS = 60 * 60_000;
 
-operator.get("/keeper/spawn-pause", async (c) => c.json(await hostOf(c.env).spawnPause()));
+serve(operator, "GET /keeper/spawn-pause", async (c) => c.json(await hostOf(c.env).spawnPause()));
 
-operator.post("/keeper/spawn-pause/clear", jsonBody(ClearSpawnPause), async (c) => {
+serve(operator, "POST /keeper/spawn-pause/clear", async (c) => {
   return c.json(await hostOf(c.env).clearSpawnPause(c.req.valid("json").reason));
 });
 
-operator.get("/host-load", async (c) => {
+serve(operator, "GET /host-load", async (c) => {
   const r = await hostOf(c.env).lastHostReport();
   if (!r) refused(503, "the front has not measured the machine yet", CODES.hostLoadUnknown, undefined, { "retry-after": "5" });
   return c.json({ at: r.at, load: { "1m": r.load[0], "5m": r.load[1], "15m": r.load[2] }, cpus: r.cpus, memory: r.memory, deviceSimulators: r.deviceSimulators });
 });
 
-operator.get("/live", async (c) => {
+serve(operator, "GET /live", async (c) => {
   const { running } = await hostOf(c.env).spawnGate();
   const [summaries, views] = await Promise.all([catalogOf(c.env).summaries(running), accountViews(c.env)]);
   const sessions = summaries.map((s) => ({ threadId: s.id, workspace: s.workspace, engine: s.engine, model: s.model, stage: s.stage, since: s.updatedAt }));
@@ -47,7 +46,7 @@ operator.get("/live", async (c) => {
   });
 });
 
-operator.get("/limits", async (c) => {
+serve(operator, "GET /limits", async (c) => {
   const config = c.var.config;
   const pause = await hostOf(c.env).spawnPause();
   const hub = await hubLimits(config.hubUrl);
@@ -81,7 +80,7 @@ async function allTimings(env: Env) {
   return routeTimings(others ?? []);
 }
 
-operator.get("/timings", async (c) => c.json({ since: timedSince, routes: await allTimings(c.env) }));
+serve(operator, "GET /timings", async (c) => c.json({ since: timedSince, routes: await allTimings(c.env) }));
 
 async function metrics(c: Context<AppEnv>): Promise<MetricsDoc & { at: string }> {
   const host = hostOf(c.env);
@@ -101,14 +100,14 @@ async function metrics(c: Context<AppEnv>): Promise<MetricsDoc & { at: string }>
   };
 }
 
-operator.get("/metrics", async (c) => {
+serve(operator, "GET /metrics", async (c) => {
   const m = await metrics(c);
   const wantsText = c.req.query("format") === "prometheus" || /text\/plain|openmetrics/.test(c.req.header("accept") ?? "");
   if (!wantsText) return c.json(m);
   return c.body(prometheus(m), 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
 });
 
-operator.get("/metrics/history", async (c) => {
+serve(operator, "GET /metrics/history", async (c) => {
   const raw = c.req.query("since");
   if (raw !== undefined && !/^\d{1,16}$/.test(raw)) refused(400, `since must be epoch milliseconds, not ${JSON.stringify(raw)}`, CODES.invalidQuery);
   const since = raw === undefined ? Date.now() - HISTORY_DEFAULT_MS : Number(raw);
@@ -118,11 +117,11 @@ operator.get("/metrics/history", async (c) => {
     intervalMs: null,
     samples: samples.map((s) => ({ at: s.at, freeBytes: s.disk.freeBytes, load1m: s.load[0], memoryFreeBytes: s.memory.freeBytes, running: s.running })),
   });
-});
+}, ["query"]);
 
-operator.get("/metrics/estate", async (c) => c.json(await catalogOf(c.env).estate()));
+serve(operator, "GET /metrics/estate", async (c) => c.json(await catalogOf(c.env).estate()));
 
-operator.get("/metrics/keeper", async (c) => {
+serve(operator, "GET /metrics/keeper", async (c) => {
   const host = hostOf(c.env);
   const [pause, samples] = await Promise.all([host.spawnPause(), host.hostSamples(Date.now() - 24 * 60 * 60_000)]);
   return c.json({ spawnPause: pause, freeBytes: samples.map((s) => ({ at: s.at, freeBytes: s.disk.freeBytes })) });

@@ -1,16 +1,16 @@
 import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
-import { ExternalPeerBody, type ExternalPeer } from "../api/operator.js";
+import { type ExternalPeer } from "../api/operator.js";
 import type { AppEnv } from "../http/app-env.js";
 import { ENGINE_HOST_SILENT, engineList } from "../platform/engine-list.js";
 import { hostOf } from "../platform/stubs.js";
 import { refused } from "../http/answer.js";
-import { jsonBody } from "../http/validate.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Operating the host": peers (docs/operating.md, "Peers"). */
 export const peers = new Hono<AppEnv>();
 
-peers.get("/peers", async (c) => {
+serve(peers, "GET /peers", async (c) => {
   const external = JSON.parse(await hostOf(c.env).records("peer")) as ExternalPeer[];
   const engines = await engineList(c.env);
   return c.json({
@@ -21,7 +21,7 @@ peers.get("/peers", async (c) => {
   });
 });
 
-peers.post("/peers/external", jsonBody(ExternalPeerBody), async (c) => {
+serve(peers, "POST /peers/external", async (c) => {
   const body = c.req.valid("json");
   if (body.name === "local") refused(409, "the name local is this host's own peer", CODES.peerExists);
   const peer: ExternalPeer = { name: body.name, url: body.url ?? null, description: body.description ?? null, registeredAt: new Date().toISOString() };
@@ -30,7 +30,7 @@ peers.post("/peers/external", jsonBody(ExternalPeerBody), async (c) => {
   return c.json(peer, 201);
 });
 
-peers.delete("/peers/external/:name", async (c) => {
+serve(peers, "DELETE /peers/external/:name", async (c) => {
   const name = c.req.param("name");
   if (!(await hostOf(c.env).removeRecord("peer", name))) refused(404, `no external peer ${name}`, CODES.peerNotFound);
   return c.json({ removed: name });

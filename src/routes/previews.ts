@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
-import { PreviewBody, type Preview } from "../api/operator.js";
+import { type Preview } from "../api/operator.js";
 import type { AppEnv } from "../http/app-env.js";
 import { hostOf, threadOf } from "../platform/stubs.js";
 import { refused } from "../http/answer.js";
 import { newId } from "../shared/ids.js";
-import { jsonBody } from "../http/validate.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Operating the host": local server previews (docs/operating.md, "Previews"). */
 export const previews = new Hono<AppEnv>();
@@ -28,7 +28,7 @@ async function withStatus(p: StoredPreview): Promise<Preview> {
   return { ...p, status, checkedAt: new Date().toISOString() };
 }
 
-previews.post("/previews", jsonBody(PreviewBody), async (c) => {
+serve(previews, "POST /previews", async (c) => {
   const body = c.req.valid("json");
   const thread = (await threadOf(c.env, body.threadId).get()) as { ok: boolean };
   if (!thread.ok) refused(404, `no thread ${body.threadId}`, CODES.threadNotFound);
@@ -45,19 +45,19 @@ previews.post("/previews", jsonBody(PreviewBody), async (c) => {
   return c.json(await withStatus(preview), 201);
 });
 
-previews.get("/previews", async (c) => {
+serve(previews, "GET /previews", async (c) => {
   const all = JSON.parse(await hostOf(c.env).records("preview")) as StoredPreview[];
   return c.json({ previews: await Promise.all(all.map(withStatus)) });
 });
 
-previews.get("/previews/:id", async (c) => {
+serve(previews, "GET /previews/:id", async (c) => {
   const stored = await hostOf(c.env).record("preview", c.req.param("id"));
   if (!stored) refused(404, `no preview ${c.req.param("id")}`, CODES.previewNotFound);
   return c.json(await withStatus(JSON.parse(stored) as StoredPreview));
 });
 
 /** Forgets the preview. The server itself belongs to the thread that started it, which stops it. */
-previews.delete("/previews/:id", async (c) => {
+serve(previews, "DELETE /previews/:id", async (c) => {
   const id = c.req.param("id");
   if (!(await hostOf(c.env).removeRecord("preview", id))) refused(404, `no preview ${id}`, CODES.previewNotFound);
   return c.json({ removed: id });

@@ -1,13 +1,11 @@
 import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
-import { ArmRoom, BuildAgent, Finalize, ReceiptQuery, RoomQuery, StartRound } from "../api/rooms.js";
 import type { AppEnv } from "../http/app-env.js";
 import { refused } from "../http/answer.js";
-import { notWhileDraining } from "../http/drain-gate.js";
-import { jsonBody, valid } from "../http/validate.js";
 import { costPerMergedPr, mergeReceiptOf, startBuildThread } from "../flows/pr-work.js";
 import { armRoom, capabilities, finalizeRound, findRoom, roomView, roundOf, startRound } from "../flows/review.js";
 import { indexName } from "./workspaces.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC capability 4, "Review rooms and pull requests" (docs/rooms.md). */
 export const rooms = new Hono<AppEnv>();
@@ -18,35 +16,35 @@ function numberParam(raw: string | undefined, name: string): number {
   return Number(raw);
 }
 
-rooms.post("/workspaces/:name/rooms", notWhileDraining, jsonBody(ArmRoom), async (c) => {
+serve(rooms, "POST /workspaces/:name/rooms", async (c) => {
   const { room, created } = await armRoom(c.env, c.var.config, indexName(c), c.req.valid("json"));
   return c.json({ room }, created ? 201 : 200);
 });
 
-rooms.get("/workspaces/:name/rooms", valid("query", RoomQuery), async (c) => {
+serve(rooms, "GET /workspaces/:name/rooms", async (c) => {
   const { repo, pr } = c.req.valid("query");
   return c.json(await findRoom(c.env, indexName(c), repo, pr));
 });
 
-rooms.get("/rooms/capabilities", async (c) => c.json(await capabilities(c.env)));
+serve(rooms, "GET /rooms/capabilities", async (c) => c.json(await capabilities(c.env)));
 
-rooms.get("/rooms/:id", async (c) => c.json({ room: await roomView(c.env, c.req.param("id")) }));
+serve(rooms, "GET /rooms/:id", async (c) => c.json({ room: await roomView(c.env, c.req.param("id")) }));
 
-rooms.post("/rooms/:id/rounds", notWhileDraining, jsonBody(StartRound), async (c) =>
+serve(rooms, "POST /rooms/:id/rounds", async (c) =>
   c.json({ round: await startRound(c.env, c.req.param("id"), c.req.valid("json")) }, 202),
 );
 
-rooms.get("/rooms/:id/rounds/:n", async (c) => c.json({ round: await roundOf(c.env, c.req.param("id"), numberParam(c.req.param("n"), "n")) }));
+serve(rooms, "GET /rooms/:id/rounds/:n", async (c) => c.json({ round: await roundOf(c.env, c.req.param("id"), numberParam(c.req.param("n"), "n")) }));
 
-rooms.post("/rooms/:id/finalize", jsonBody(Finalize), async (c) => c.json({ review: await finalizeRound(c.env, c.req.param("id"), c.req.valid("json").n, (p) => c.executionCtx.waitUntil(p)) }));
+serve(rooms, "POST /rooms/:id/finalize", async (c) => c.json({ review: await finalizeRound(c.env, c.req.param("id"), c.req.valid("json").n, (p) => c.executionCtx.waitUntil(p)) }));
 
-rooms.post("/workspaces/:name/prs/:number/agents", notWhileDraining, jsonBody(BuildAgent), async (c) => {
+serve(rooms, "POST /workspaces/:name/prs/:number/agents", async (c) => {
   const started = await startBuildThread(c.env, c.var.config, indexName(c), numberParam(c.req.param("number"), "number"), c.req.valid("json"));
   return c.json(started, 201);
 });
 
-rooms.get("/workspaces/:name/prs/:number/receipt", valid("query", ReceiptQuery), async (c) =>
+serve(rooms, "GET /workspaces/:name/prs/:number/receipt", async (c) =>
   c.json(await mergeReceiptOf(c.env, indexName(c), numberParam(c.req.param("number"), "number"), c.req.valid("query").repo)),
 );
 
-rooms.get("/metrics/cost-per-merged-pr", async (c) => c.json(await costPerMergedPr(c.env)));
+serve(rooms, "GET /metrics/cost-per-merged-pr", async (c) => c.json(await costPerMergedPr(c.env)));

@@ -1,20 +1,18 @@
 import { Hono } from "hono";
 import { CODES } from "../api/errors.js";
-import { JoinSeat, OfferHandoff, ReplaceSeat } from "../api/seats.js";
 import type { AppEnv } from "../http/app-env.js";
 import { answer, refused, valueOf } from "../http/answer.js";
-import { notWhileDraining } from "../http/drain-gate.js";
 import { seqParam } from "../http/query.js";
-import { jsonBody } from "../http/validate.js";
 import { seatTarget } from "../flows/seat-target.js";
 import { thread } from "./thread-stub.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC capability 2, "Run seats": seats and handoffs (docs/seats.md). */
 export const seats = new Hono<AppEnv>();
 
-seats.get("/threads/:id/seats", async (c) => answer(c, await thread(c, c.req.param("id")).seatList()));
+serve(seats, "GET /threads/:id/seats", async (c) => answer(c, await thread(c, c.req.param("id")).seatList()));
 
-seats.post("/threads/:id/seats", notWhileDraining, jsonBody(JoinSeat), async (c) => {
+serve(seats, "POST /threads/:id/seats", async (c) => {
   const { name, role, ...choice } = c.req.valid("json");
   const stub = thread(c, c.req.param("id"));
   const row = valueOf(await stub.get());
@@ -22,7 +20,7 @@ seats.post("/threads/:id/seats", notWhileDraining, jsonBody(JoinSeat), async (c)
   return answer(c, await stub.joinSeat(name, target, role ?? null), 201);
 });
 
-seats.post("/threads/:id/seats/replace", jsonBody(ReplaceSeat), async (c) => {
+serve(seats, "POST /threads/:id/seats/replace", async (c) => {
   const { name, ...choice } = c.req.valid("json");
   const stub = thread(c, c.req.param("id"));
   const row = valueOf(await stub.get());
@@ -32,19 +30,19 @@ seats.post("/threads/:id/seats/replace", jsonBody(ReplaceSeat), async (c) => {
   return answer(c, await stub.replaceSeat(name, target));
 });
 
-seats.delete("/threads/:id/seats/:name", async (c) => answer(c, await thread(c, c.req.param("id")).removeSeat(c.req.param("name"))));
+serve(seats, "DELETE /threads/:id/seats/:name", async (c) => answer(c, await thread(c, c.req.param("id")).removeSeat(c.req.param("name"))));
 
-seats.post("/threads/:id/handoff", jsonBody(OfferHandoff), async (c) => {
+serve(seats, "POST /threads/:id/handoff", async (c) => {
   const { to, note, context } = c.req.valid("json");
   return answer(c, await thread(c, c.req.param("id")).offerHandoff(to, note ?? null, context ?? "full"), 201);
 });
 
-seats.get("/threads/:id/handoffs", async (c) => answer(c, await thread(c, c.req.param("id")).handoffList()));
+serve(seats, "GET /threads/:id/handoffs", async (c) => answer(c, await thread(c, c.req.param("id")).handoffList()));
 
-seats.post("/threads/:id/handoffs/:fromSeq/accept", async (c) =>
+serve(seats, "POST /threads/:id/handoffs/:fromSeq/accept", async (c) =>
   answer(c, await thread(c, c.req.param("id")).acceptHandoff(seqParam(c.req.param("fromSeq"), "fromSeq", CODES.invalidParam))),
 );
 
-seats.post("/threads/:id/handoffs/:fromSeq/decline", async (c) =>
+serve(seats, "POST /threads/:id/handoffs/:fromSeq/decline", async (c) =>
   answer(c, await thread(c, c.req.param("id")).declineHandoff(seqParam(c.req.param("fromSeq"), "fromSeq", CODES.invalidParam))),
 );

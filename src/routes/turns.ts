@@ -1,24 +1,21 @@
 import { CODES } from "../api/errors.js";
 import { Hono } from "hono";
 import { z } from "zod";
-import { CompactRequest } from "../api/compaction.js";
 import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
-import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "../api/turns.js";
 import type { AppEnv } from "../http/app-env.js";
 import { createThread } from "../flows/create-thread.js";
 import { sharedWorktree } from "../rules/spawn.js";
-import { notWhileDraining } from "../http/drain-gate.js";
 import { answer, fail, refused } from "../http/answer.js";
 import { emptyMessageRefusal } from "../rules/message-empty.js";
-import { jsonBody } from "../http/validate.js";
 import { thread } from "./thread-stub.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Start work" (send, fork, loops) and "Control a turn". */
 export const turns = new Hono<AppEnv>();
 
 const requestId = z.string().min(1).max(100);
 
-turns.post("/threads/:id/send", notWhileDraining, jsonBody(SendMessage), async (c) => {
+serve(turns, "POST /threads/:id/send", async (c) => {
   const { async: dontWait, ...message } = c.req.valid("json");
   const empty = emptyMessageRefusal(message);
   if (empty) fail(empty);
@@ -28,43 +25,43 @@ turns.post("/threads/:id/send", notWhileDraining, jsonBody(SendMessage), async (
   return answer(c, sent, sent.ok && sent.value.outcome === "queued" ? 202 : 200);
 });
 
-turns.get("/threads/:id/turn", async (c) => answer(c, await thread(c, c.req.param("id")).turnStatus()));
+serve(turns, "GET /threads/:id/turn", async (c) => answer(c, await thread(c, c.req.param("id")).turnStatus()));
 
-turns.get("/threads/:id/steering", async (c) => answer(c, await thread(c, c.req.param("id")).steering()));
+serve(turns, "GET /threads/:id/steering", async (c) => answer(c, await thread(c, c.req.param("id")).steering()));
 
-turns.post("/threads/:id/interrupt", async (c) => answer(c, await thread(c, c.req.param("id")).interrupt()));
+serve(turns, "POST /threads/:id/interrupt", async (c) => answer(c, await thread(c, c.req.param("id")).interrupt()));
 
-turns.get("/threads/:id/compact", async (c) => answer(c, await thread(c, c.req.param("id")).compactionStatus()));
+serve(turns, "GET /threads/:id/compact", async (c) => answer(c, await thread(c, c.req.param("id")).compactionStatus()));
 
-turns.post("/threads/:id/compact", jsonBody(CompactRequest), async (c) =>
+serve(turns, "POST /threads/:id/compact", async (c) =>
   answer(c, await thread(c, c.req.param("id")).compact(c.req.valid("json").mode)),
 );
 
-turns.post("/threads/:id/approvals/:approvalId", jsonBody(ApprovalDecisionBody), async (c) => {
+serve(turns, "POST /threads/:id/approvals/:approvalId", async (c) => {
   const id = requestId.safeParse(c.req.param("approvalId"));
   if (!id.success) refused(400, "approvalId must be 1 to 100 characters", CODES.invalidParam);
   return answer(c, await thread(c, c.req.param("id")).resolveApproval(id.data, c.req.valid("json").decision));
 });
 
-turns.get("/threads/:id/questions/:requestId", async (c) => answer(c, await thread(c, c.req.param("id")).question(c.req.param("requestId"))));
+serve(turns, "GET /threads/:id/questions/:requestId", async (c) => answer(c, await thread(c, c.req.param("id")).question(c.req.param("requestId"))));
 
-turns.post("/threads/:id/questions/:requestId/answer", jsonBody(QuestionAnswerBody), async (c) =>
+serve(turns, "POST /threads/:id/questions/:requestId/answer", async (c) =>
   answer(c, await thread(c, c.req.param("id")).resolveQuestion(c.req.param("requestId"), "answer", c.req.valid("json").answer)),
 );
 
-turns.post("/threads/:id/questions/:requestId/dismiss", async (c) =>
+serve(turns, "POST /threads/:id/questions/:requestId/dismiss", async (c) =>
   answer(c, await thread(c, c.req.param("id")).resolveQuestion(c.req.param("requestId"), "dismiss")),
 );
 
-turns.post("/threads/:id/questions/:requestId/continue", async (c) =>
+serve(turns, "POST /threads/:id/questions/:requestId/continue", async (c) =>
   answer(c, await thread(c, c.req.param("id")).resolveQuestion(c.req.param("requestId"), "continue")),
 );
 
-turns.post("/threads/:id/role", jsonBody(RoleChange), async (c) =>
+serve(turns, "POST /threads/:id/role", async (c) =>
   answer(c, await thread(c, c.req.param("id")).retireHead()),
 );
 
-turns.post("/threads/:id/recover", jsonBody(RecoverBody), async (c) =>
+serve(turns, "POST /threads/:id/recover", async (c) =>
   answer(c, await thread(c, c.req.param("id")).recover(c.req.valid("json").reason)),
 );
 
@@ -75,7 +72,7 @@ function specAsSpawn(spec: ThreadSpec): SpawnSpec {
   return out as SpawnSpec;
 }
 
-turns.post("/threads/:id/fork", notWhileDraining, jsonBody(ForkBody), async (c) => {
+serve(turns, "POST /threads/:id/fork", async (c) => {
   const { atSeq, ...overrides } = c.req.valid("json");
   const parentId = c.req.param("id");
   const source = await thread(c, parentId).forkSource(atSeq);
@@ -96,15 +93,15 @@ turns.post("/threads/:id/fork", notWhileDraining, jsonBody(ForkBody), async (c) 
   return c.json({ ...created, parent: parentId, atSeq }, 201);
 });
 
-turns.get("/threads/:id/loop", async (c) => answer(c, await thread(c, c.req.param("id")).loopState()));
+serve(turns, "GET /threads/:id/loop", async (c) => answer(c, await thread(c, c.req.param("id")).loopState()));
 
-turns.post("/threads/:id/loop", notWhileDraining, jsonBody(LoopStart), async (c) => {
+serve(turns, "POST /threads/:id/loop", async (c) => {
   const { prompt, maxTurns, until } = c.req.valid("json");
   return answer(c, await thread(c, c.req.param("id")).startLoop(prompt, maxTurns, until), 202);
 });
 
-turns.post("/threads/:id/loop/continue", notWhileDraining, jsonBody(LoopContinue), async (c) =>
+serve(turns, "POST /threads/:id/loop/continue", async (c) =>
   answer(c, await thread(c, c.req.param("id")).continueLoop(c.req.valid("json").turns), 202),
 );
 
-turns.post("/threads/:id/loop/stop", async (c) => answer(c, await thread(c, c.req.param("id")).stopLoop()));
+serve(turns, "POST /threads/:id/loop/stop", async (c) => answer(c, await thread(c, c.req.param("id")).stopLoop()));

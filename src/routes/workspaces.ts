@@ -5,14 +5,14 @@ import { CODES } from "../api/errors.js";
 import { Name } from "../api/threads.js";
 import { DEFAULT_WORKSPACE } from "../api/turns.js";
 import { MAX_WATCHED_THREADS } from "../api/workspace-feed.js";
-import { Policy, type WorkspaceConfig } from "../api/workspaces.js";
+import { type WorkspaceConfig } from "../api/workspaces.js";
 import type { AppEnv } from "../http/app-env.js";
 import { workspaceOf } from "../platform/stubs.js";
 import { answerText, refused } from "../http/answer.js";
 import { isThreadId } from "../shared/ids.js";
 import { pageParams, resumeCursor } from "../http/query.js";
-import { jsonBody } from "../http/validate.js";
 import { policyOf } from "../flows/workspace-policy.js";
+import { serve } from "../http/serve.js";
 
 /** SPEC "Workspaces and memory": the parts that exist so far. */
 export const workspaces = new Hono<AppEnv>();
@@ -24,18 +24,18 @@ function configured(c: Context<AppEnv>, name: string): WorkspaceConfig {
   refused(404, `no workspace ${name}`, CODES.workspaceNotFound, { workspaces: [...(c.var.config.workspaces?.keys() ?? [])] });
 }
 
-workspaces.get("/workspaces", (c) => {
+serve(workspaces, "GET /workspaces", (c) => {
   const all = [...(c.var.config.workspaces?.values() ?? [])];
   return c.json({ workspaces: all.map(({ name, slug, accounts, allowedModels }) => ({ name, slug, accounts, allowedModels })) });
 });
 
-workspaces.get("/workspaces/:name", async (c) => {
+serve(workspaces, "GET /workspaces/:name", async (c) => {
   const ws = configured(c, c.req.param("name"));
   const head = await workspaceOf(c.env, ws.name).head();
   return c.json({ ...ws, policy: await policyOf(c.env, ws), head });
 });
 
-workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
+serve(workspaces, "PUT /workspaces/:name/policy", async (c) => {
   const ws = configured(c, c.req.param("name"));
   const policy = c.req.valid("json");
   // Defaults that the roster would refuse would make every spawn relying on them fail.
@@ -51,7 +51,7 @@ workspaces.put("/workspaces/:name/policy", jsonBody(Policy), async (c) => {
   return c.json({ workspace: ws.name, policy });
 });
 
-workspaces.get("/workspaces/:name/head", async (c) => {
+serve(workspaces, "GET /workspaces/:name/head", async (c) => {
   const name = c.req.param("name");
   if (c.var.config.workspaces) configured(c, name);
   else if (!Name.safeParse(name).success) refused(400, "workspace names are letters, digits, '.', '_' or '-', at most 64", CODES.invalidParam);
@@ -67,13 +67,13 @@ export function indexName(c: Context<AppEnv>): string {
   return name;
 }
 
-workspaces.get("/workspaces/:name/approvals", async (c) => {
+serve(workspaces, "GET /workspaces/:name/approvals", async (c) => {
   const name = indexName(c);
   const items = await workspaceOf(c.env, name).approvals();
   return c.body(`{"workspace":${JSON.stringify(name)},"approvals":${items}}`, 200, { "content-type": "application/json; charset=utf-8" });
 });
 
-workspaces.get("/workspaces/:name/questions", async (c) => {
+serve(workspaces, "GET /workspaces/:name/questions", async (c) => {
   const name = indexName(c);
   const items = await workspaceOf(c.env, name).questions();
   return c.body(`{"workspace":${JSON.stringify(name)},"questions":${items}}`, 200, { "content-type": "application/json; charset=utf-8" });
@@ -81,11 +81,11 @@ workspaces.get("/workspaces/:name/questions", async (c) => {
 
 // ---- the workspace's feed (docs/events.md "Workspace feed entries") ----
 
-workspaces.get("/workspaces/:name/events", async (c) => {
+serve(workspaces, "GET /workspaces/:name/events", async (c) => {
   const name = indexName(c);
   const after = resumeCursor(c);
   return workspaceOf(c.env, name).fetch(`https://workspace/events?after=${after}`);
-});
+}, ["query"]);
 
 /** `threads`: comma-separated thread ids, at most MAX_WATCHED_THREADS; absent, every thread. */
 function watchedThreads(raw: string | undefined): string | null {
@@ -97,16 +97,16 @@ function watchedThreads(raw: string | undefined): string | null {
   return raw;
 }
 
-workspaces.get("/workspaces/:name/changes", async (c) => {
+serve(workspaces, "GET /workspaces/:name/changes", async (c) => {
   const name = indexName(c);
   const threads = watchedThreads(c.req.query("threads"));
   const after = resumeCursor(c);
   const only = threads === null ? "" : `&threads=${threads}`;
   return workspaceOf(c.env, name).fetch(`https://workspace/changes?after=${after}${only}`);
-});
+}, ["query"]);
 
-workspaces.get("/workspaces/:name/tail", async (c) => {
+serve(workspaces, "GET /workspaces/:name/tail", async (c) => {
   const name = indexName(c);
   const page = pageParams(c.req.query());
   return answerText(await workspaceOf(c.env, name).page(page));
-});
+}, ["query"]);

@@ -133,6 +133,35 @@ describe("sessions hold placeholders; the credential proxy adds the real credent
     }
   });
 
+  it("refuses what is neither loopback nor a provider as JSON with a code, over plain HTTP and CONNECT alike", async () => {
+    const { port } = new URL(proxyUrl);
+    const plain = (path: string) =>
+      new Promise<{ status: number; code: string | undefined; body: any }>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, path, headers: { host: "example.com" } }, (res) => {
+          let text = "";
+          res.on("data", (d: Buffer) => (text += d));
+          res.on("end", () => resolve({ status: res.statusCode!, code: res.headers["x-service-proxy"] as string | undefined, body: JSON.parse(text) }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const outside = await plain("http://example.com/");
+    expect(outside).toMatchObject({ status: 403, code: "egress-refused", body: { type: "error", error: { type: "proxy_error", code: "egress-refused", message: expect.stringContaining("example.com:80") } } });
+    const relative = await plain("/not-absolute");
+    expect(relative).toMatchObject({ status: 400, code: "absolute-uri-required", body: { error: { code: "absolute-uri-required" } } });
+    const tunnel = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => socket.write("CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n"));
+      let text = "";
+      socket.on("data", (d: Buffer) => (text += d));
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    const [head, body] = tunnel.split("\r\n\r\n") as [string, string];
+    expect(head).toMatch(/^HTTP\/1\.1 403 /);
+    expect(head.toLowerCase()).toContain("x-service-proxy: egress-refused");
+    expect(JSON.parse(body)).toMatchObject({ error: { code: "egress-refused", message: expect.stringContaining("example.com:443") } });
+  });
+
   it("an OAuth login is refreshed on the host: the provider sees an access token, nobody sees the refresh token", async () => {
     await upstream("DELETE", "/_sim/requests");
     const { outcome, failure, log } = await spawnAndRunEnv({ engine: "pi", model: "sim-1", account: "oa-login" });

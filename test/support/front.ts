@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { RuntimeClient } from "../../client/index.js";
+import { checkAnswersOf } from "./answer-check.js";
 
 const projectDir = resolve(import.meta.dirname, "../..");
 
@@ -53,6 +54,8 @@ export async function startFront(options: { dataDir?: string; env?: Record<strin
     proc.once("exit", (code) => (clearTimeout(timer), reject(new Error(`front exited ${code}:\n${out}`))));
   });
   const exited = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+  // Another checkout serves its own contract, not the one this checkout documents.
+  if (!options.projectDir) checkAnswersOf(url);
   return {
     url,
     simulatorUrl: /simulator=(http:\/\/\S+)/.exec(out)?.[1] ?? null,

@@ -1,4 +1,9 @@
-/** A raw JSON call: status and parsed body, whatever the status (tests look at refusals too). */
+import { answerProblem } from "./answer-check.js";
+
+/**
+ * A raw JSON call: status and parsed body, whatever the status (tests look at refusals too).
+ * An answer of a front of this checkout that the OpenAPI document does not allow fails the call.
+ */
 export async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(base + path, {
     method,
@@ -6,7 +11,10 @@ export async function call(base: string, method: string, path: string, body?: un
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  const parsed = text ? JSON.parse(text) : null;
+  const problem = answerProblem(base, method, path, res.status, res.headers.get("content-type") ?? "", parsed);
+  if (problem) throw new Error(`the answer breaks the contract: ${problem}`);
+  return { status: res.status, body: parsed, headers: res.headers };
 }
 
 export interface LoggedEvent {

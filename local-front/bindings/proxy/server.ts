@@ -2,6 +2,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type In
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { createSecureContext, TLSSocket } from "node:tls";
 import type { AccountPool, Credential } from "../accounts/pool.js";
+import { PROXY_CODES } from "../../../src/api/errors.js";
 import { isLoopback } from "../../../src/shared/loopback.js";
 import type { ProxyCa } from "./ca.js";
 import type { Placeholders } from "./placeholder.js";
@@ -30,6 +31,11 @@ const HOP_HEADERS = ["connection", "keep-alive", "proxy-connection", "proxy-auth
 const FAILURE_MEMORY_MS = 60 * 60_000;
 /** Error bodies are read whole (they are small) so the account's health can say what the provider said. */
 const ERROR_BODY_LIMIT = 16 * 1024;
+
+/** A refusal as the engines' SDKs read a provider's: JSON, with the code in a header too. */
+function refusalBody(code: string, message: string): string {
+  return JSON.stringify({ error: { type: "proxy_error", code, message }, type: "error" });
+}
 
 function bearer(value: string | undefined): string | undefined {
   return value?.startsWith("Bearer ") ? value.slice(7) : undefined;
@@ -61,8 +67,9 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
   const fail = (res: ServerResponse, status: number, code: string, message: string) => {
     if (res.headersSent) return res.destroy();
     res.writeHead(status, { "content-type": "application/json", "x-service-proxy": code });
-    res.end(JSON.stringify({ error: { type: "proxy_error", code, message }, type: "error" }));
+    res.end(refusalBody(code, message));
   };
+  const egressRefusal = (where: string) => `credential proxy: ${where} is neither loopback nor a provider; sessions reach nothing else`;
 
   /** A provider call: swap the placeholder, forward, watch the answer. */
   const forward = async (req: IncomingMessage, res: ServerResponse, target: URL) => {
@@ -72,10 +79,10 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     const asBearer = bearer(req.headers.authorization);
     const offered = asBearer ?? (typeof req.headers["x-api-key"] === "string" ? req.headers["x-api-key"] : undefined);
     const claim = offered ? opts.placeholders.read(offered) : null;
-    if (claim && !opts.pool.has(claim.account)) return fail(res, 401, "unknown-account", `credential proxy: no account ${claim.account} on this host`);
+    if (claim && !opts.pool.has(claim.account)) return fail(res, 401, PROXY_CODES.unknownAccount, `credential proxy: no account ${claim.account} on this host`);
     // A credential goes only where its account lives, and never in clear text to the network.
     if (claim && !opts.pool.origins(claim.account).includes(target.origin))
-      return fail(res, 403, "wrong-destination", `credential proxy: account ${claim.account}'s credential is not sent to ${target.origin}`);
+      return fail(res, 403, PROXY_CODES.wrongDestination, `credential proxy: account ${claim.account}'s credential is not sent to ${target.origin}`);
     /** The credential sent in the placeholder's stead: a 401 is judged against it. */
     let sent: string | undefined;
     if (claim) {
@@ -83,7 +90,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
       if (!cred.ok) {
         const message = `credential proxy: ${cred.error}`;
         noteFailure(claim.threadId, cred.reason === "unreachable" ? message : `the provider refused account ${claim.account}'s login`);
-        return cred.reason === "unreachable" ? fail(res, 502, "proxy-upstream-unreachable", message) : fail(res, 401, "login-refused", message);
+        return cred.reason === "unreachable" ? fail(res, 502, PROXY_CODES.upstreamUnreachable, message) : fail(res, 401, PROXY_CODES.loginRefused, message);
       }
       swap(headers, opts.pool.provider(claim.account), cred.credential, asBearer !== undefined);
       sent = cred.credential.secret;
@@ -95,7 +102,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
         opts.pool.unreachable(claim.account, message);
         noteFailure(claim.threadId, message);
       }
-      fail(res, 502, "proxy-upstream-unreachable", message);
+      fail(res, 502, PROXY_CODES.upstreamUnreachable, message);
     });
     upstream.on("response", (answer) => {
       const status = answer.statusCode ?? 502;
@@ -130,7 +137,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse, target: URL) => {
-    forward(req, res, target).catch((err: unknown) => fail(res, 502, "proxy-error", `credential proxy: ${(err as Error).message}`));
+    forward(req, res, target).catch((err: unknown) => fail(res, 502, PROXY_CODES.proxyFailed, `credential proxy: ${(err as Error).message}`));
   };
 
   // Requests that arrive inside an intercepted TLS tunnel.
@@ -144,13 +151,14 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     try {
       target = new URL(req.url ?? "");
     } catch {
-      return res.writeHead(400).end("absolute URI required");
+      return fail(res, 400, PROXY_CODES.absoluteUriRequired, `credential proxy: a proxied request names an absolute URI, not ${JSON.stringify(req.url ?? "")}`);
     }
     const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
     if (providerHosts.has(host)) return handle(req, res, target);
     if (!passes(host)) {
-      refuse(`${host}:${target.port || 80}`);
-      return res.writeHead(403).end("egress refused");
+      const where = `${host}:${target.port || 80}`;
+      refuse(where);
+      return fail(res, 403, PROXY_CODES.egressRefused, egressRefusal(where));
     }
     const upstream = httpRequest(target, { method: req.method, headers: withoutHop(req.headers) });
     upstream.on("response", (up) => {
@@ -176,8 +184,10 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
       return;
     }
     if (!passes(host)) {
-      refuse(`${host}:${port}`);
-      client.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+      const where = `${host}:${port}`;
+      refuse(where);
+      const body = refusalBody(PROXY_CODES.egressRefused, egressRefusal(where));
+      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\nx-service-proxy: ${PROXY_CODES.egressRefused}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
       return;
     }
     const upstream = connect(Number(port), host, () => {
