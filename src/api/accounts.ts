@@ -4,7 +4,8 @@
  * refresh tokens) exist only in the front's pool and in the credential proxy.
  */
 import { z } from "zod";
-import type { FailureClass } from "./engine.js";
+import { FAILURE_CLASSES } from "./engine.js";
+import { EngineEntry } from "./engines.js";
 import { Name } from "./threads.js";
 
 export const PROVIDERS = ["openai", "anthropic"] as const;
@@ -113,39 +114,38 @@ export interface PublicAccount {
 }
 
 /** Failure classes an account's health can show; `proxy-unreachable` is the proxy failing to reach the provider, not the provider refusing. */
-export type AccountFailureClass = FailureClass | "proxy-unreachable" | "rate-limit";
+export const ACCOUNT_FAILURE_CLASSES = [...FAILURE_CLASSES, "proxy-unreachable", "rate-limit"] as const;
+export type AccountFailureClass = (typeof ACCOUNT_FAILURE_CLASSES)[number];
 
-export interface AccountHealth {
-  lastSuccessAt: string | null;
-  lastFailureAt: string | null;
-  lastFailureClass: AccountFailureClass | null;
-  lastFailure: string | null;
+export const AccountHealth = z.object({
+  lastSuccessAt: z.string().nullable(),
+  lastFailureAt: z.string().nullable(),
+  lastFailureClass: z.enum(ACCOUNT_FAILURE_CLASSES).nullable(),
+  lastFailure: z.string().nullable(),
   /** While set and in the future, the pool skips the account when it picks one. */
-  coolingDownUntil: string | null;
-}
+  coolingDownUntil: z.string().nullable(),
+});
+export type AccountHealth = z.infer<typeof AccountHealth>;
 
-export interface AccountIdentity {
-  provider: Provider;
-  label: string;
-  kind: "api-key" | "oauth";
+export const AccountIdentity = z.object({
+  provider: z.enum(PROVIDERS),
+  label: z.string(),
+  kind: z.enum(["api-key", "oauth"]),
   /** The provider's own id for the account (organization id), once a response or the login named it. */
-  accountId: string | null;
-}
+  accountId: z.string().nullable(),
+});
+export type AccountIdentity = z.infer<typeof AccountIdentity>;
 
 /** One entry of `GET /accounts`. */
-export interface AccountView {
-  id: string;
-  identity: AccountIdentity;
-  health: AccountHealth;
-}
+export const AccountView = z.object({ id: z.string(), identity: AccountIdentity, health: AccountHealth });
+export type AccountView = z.infer<typeof AccountView>;
+
+/** `GET /accounts`: the accounts, whether the provider simulator stands in for the providers, and the engines' CLIs. */
+export const AccountList = z.object({ accounts: z.array(AccountView), simulator: z.boolean(), engines: z.array(EngineEntry) });
 
 /** `POST /accounts/:id/access-token`. */
-export interface AccessToken {
-  account: string;
-  tokenType: "Bearer";
-  accessToken: string;
-  expiresAt: string;
-}
+export const AccessToken = z.object({ account: z.string(), tokenType: z.literal("Bearer"), accessToken: z.string(), expiresAt: z.string() });
+export type AccessToken = z.infer<typeof AccessToken>;
 
 /** The header the worker sends its per-boot token in to the account pool. */
 export const ACCOUNTS_TOKEN_HEADER = "x-service-accounts";

@@ -30,103 +30,102 @@ export type PageQuery = z.infer<typeof PageQuery>;
 export const CommentsQuery = z.object({ cursor: cursor(COMMENTS_CURSOR), limit }).strict();
 export type CommentsQuery = z.infer<typeof CommentsQuery>;
 
-export interface PullRef {
-  ref: string;
-  sha: string;
-}
+/** A branch of a pull request and the commit it is at. */
+export const PullRef = z.object({ ref: z.string(), sha: z.string() });
+export type PullRef = z.infer<typeof PullRef>;
 
-export interface PullSummary {
-  number: number;
-  title: string;
-  body: string;
-  author: string;
+export const PULL_STATES = ["open", "closed", "merged"] as const;
+
+export const PullSummary = z.object({
+  number: z.number().int(),
+  title: z.string(),
+  body: z.string(),
+  author: z.string(),
   /** `merged` is a closed pull request whose work was merged. */
-  state: "open" | "closed" | "merged";
-  draft: boolean;
-  head: PullRef;
-  base: PullRef;
-  labels: string[];
-  createdAt: string;
-  updatedAt: string;
-  url: string;
-}
+  state: z.enum(PULL_STATES),
+  draft: z.boolean(),
+  head: PullRef,
+  base: PullRef,
+  labels: z.array(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  url: z.string(),
+});
+export type PullSummary = z.infer<typeof PullSummary>;
 
-export interface PullsPage {
-  repo: string;
-  prs: PullSummary[];
-  nextCursor: string | null;
-}
+/** `GET /github/:owner/:repo/prs`. */
+export const PullsPage = z.object({ repo: z.string(), prs: z.array(PullSummary), nextCursor: z.string().nullable() });
+export type PullsPage = z.infer<typeof PullsPage>;
 
 /** One hunk's place: the base lines it replaces and the head lines it leaves. */
-export interface HunkRange {
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
-}
+export const HunkRange = z.object({ oldStart: z.number().int(), oldLines: z.number().int(), newStart: z.number().int(), newLines: z.number().int() });
+export type HunkRange = z.infer<typeof HunkRange>;
 
-export interface DiffFile {
-  path: string;
+export const DIFF_FILE_STATUSES = ["added", "modified", "removed", "renamed", "copied", "changed", "unchanged"] as const;
+
+export const DiffFile = z.object({
+  path: z.string(),
   /** The path before a rename. */
-  previousPath: string | null;
-  status: "added" | "modified" | "removed" | "renamed" | "copied" | "changed" | "unchanged";
-  additions: number;
-  deletions: number;
+  previousPath: z.string().nullable(),
+  status: z.enum(DIFF_FILE_STATUSES),
+  additions: z.number().int(),
+  deletions: z.number().int(),
   /** The file's hunks as unified diff text; null when the host gives none (a binary file, a diff too large). */
-  patch: string | null;
-  hunks: HunkRange[];
-}
+  patch: z.string().nullable(),
+  hunks: z.array(HunkRange),
+});
+export type DiffFile = z.infer<typeof DiffFile>;
 
-export interface DiffPage {
-  repo: string;
-  number: number;
-  head: PullRef;
-  base: PullRef;
-  files: DiffFile[];
-  nextCursor: string | null;
-}
+/** `GET /github/:owner/:repo/prs/:number/diff`. */
+export const DiffPage = z.object({ repo: z.string(), number: z.number().int(), head: PullRef, base: PullRef, files: z.array(DiffFile), nextCursor: z.string().nullable() });
+export type DiffPage = z.infer<typeof DiffPage>;
 
-export interface PullComment {
-  id: number;
+export const PULL_COMMENT_KINDS = ["comment", "review-comment", "review"] as const;
+
+export const PullComment = z.object({
+  id: z.number().int(),
   /** `comment` on the conversation, `review-comment` on a line of the diff, `review` a submitted review's body and verdict. */
-  kind: "comment" | "review-comment" | "review";
-  author: string;
-  body: string;
-  createdAt: string;
-  url: string;
+  kind: z.enum(PULL_COMMENT_KINDS),
+  author: z.string(),
+  body: z.string(),
+  createdAt: z.string(),
+  url: z.string(),
   /** For a review comment: the file and line it is on. */
-  path?: string;
-  line?: number | null;
+  path: z.string().optional(),
+  line: z.number().int().nullable().optional(),
   /** For a review: APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED or PENDING. */
-  state?: string;
-}
+  state: z.string().optional(),
+});
+export type PullComment = z.infer<typeof PullComment>;
 
-export interface CommentsPage {
-  repo: string;
-  number: number;
-  comments: PullComment[];
-  nextCursor: string | null;
-}
+/** `GET /github/:owner/:repo/prs/:number/comments`. */
+export const CommentsPage = z.object({ repo: z.string(), number: z.number().int(), comments: z.array(PullComment), nextCursor: z.string().nullable() });
+export type CommentsPage = z.infer<typeof CommentsPage>;
 
-export interface PullCheck {
-  name: string;
-  status: "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
+export const CHECK_STATUSES = ["queued", "in_progress", "completed", "waiting", "requested", "pending"] as const;
+
+export const PullCheck = z.object({
+  name: z.string(),
+  status: z.enum(CHECK_STATUSES),
   /** Null until the check completes. */
-  conclusion: string | null;
-  url: string | null;
-  startedAt: string | null;
-  completedAt: string | null;
-}
+  conclusion: z.string().nullable(),
+  url: z.string().nullable(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+});
+export type PullCheck = z.infer<typeof PullCheck>;
 
-export interface ChecksPage {
-  repo: string;
-  number: number;
+/** `GET /github/:owner/:repo/prs/:number/checks`. */
+export const ChecksPage = z.object({
+  repo: z.string(),
+  number: z.number().int(),
   /** The head commit the checks ran on. */
-  sha: string;
-  total: number;
-  checks: PullCheck[];
-  nextCursor: string | null;
-}
+  sha: z.string(),
+  total: z.number().int(),
+  checks: z.array(PullCheck),
+  nextCursor: z.string().nullable(),
+});
+export type ChecksPage = z.infer<typeof ChecksPage>;
 
 export const OverlapBody = z
   .object({
@@ -148,26 +147,29 @@ export type OverlapRequest = z.infer<typeof OverlapRequest>;
 export const OVERLAP_RELATIONS = ["duplicate", "complementary"] as const;
 export type OverlapRelation = (typeof OVERLAP_RELATIONS)[number];
 
-export interface OverlapEvidence {
+export const OverlapEvidence = z.object({
   /** Files both change (renames followed), apart from ones nearly every change touches. */
-  sharedFiles: string[];
+  sharedFiles: z.array(z.string()),
   /** Hunks of the two that replace overlapping base lines. */
-  overlappingHunks: { path: string; older: string; newer: string }[];
+  overlappingHunks: z.array(z.object({ path: z.string(), older: z.string(), newer: z.string() })),
   /** 0..1: how much of the changed base lines of the smaller change the other also changes. */
-  lineOverlap: number;
+  lineOverlap: z.number(),
   /** 0..1: the same lines added by both. */
-  addedSimilarity: number;
+  addedSimilarity: z.number(),
   /** 0..1: titles and descriptions in common. */
-  textSimilarity: number;
-}
+  textSimilarity: z.number(),
+});
+export type OverlapEvidence = z.infer<typeof OverlapEvidence>;
 
-export interface OverlapPair {
-  older: number;
-  newer: number;
-  relation: OverlapRelation;
+export const OVERLAP_ACTIONS = ["would-act", "acted", "done-before", "not-permitted", "none"] as const;
+
+export const OverlapPair = z.object({
+  older: z.number().int(),
+  newer: z.number().int(),
+  relation: z.enum(OVERLAP_RELATIONS),
   /** 0..1. */
-  score: number;
-  evidence: OverlapEvidence;
+  score: z.number(),
+  evidence: OverlapEvidence,
   /**
    * What the pass does about it: a duplicate gets a comment on the newer pull request
    * naming the older, and the `possible-duplicate` label. `would-act` in a dry run,
@@ -175,22 +177,25 @@ export interface OverlapPair {
    * it should have acted but the account may not write there (`notPermitted` says why);
    * `none` for a complementary pair.
    */
-  action: "would-act" | "acted" | "done-before" | "not-permitted" | "none";
-}
+  action: z.enum(OVERLAP_ACTIONS),
+});
+export type OverlapPair = z.infer<typeof OverlapPair>;
 
-export interface OverlapAnswer {
-  repo: string;
+/** `POST /github/overlap`: one pass's pairs and what it did about them. */
+export const OverlapAnswer = z.object({
+  repo: z.string(),
   /** False: a dry run (SERVICE_PR_OVERLAP is not `on`). */
-  acting: boolean;
+  acting: z.boolean(),
   /** Open pull requests the pass compared. */
-  considered: number;
-  pairs: OverlapPair[];
+  considered: z.number().int(),
+  pairs: z.array(OverlapPair),
   /**
    * Only when an acting pass could not act: the code host refused the account's writes
    * (`code-host-forbidden`), naming the account, never its token. Nothing was written.
    */
-  notPermitted?: { error: string; code: string };
-}
+  notPermitted: z.object({ error: z.string(), code: z.string() }).optional(),
+});
+export type OverlapAnswer = z.infer<typeof OverlapAnswer>;
 
 /** The label a duplicate gets, and the marker in the comment that says a pass already acted on a pair. */
 export const OVERLAP_LABEL = "possible-duplicate";

@@ -52,75 +52,97 @@ export type SearchBody = z.infer<typeof SearchBody>;
 export const CodeSearchRequest = SearchBody.extend({ roots: z.array(RootName).max(100).optional() });
 export type CodeSearchRequest = z.infer<typeof CodeSearchRequest>;
 
-export interface CodeRoot {
-  name: string;
-  path: string;
+/** A registered repository (`GET /code/roots`). */
+export const CodeRoot = z.object({
+  name: z.string(),
+  path: z.string(),
   /** The workspace whose `repos` registered it; null for a host-wide root (`SERVICE_CODE_ROOTS`). */
-  workspace: string | null;
+  workspace: z.string().nullable(),
   /** Null when detached, or when the root is not a git checkout. */
-  branch: string | null;
-  head: string | null;
-}
+  branch: z.string().nullable(),
+  head: z.string().nullable(),
+});
+export type CodeRoot = z.infer<typeof CodeRoot>;
 
-export interface FilesPage {
-  root: string;
-  path: string;
-  files: string[];
-  nextCursor: string | null;
-  commit: string | null;
-}
+/** `GET /code/roots`. */
+export const CodeRoots = z.object({ roots: z.array(CodeRoot) });
+export type CodeRoots = z.infer<typeof CodeRoots>;
 
-export interface ReadAnswer {
-  root: string;
-  path: string;
-  start: number;
-  end: number;
-  totalLines: number;
+/** `GET /code/files`: a page of tracked files under `path`. */
+export const FilesPage = z.object({
+  root: z.string(),
+  path: z.string(),
+  files: z.array(z.string()),
+  nextCursor: z.string().nullable(),
+  commit: z.string().nullable(),
+});
+export type FilesPage = z.infer<typeof FilesPage>;
+
+/** `GET /code/read`: a line range of one file. */
+export const ReadAnswer = z.object({
+  root: z.string(),
+  path: z.string(),
+  start: z.number().int(),
+  end: z.number().int(),
+  totalLines: z.number().int(),
   /** The lines `start` to `end`, joined with `\n`. */
-  text: string;
+  text: z.string(),
   /** The git blob hash of the whole file as it is on disk. */
-  blob: string;
-  bytes: number;
+  blob: z.string(),
+  bytes: z.number().int(),
   /** The range was cut at the size cap: `end` is the last line given. */
-  truncated: boolean;
-}
+  truncated: z.boolean(),
+});
+export type ReadAnswer = z.infer<typeof ReadAnswer>;
 
-export interface CodeSymbol {
-  name: string;
-  kind: "function" | "method" | "class" | "interface" | "type" | "enum" | "struct" | "trait" | "impl" | "module" | "variable";
+export const SYMBOL_KINDS = ["function", "method", "class", "interface", "type", "enum", "struct", "trait", "impl", "module", "variable"] as const;
+
+const Position = z.object({ line: z.number().int(), column: z.number().int() });
+
+/** A symbol of a file's outline. */
+export const CodeSymbol = z.object({
+  name: z.string(),
+  kind: z.enum(SYMBOL_KINDS),
   /** 1-based lines, 1-based columns. */
-  range: { start: { line: number; column: number }; end: { line: number; column: number } };
+  range: z.object({ start: Position, end: Position }),
   /** The enclosing symbol's name, or null. */
-  parent: string | null;
+  parent: z.string().nullable(),
   /** The declaration's first line, as written. */
-  signature: string;
-}
+  signature: z.string(),
+});
+export type CodeSymbol = z.infer<typeof CodeSymbol>;
 
-export interface OutlineAnswer {
-  root: string;
-  path: string;
-  language: string;
-  symbols: CodeSymbol[];
+/** `GET /code/outline`. */
+export const OutlineAnswer = z.object({
+  root: z.string(),
+  path: z.string(),
+  language: z.string(),
+  symbols: z.array(CodeSymbol),
   /** More than 5,000 symbols: the first 5,000 are given. */
-  truncated: boolean;
-}
+  truncated: z.boolean(),
+});
+export type OutlineAnswer = z.infer<typeof OutlineAnswer>;
 
-export interface SearchMatch {
-  root: string;
-  path: string;
+/** One line a search matched. */
+export const SearchMatch = z.object({
+  root: z.string(),
+  path: z.string(),
   /** 1-based. */
-  line: number;
+  line: z.number().int(),
   /** 1-based, in characters of the line. */
-  column: number;
+  column: z.number().int(),
   /** From the start of the file, 0-based. */
-  byteOffset: number;
+  byteOffset: z.number().int(),
   /** The matching line, cut at 500 characters. */
-  text: string;
-}
+  text: z.string(),
+});
+export type SearchMatch = z.infer<typeof SearchMatch>;
 
-export interface SearchAnswer {
-  matches: SearchMatch[];
+/** `POST /code/search`. */
+export const SearchAnswer = z.object({
+  matches: z.array(SearchMatch),
   /** Each root searched, and the commit its checkout was at. */
-  commits: Record<string, string | null>;
-  limitHit: boolean;
-}
+  commits: z.record(z.string(), z.string().nullable()),
+  limitHit: z.boolean(),
+});
+export type SearchAnswer = z.infer<typeof SearchAnswer>;

@@ -111,10 +111,35 @@ export interface CompletionEventBody {
   attempts: CompletionAttempt[];
 }
 
-/** `GET /v1/models` entries. */
-export interface ModelEntry {
-  id: string;
-  object: "model";
-  created: number;
-  owned_by: string;
-}
+/** `GET /v1/models/:id`, and `GET /v1/models` entries: OpenAI's model object. */
+export const ModelEntry = z.object({ id: z.string(), object: z.literal("model"), created: z.number().int(), owned_by: z.string() });
+export type ModelEntry = z.infer<typeof ModelEntry>;
+
+/** `GET /v1/models`: OpenAI's list shape. */
+export const ModelList = z.object({ object: z.literal("list"), data: z.array(ModelEntry) });
+
+/**
+ * `POST /v1/chat/completions` without `stream`: OpenAI's `chat.completion` object, as the
+ * provider (or the simulator) answered it; the runtime passes it on as it is, so a provider's
+ * own additions (`system_fingerprint`, `service_tier`, `reasoning_content`, ...) pass too.
+ */
+export const ChatCompletion = z.looseObject({
+  id: z.string(),
+  object: z.literal("chat.completion"),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(
+    z.looseObject({
+      index: z.number().int(),
+      message: z.looseObject({
+        role: z.literal("assistant"),
+        content: z.string().nullable(),
+        refusal: z.string().nullable().optional(),
+        tool_calls: z.array(z.looseObject({ id: z.string(), type: z.literal("function"), function: z.object({ name: z.string(), arguments: z.string() }) })).optional(),
+      }),
+      logprobs: z.unknown().optional(),
+      finish_reason: z.enum(["stop", "length", "tool_calls", "content_filter", "function_call"]).nullable(),
+    }),
+  ),
+  usage: z.looseObject({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }).optional(),
+});

@@ -11,10 +11,35 @@ import {
   RoundOnlyAnswer,
 } from "./answers.js";
 import { CompactRequest } from "./compaction.js";
-import { ChatCompletionRequest, COMPLETIONS_CODES } from "./completions.js";
-import { ArmDrain, ReleaseDrainClaim } from "./drain.js";
+import { ChatCompletion, ChatCompletionRequest, COMPLETIONS_CODES, ModelEntry, ModelList } from "./completions.js";
+import { ArmDrain, DrainStatus, ReleaseDrainClaim } from "./drain.js";
 import { CODES } from "./errors.js";
-import { ClearSpawnPause, ExternalPeerBody, HostReportBody, PreviewBody } from "./operator.js";
+import {
+  AttentionBoard,
+  AttentionChanges,
+  AttentionItem,
+  BootSweep,
+  ClearSpawnPause,
+  Estate,
+  ExternalPeer,
+  ExternalPeerBody,
+  HostLoad,
+  HostReportBody,
+  Incidents,
+  KeeperMetrics,
+  Limits,
+  Live,
+  Metrics,
+  MetricsHistory,
+  OpenApiDocument,
+  PeerList,
+  Preview,
+  PreviewBody,
+  PreviewList,
+  Removed,
+  SpawnPause,
+  Timings,
+} from "./operator.js";
 import { ListThreadsQuery, MessageAccepted, PatchMessage, PostedMessage, PostMessage, SeatLease, SpawnResult, SpawnSpec, ThreadHead, ThreadListPage, ThreadRestored, ThreadRetired, ThreadRow } from "./threads.js";
 import {
   ApprovalDecisionBody,
@@ -44,9 +69,10 @@ import { JoinSeat, OfferHandoff, ReplaceSeat } from "./seats.js";
 import { ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe } from "./subscriptions.js";
 import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
-import { RuntimeToolCall } from "./tools.js";
-import { FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "./code.js";
-import { CommentsQuery, OverlapBody, PageQuery, PullsQuery } from "./code-host.js";
+import { RuntimeToolCall, RuntimeToolResult } from "./tools.js";
+import { AccessToken, AccountList } from "./accounts.js";
+import { CodeRoots, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "./code.js";
+import { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "./code-host.js";
 import { ArmRoom, BuildAgent, Finalize, ReceiptQuery, RoomQuery, StartRound } from "./rooms.js";
 import { EditMemory, MemoryPage, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
 
@@ -188,15 +214,16 @@ const COMPLETIONS = [
  */
 const DECLARED = {
   "GET /health": { summary: "The build the host runs, the session sandbox and each engine's availability (with why not and what to run), and the fields `/spawn` accepts.", answer: HealthAnswer },
-  "GET /openapi.json": { summary: "This document." },
-  "GET /incidents": { summary: "Failed turns of the last 24 hours, grouped by class and fingerprint.", query: SinceQuery },
+  "GET /openapi.json": { summary: "This document.", answer: OpenApiDocument },
+  "GET /incidents": { summary: "Failed turns of the last 24 hours, grouped by class and fingerprint.", query: SinceQuery, answer: Incidents },
 
-  "GET /drain": { summary: "The drain's state." },
-  "POST /drain": { summary: "Arms the drain; an `owner` claims it.", body: ArmDrain, errors: [[409, CODES.drainClaimed]] },
-  "DELETE /drain": { summary: "Disarms the drain.", errors: [[409, CODES.drainClaimed]] },
+  "GET /drain": { summary: "The drain's state.", answer: DrainStatus },
+  "POST /drain": { summary: "Arms the drain; an `owner` claims it.", body: ArmDrain, answer: DrainStatus, errors: [[409, CODES.drainClaimed]] },
+  "DELETE /drain": { summary: "Disarms the drain.", answer: DrainStatus, errors: [[409, CODES.drainClaimed]] },
   "DELETE /drain/claim": {
     summary: "Disarms a claimed drain, for its owner only.",
     query: ReleaseDrainClaim,
+    answer: DrainStatus,
     errors: [
       [409, CODES.drainClaimed],
       [409, CODES.drainNotClaimed],
@@ -480,47 +507,55 @@ const DECLARED = {
   "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
   "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery, answer: MemoryPage },
 
-  "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", errors: [[503, CODES.codeServiceUnavailable]] },
+  "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", answer: CodeRoots, errors: [[503, CODES.codeServiceUnavailable]] },
   "GET /code/files": {
     summary: "A page of the tracked files under a path of a root, sorted, with a glob.",
     query: FilesQuery,
+    answer: FilesPage,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [409, CODES.codeRootNotGit], [400, CODES.codeGlobInvalid], [503, CODES.codeGitFailed], [503, CODES.codeServiceUnavailable]],
   },
   "GET /code/read": {
     summary: "A line range of one file, with its line count and git blob hash; cut at a size cap with `truncated`.",
     query: ReadQuery,
+    answer: ReadAnswer,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [413, CODES.codeFileTooLarge], [415, CODES.codeFileBinary], [400, CODES.codeRangeOutside], [400, CODES.codeRangeReversed], [403, CODES.codePathDenied], [500, CODES.codeReadFailed], [503, CODES.codeServiceUnavailable]],
   },
   "GET /code/outline": {
     summary: "The symbols of a file (name, kind, range, parent, signature), parsed with tree-sitter.",
     query: OutlineQuery,
+    answer: OutlineAnswer,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codePathFenced], [404, CODES.codePathNotFound], [400, CODES.codePathNotFile], [403, CODES.codePathDenied], [415, CODES.codeLanguageUnknown], [413, CODES.codeFileTooLarge], [422, CODES.codeParseFailed], [503, CODES.codeServiceUnavailable]],
   },
   "POST /code/search": {
     summary: "A literal or regular-expression search over one root or all, with ripgrep.",
     body: SearchBody,
+    answer: SearchAnswer,
     errors: [[404, CODES.codeRootNotFound], [400, CODES.codeSearchInvalid], [400, CODES.codeGlobInvalid], [503, CODES.codeGitFailed], [504, CODES.codeSearchTimeout], [503, CODES.codeSearchUnavailable], [503, CODES.codeServiceUnavailable]],
   },
 
   "GET /github/:owner/:repo/prs": {
     summary: "A page of the repository's pull requests on the code host (open by default), newest first.",
     query: PullsQuery,
+    answer: PullsPage,
     errors: CODE_HOST,
   },
   "GET /github/:owner/:repo/prs/:number/diff": {
     summary: "A page of the files a pull request changes, each with its patch and hunk ranges, and the head and base it compares.",
     query: PageQuery,
+    answer: DiffPage,
     errors: CODE_HOST,
   },
   "GET /github/:owner/:repo/prs/:number/comments": {
     summary: "A page of a pull request's conversation comments, then its review comments, then its reviews.",
     query: CommentsQuery,
+    answer: CommentsPage,
     errors: CODE_HOST,
   },
-  "GET /github/:owner/:repo/prs/:number/checks": { summary: "A page of the check runs on a pull request's head commit.", query: PageQuery, errors: CODE_HOST },
+  "GET /github/:owner/:repo/prs/:number/checks": { summary: "A page of the check runs on a pull request's head commit.", query: PageQuery, answer: ChecksPage, errors: CODE_HOST },
   "POST /github/overlap": {
     summary: "One duplicate-work pass over a repository's open pull requests: the pairs found, their score and evidence, and what it does about them (a dry run unless SERVICE_PR_OVERLAP=on).",
     body: OverlapBody,
+    answer: OverlapAnswer,
     errors: CODE_HOST,
   },
 
@@ -585,10 +620,11 @@ const DECLARED = {
   },
   "GET /metrics/cost-per-merged-pr": { summary: "What the threads that worked on each pull request cost (reviewers, builders, their delegations), and per merged pull request as the code host reports it merged.", answer: CostPerMergedPrAnswer },
 
-  "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", errors: [[403, CODES.internalOnly]] },
+  "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", answer: BootSweep, errors: [[403, CODES.internalOnly]] },
   "POST /internal/tools": {
     summary: "A running turn's call of one of the runtime's tools, from the engine host (the front only; docs/tools.md).",
     body: RuntimeToolCall,
+    answer: RuntimeToolResult,
     // Besides these, each tool answers its route's refusals (a spawn's for delegate, a subscription's, a handoff's).
     errors: [
       [409, CODES.noRoundRunning],
@@ -605,10 +641,11 @@ const DECLARED = {
       [503, CODES.delegationFailed],
     ],
   },
-  "POST /internal/host-report": { summary: "The front's disk and machine report (the front only).", body: HostReportBody, errors: [[403, CODES.internalOnly]] },
+  "POST /internal/host-report": { summary: "The front's disk and machine report (the front only).", body: HostReportBody, answer: SpawnPause, errors: [[403, CODES.internalOnly]] },
 
   "GET /accounts": {
     summary: "Provider accounts with their identity and health, and the engines' CLIs; never a secret.",
+    answer: AccountList,
     errors: [
       [503, CODES.engineHostUnavailable],
       [503, CODES.accountPoolUnavailable],
@@ -616,6 +653,7 @@ const DECLARED = {
   },
   "POST /accounts/:id/access-token": {
     summary: "A short-lived access token of an OAuth account, for a trusted caller on this host.",
+    answer: AccessToken,
     errors: [
       [404, CODES.accountNotFound],
       [429, CODES.accessTokenRateLimited],
@@ -623,9 +661,10 @@ const DECLARED = {
       [503, CODES.credentialUnreachable],
     ],
   },
-  "GET /v1/models": { summary: "The models completions can route (OpenAI's list shape).", completionsErrors: true, errors: [[503, COMPLETIONS_CODES.accountPoolUnavailable]] },
+  "GET /v1/models": { summary: "The models completions can route (OpenAI's list shape).", answer: ModelList, completionsErrors: true, errors: [[503, COMPLETIONS_CODES.accountPoolUnavailable]] },
   "GET /v1/models/:id": {
     summary: "One routable model.",
+    answer: ModelEntry,
     completionsErrors: true,
     errors: [
       [404, COMPLETIONS_CODES.modelNotFound],
@@ -635,35 +674,36 @@ const DECLARED = {
   "POST /v1/chat/completions": {
     summary: "One model call on the workspace's accounts, with failover (OpenAI's chat-completions shape).",
     body: ChatCompletionRequest,
+    answer: ChatCompletion,
     media: "json-or-sse",
     completionsErrors: true,
     errors: COMPLETIONS,
   },
 
-  "GET /keeper/spawn-pause": { summary: "The disk keeper's spawn pause." },
-  "POST /keeper/spawn-pause/clear": { summary: "Clears a spawn pause early, with a reason.", body: ClearSpawnPause },
-  "GET /host-load": { summary: "The machine's load as the front measured it.", errors: [[503, CODES.hostLoadUnknown]] },
-  "GET /live": { summary: "Live sessions and account-exhaustion episodes." },
-  "GET /limits": { summary: "The host's limits, with the hub's build seat limit." },
-  "GET /timings": { summary: "Per-route request timings." },
-  "GET /metrics": { summary: "Metrics as JSON, or as Prometheus text when asked.", media: "json-or-prometheus" },
-  "GET /metrics/history": { summary: "Metrics over time.", query: SinceQuery },
-  "GET /metrics/estate": { summary: "Threads by stage, workspace and engine." },
-  "GET /metrics/keeper": { summary: "The disk keeper's samples." },
+  "GET /keeper/spawn-pause": { summary: "The disk keeper's spawn pause.", answer: SpawnPause },
+  "POST /keeper/spawn-pause/clear": { summary: "Clears a spawn pause early, with a reason.", body: ClearSpawnPause, answer: SpawnPause },
+  "GET /host-load": { summary: "The machine's load as the front measured it.", answer: HostLoad, errors: [[503, CODES.hostLoadUnknown]] },
+  "GET /live": { summary: "Live sessions and account-exhaustion episodes.", answer: Live },
+  "GET /limits": { summary: "The host's limits, with the hub's build seat limit.", answer: Limits },
+  "GET /timings": { summary: "Per-route request timings.", answer: Timings },
+  "GET /metrics": { summary: "Metrics as JSON, or as Prometheus text when asked.", media: "json-or-prometheus", answer: Metrics },
+  "GET /metrics/history": { summary: "Metrics over time.", query: SinceQuery, answer: MetricsHistory },
+  "GET /metrics/estate": { summary: "Threads by stage, workspace and engine.", answer: Estate },
+  "GET /metrics/keeper": { summary: "The disk keeper's samples.", answer: KeeperMetrics },
 
-  "GET /attention": { summary: "Items that need a person now." },
-  "GET /attention/changes": { summary: "Changes of the attention board after a cursor.", query: FollowQuery.extend({ limit: z.string().regex(/^\d+$/).optional() }) },
+  "GET /attention": { summary: "Items that need a person now.", answer: AttentionBoard },
+  "GET /attention/changes": { summary: "Changes of the attention board after a cursor.", query: FollowQuery.extend({ limit: z.string().regex(/^\d+$/).optional() }), answer: AttentionChanges },
   "GET /attention/follow": { summary: "Changes of the attention board as SSE.", query: FollowQuery, media: "sse" },
-  "GET /attention/:id": { summary: "One open attention item.", errors: [[404, CODES.attentionNotFound]] },
+  "GET /attention/:id": { summary: "One open attention item.", answer: AttentionItem, errors: [[404, CODES.attentionNotFound]] },
 
-  "GET /peers": { summary: "This host and the external peers an operator registered." },
-  "POST /peers/external": { summary: "Registers an external peer.", body: ExternalPeerBody, status: 201, errors: [[409, CODES.peerExists]] },
-  "DELETE /peers/external/:name": { summary: "Removes an external peer.", errors: [[404, CODES.peerNotFound]] },
+  "GET /peers": { summary: "This host and the external peers an operator registered.", answer: PeerList },
+  "POST /peers/external": { summary: "Registers an external peer.", body: ExternalPeerBody, status: 201, answer: ExternalPeer, errors: [[409, CODES.peerExists]] },
+  "DELETE /peers/external/:name": { summary: "Removes an external peer.", answer: Removed, errors: [[404, CODES.peerNotFound]] },
 
-  "POST /previews": { summary: "Records a local server preview of a thread.", body: PreviewBody, status: 201, errors: [[404, CODES.threadNotFound]] },
-  "GET /previews": { summary: "The recorded previews." },
-  "GET /previews/:id": { summary: "One preview.", errors: [[404, CODES.previewNotFound]] },
-  "DELETE /previews/:id": { summary: "Removes a preview.", errors: [[404, CODES.previewNotFound]] },
+  "POST /previews": { summary: "Records a local server preview of a thread.", body: PreviewBody, status: 201, answer: Preview, errors: [[404, CODES.threadNotFound]] },
+  "GET /previews": { summary: "The recorded previews.", answer: PreviewList },
+  "GET /previews/:id": { summary: "One preview.", answer: Preview, errors: [[404, CODES.previewNotFound]] },
+  "DELETE /previews/:id": { summary: "Removes a preview.", answer: Removed, errors: [[404, CODES.previewNotFound]] },
 } satisfies Record<`${Method} /${string}`, RouteContract>;
 
 /** A route as the contract names it: `METHOD /path`, with hono's `:param`s. */

@@ -19,12 +19,13 @@ export type ArmDrain = z.infer<typeof ArmDrain>;
 export const ReleaseDrainClaim = z.object({ owner: Owner }).strict();
 
 /** Every `/drain` answer. `active` are the threads mid-turn, armed or not. */
-export interface DrainStatus {
-  armed: boolean;
-  activeThreads: number;
-  active: string[];
-  owner: string | null;
+export const DrainStatus = z.object({
+  armed: z.boolean(),
+  activeThreads: z.number().int().nonnegative(),
+  active: z.array(z.string()),
+  owner: z.string().nullable(),
   /** When it was armed (ISO 8601); null when disarmed. */
-  since: string | null;
-  reason: string | null;
-}
+  since: z.string().nullable(),
+  reason: z.string().nullable(),
+});
+export type DrainStatus = z.infer<typeof DrainStatus>;

@@ -125,9 +125,5 @@ export interface Reflected {
 }
 
 /** `GET /health`'s `memoryAlert`: the last retain that could not be stored, until a later one is. */
-export interface MemoryAlert {
-  workspace: string;
-  since: string;
-  code: string;
-  error: string;
-}
+export const MemoryAlert = z.object({ workspace: z.string(), since: z.string(), code: z.string(), error: z.string() });
+export type MemoryAlert = z.infer<typeof MemoryAlert>;

@@ -129,10 +129,9 @@ export interface ToolTurn {
   inputs: number[];
 }
 
-/** What a tool call did, in words for the model. */
-export interface RuntimeToolResult {
-  text: string;
-}
+/** `POST /internal/tools`, whichever the tool: what the call did, in words for the model. */
+export const RuntimeToolResult = z.object({ text: z.string() });
+export type RuntimeToolResult = z.infer<typeof RuntimeToolResult>;
 
 /** A model in a thread this many parents deep (delegations and forks) delegates no further: a chain of delegations cannot grow without end. */
 export const MAX_TOOL_DELEGATION_DEPTH = 3;

@@ -1,7 +1,7 @@
 /** Request and response shapes of the turn routes (SPEC "Start work", "Control a turn"). */
 import { z } from "zod";
 import { Attachments } from "./attachments.js";
-import { APPROVAL_DECISIONS, TurnFailure, type FailureClass, type Json } from "./engine.js";
+import { APPROVAL_DECISIONS, FAILURE_CLASSES, TurnFailure, type Json } from "./engine.js";
 import { MessageAccepted, ON_BUSY, SeatName, SpawnResult, SpawnSpec } from "./threads.js";
 
 export const SendMessage = z
@@ -152,18 +152,19 @@ export type LoopState = z.infer<typeof LoopState>;
 export const ThreadLoop = z.object({ loop: LoopState.nullable() });
 
 /** One group of `GET /incidents`. */
-export interface Incident {
+export const Incident = z.object({
   /** A turn's failure class, or `storage-full`: writes the full data volume refused (docs/operating.md, "A full disk"). */
-  class: FailureClass | "storage-full";
-  fingerprint: string;
+  class: z.enum([...FAILURE_CLASSES, "storage-full"]),
+  fingerprint: z.string(),
   /** The newest error text of the group. */
-  message: string;
-  failures: number;
-  threads: number;
-  threadIds: string[];
-  firstAt: string;
-  lastAt: string;
-}
+  message: z.string(),
+  failures: z.number().int().positive(),
+  threads: z.number().int().nonnegative(),
+  threadIds: z.array(z.string()),
+  firstAt: z.string(),
+  lastAt: z.string(),
+});
+export type Incident = z.infer<typeof Incident>;
 
 export interface PendingApproval {
   approvalId: string;

@@ -1,17 +1,7 @@
-import type { RouteTiming } from "../api/operator.js";
+import type { Metrics } from "../api/operator.js";
 
 /** The `/metrics` document, as far as Prometheus needs it. */
-export interface MetricsDoc {
-  threads: { live: number; archived: number; byStage: Record<string, number> };
-  turns: { running: number; sessionCap: number };
-  spawnsPaused: boolean;
-  disk: { freeBytes: number; totalBytes: number } | null;
-  load: [number, number, number] | null;
-  failures: number;
-  accounts: { total: number; coolingDown: number } | null;
-  cost: { usd: number; inputTokens: number; outputTokens: number };
-  requests: RouteTiming[];
-}
+export type MetricsDoc = Omit<Metrics, "at">;
 
 function label(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");

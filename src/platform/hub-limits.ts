@@ -1,5 +1,7 @@
+import type { HubLimits } from "../api/operator.js";
+
 /** The build seat limit, as the hub reports it at `GET <hub>/limits`. */
-export async function hubLimits(hub: string | null): Promise<Record<string, unknown>> {
+export async function hubLimits(hub: string | null): Promise<HubLimits> {
   if (!hub) return { url: null, buildSeatLimit: null, note: "no hub: SERVICE_HUB_URL is not set" };
   try {
     const res = await fetch(new URL("/limits", hub), { signal: AbortSignal.timeout(3000) });

@@ -1,15 +1,7 @@
-import type { AccountView, Provider } from "../api/accounts.js";
+import type { AccountView } from "../api/accounts.js";
+import type { ExhaustionEpisode } from "../api/operator.js";
 import { accountScope, scopedAccounts } from "./accounts.js";
 import type { RuntimeConfig } from "../platform/config.js";
-
-export interface ExhaustionEpisode {
-  /** The workspace whose roster it is; null for the accounts no workspace claims. */
-  workspace: string | null;
-  provider: Provider;
-  accounts: { id: string; lastFailureClass: string | null; coolingDownUntil: string | null }[];
-  since: string | null;
-  until: string;
-}
 
 /**
  * Open account-pool exhaustion episodes: a workspace (or the unclaimed pool) whose every

@@ -6,7 +6,7 @@ describe("the answer check of the end-to-end suite", () => {
   const base = "http://127.0.0.1:1";
   checkAnswersOf(base);
   const json = "application/json";
-  const health = { ok: true, build: "b", sandbox: { state: "bwrap" }, engines: null, storage: { state: "ok" } };
+  const health = { ok: true, build: "b", sandbox: { state: "bwrap" }, engines: null, spawn: { fields: { model: "string" } }, storage: { state: "ok" }, memoryAlert: null, memoryAlerts: [] };
 
   it("passes an answer the document allows", () => {
     expect(answerProblem(base, "GET", "/health", 200, json, health)).toBeNull();
