@@ -74,7 +74,7 @@ import { AccessToken, AccountList } from "./accounts.js";
 import { CodeRoots, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "./code.js";
 import { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "./code-host.js";
 import { ArmRoom, BuildAgent, Finalize, ReceiptQuery, RoomQuery, StartRound } from "./rooms.js";
-import { EditMemory, MemoryPage, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
+import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -505,7 +505,7 @@ const DECLARED = {
     errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryDuplicate], [413, CODES.memoryTooLarge]],
   },
   "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
-  "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery, answer: MemoryPage },
+  "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery },
 
   "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", answer: CodeRoots, errors: [[503, CODES.codeServiceUnavailable]] },
   "GET /code/files": {

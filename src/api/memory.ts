@@ -75,27 +75,23 @@ export type MemoryQuery = z.infer<typeof MemoryQuery>;
 /** `GET /threads/:id/memory`: the thread is the path's. */
 export const ThreadMemoryQuery = MemoryQuery.omit({ thread: true });
 
-/** Why a memory no longer holds: a newer one superseded it, took its key, or a person retired it. */
-export const RETIRE_REASONS = ["superseded", "key", "person"] as const;
-
-export const Memory = z.object({
-  id: z.string(),
-  kind: z.enum(MEMORY_KINDS),
-  text: z.string(),
-  key: z.string().nullable(),
-  tags: z.array(z.string()),
-  importance: z.number(),
+export interface Memory {
+  id: string;
+  kind: MemoryKind;
+  text: string;
+  key: string | null;
+  tags: string[];
+  importance: number;
   /** Where it came from: the thread that recorded it and the event it rests on. */
-  thread: z.string().nullable(),
-  seq: z.number().int().positive().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  thread: string | null;
+  seq: number | null;
+  createdAt: string;
+  updatedAt: string;
   /** Set once it no longer holds: superseded by a newer memory (`by`), or retired by a person. */
-  retired: z.object({ at: z.string(), by: z.string().nullable(), reason: z.enum(RETIRE_REASONS) }).nullable(),
+  retired: { at: string; by: string | null; reason: "superseded" | "key" | "person" } | null;
   /** A reflection's sources. */
-  cites: z.array(z.string()),
-});
-export type Memory = z.infer<typeof Memory>;
+  cites: string[];
+}
 
 export interface Retained {
   id: string;
@@ -112,9 +108,10 @@ export interface Recalled {
   usedTokens: number;
 }
 
-/** A page of memories, newest first; `nextBefore` asks for the next, null at the end. */
-export const MemoryPage = z.object({ memories: z.array(Memory), nextBefore: z.number().int().positive().nullable() });
-export type MemoryPage = z.infer<typeof MemoryPage>;
+export interface MemoryPage {
+  memories: Memory[];
+  nextBefore: number | null;
+}
 
 export interface Reflected {
   reflections: Memory[];
