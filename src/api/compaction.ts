@@ -8,40 +8,45 @@ export type CompactionMode = (typeof COMPACTION_MODES)[number];
  * What a `window` event did: a mode a caller may ask for, or `drop`, the runtime's last
  * resort when no summary could be written: the oldest turns leave the context whole.
  */
-export type WindowKind = CompactionMode | "drop";
+const WindowKind = z.enum([...COMPACTION_MODES, "drop"]);
+export type WindowKind = z.infer<typeof WindowKind>;
 
 /** Event seqs, first and last included. */
-export type SeqRange = [number, number];
+const SeqRange = z.tuple([z.number().int(), z.number().int()]);
+export type SeqRange = z.infer<typeof SeqRange>;
 
 /** Why a reduction ran. */
-export type WindowTrigger = "line" | "request" | "deadline" | "recovery" | "engine";
+const WindowTrigger = z.enum(["line", "request", "deadline", "recovery", "engine"]);
+export type WindowTrigger = z.infer<typeof WindowTrigger>;
 
 /** The `window` event: one reduction. */
-export interface WindowBody {
-  kind: WindowKind;
+export const WindowBody = z.object({
+  kind: WindowKind,
   /** The seqs the reduction took out of the context (microcompact: whose bodies it replaced by a stub). */
-  cut: SeqRange[];
-  tokensBefore: number;
-  tokensAfter: number;
-  trigger: WindowTrigger;
+  cut: z.array(SeqRange),
+  tokensBefore: z.number(),
+  tokensAfter: z.number(),
+  trigger: WindowTrigger,
   /** Present only when a model wrote the summary. */
-  summaryModel?: string;
+  summaryModel: z.string().optional(),
   /** The summary text, for `summary`. */
-  summary?: string;
+  summary: z.string().optional(),
   /** A summary was asked for and no model wrote one: the cheap kinds (and, still forced, a drop) ran instead. */
-  summaryFailed?: string;
-}
+  summaryFailed: z.string().optional(),
+});
+export type WindowBody = z.infer<typeof WindowBody>;
 
 /** The `window-pending` event: the context crossed a line. */
-export interface WindowPendingBody {
-  forced: boolean;
-  tokens: number;
-  window: number;
+export const WindowPendingBody = z.object({
+  forced: z.boolean(),
+  tokens: z.number(),
+  window: z.number(),
   /** For a forced window: how long the runtime waits for `POST /threads/:id/compact` before it chooses (0: it does not wait, fewer than two modes a caller could pick would each fit). */
-  deadlineMs?: number;
+  deadlineMs: z.number().optional(),
   /** The modes a caller may pick. */
-  options: CompactionMode[];
-}
+  options: z.array(z.enum(COMPACTION_MODES)),
+});
+export type WindowPendingBody = z.infer<typeof WindowPendingBody>;
 
 /** The `compaction-disposition` event: how a forced window was settled. */
 export interface CompactionDispositionBody {
@@ -55,24 +60,26 @@ export interface CompactionDispositionBody {
 export const WINDOW_REFUSALS = ["WindowThrash", "WindowNoHeadroom", "WindowBlocked"] as const;
 export type WindowRefusal = (typeof WINDOW_REFUSALS)[number];
 
+/** A recorded reduction: its `window` event's body and seq. */
+const Reduction = WindowBody.extend({ seq: z.number().int() });
+
 export const CompactRequest = z.object({ mode: z.enum(COMPACTION_MODES).optional() }).strict();
 export type CompactRequest = z.infer<typeof CompactRequest>;
 
 /** `GET /threads/:id/compact`. */
-export interface CompactionStatus {
+export const CompactionStatus = z.object({
   /** Tokens in the context now; null before the first model call told the window. */
-  tokens: number | null;
-  model: string;
-  window: number | null;
-  warnAt: number | null;
-  forcedAt: number | null;
-  pending: (WindowPendingBody & { seq: number; deadlineAt: string | null }) | null;
-  lastReduction: (WindowBody & { seq: number }) | null;
-  refusals: { seq: number; ts: string; refusal: WindowRefusal; text: string }[];
-}
+  tokens: z.number().nullable(),
+  model: z.string(),
+  window: z.number().nullable(),
+  warnAt: z.number().nullable(),
+  forcedAt: z.number().nullable(),
+  pending: WindowPendingBody.extend({ seq: z.number().int(), deadlineAt: z.string().nullable() }).nullable(),
+  lastReduction: Reduction.nullable(),
+  refusals: z.array(z.object({ seq: z.number().int(), ts: z.string(), refusal: z.enum(WINDOW_REFUSALS), text: z.string() })),
+});
+export type CompactionStatus = z.infer<typeof CompactionStatus>;
 
-/** `POST /threads/:id/compact`. */
-export interface CompactResult {
-  reductions: (WindowBody & { seq: number })[];
-  tokens: number | null;
-}
+/** `POST /threads/:id/compact`: the reductions it ran, oldest first (none: nothing to reduce). */
+export const CompactResult = z.object({ reductions: z.array(Reduction), tokens: z.number().nullable() });
+export type CompactResult = z.infer<typeof CompactResult>;

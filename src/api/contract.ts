@@ -1,16 +1,8 @@
 import { z } from "zod";
 import {
   HealthAnswer,
-  BuildThreadAnswer,
-  CapabilitiesAnswer,
-  CostPerMergedPrAnswer,
-  ReceiptAnswer,
-  ReviewPostedAnswer,
-  RoomFoundAnswer,
-  RoomOnlyAnswer,
-  RoundOnlyAnswer,
 } from "./answers.js";
-import { CompactRequest } from "./compaction.js";
+import { CompactionStatus, CompactRequest, CompactResult } from "./compaction.js";
 import { ChatCompletion, ChatCompletionRequest, COMPLETIONS_CODES, ModelEntry, ModelList } from "./completions.js";
 import { ArmDrain, DrainStatus, ReleaseDrainClaim } from "./drain.js";
 import { CODES } from "./errors.js";
@@ -64,17 +56,18 @@ import {
 import { AttachmentList } from "./attachments.js";
 import { ToolResultBody } from "./events.js";
 import { ForwardEventPage, ReverseEventPage } from "./tail.js";
-import { Policy } from "./workspaces.js";
-import { JoinSeat, OfferHandoff, ReplaceSeat } from "./seats.js";
-import { ReportOperation, StartOperation } from "./operations.js";
-import { Subscribe } from "./subscriptions.js";
-import { CycleEvent, GateRequest, MergeRequest } from "./cycles.js";
+import { Policy, PolicySet, WorkspaceHead, WorkspaceList, WorkspaceView } from "./workspaces.js";
+import { FeedForwardPage, FeedReversePage, WorkspaceApprovals, WorkspaceQuestions } from "./workspace-feed.js";
+import { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList, SeatRemoved } from "./seats.js";
+import { OperationAccepted, OperationDetail, OperationList, ReportOperation, StartOperation } from "./operations.js";
+import { Subscribe, Subscription, SubscriptionList } from "./subscriptions.js";
+import { CycleEvent, GateRequest, GateResult, MergeRequest, MergeResult } from "./cycles.js";
 import { RuntimeToolCall, RuntimeToolResult } from "./tools.js";
 import { AccessToken, AccountList } from "./accounts.js";
 import { CodeRoots, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "./code.js";
 import { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "./code-host.js";
-import { ArmRoom, BuildAgent, Finalize, ReceiptQuery, RoomQuery, StartRound } from "./rooms.js";
-import { EditMemory, MemoryQuery, Recall, Reflect, Retain, ThreadMemoryQuery } from "./memory.js";
+import { ArmRoom, BuildAgent, BuildThread, Capabilities, CostPerMergedPr, Finalize, Receipt, ReceiptQuery, ReviewPosted, RoomFound, RoomOnly, RoomQuery, RoundOnly, StartRound } from "./rooms.js";
+import { EditMemory, Memory, MemoryForgotten, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -314,18 +307,21 @@ const DECLARED = {
     ],
     errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [400, CODES.messageEmpty], [409, CODES.recordOnlyThread]],
   },
-  "GET /threads/:id/operations": { summary: "The thread's operations (delegations, subscription edges, long actions), oldest first, with their state." },
+  "GET /threads/:id/operations": { summary: "The thread's operations (delegations, subscription edges, long actions), oldest first, with their state.", answer: OperationList },
   "POST /threads/:id/operations": {
     summary: "Starts an operation; a delegation spawns its child (parent: this thread) and sends it the prompt. Honours an Idempotency-Key (a replay answers 200).",
     body: StartOperation,
     status: 201,
+    answer: OperationAccepted,
+    also: [{ status: 200, when: "An Idempotency-Key's replay: the first answer, `replayed: true`; nothing is started again." }],
     drains: true,
     errors: [...SPAWN_ERRORS, [400, CODES.invalidHeader], [409, CODES.idempotencyConflict], [503, CODES.blobStoreUnavailable]],
   },
-  "GET /threads/:id/operations/:operation": { summary: "One operation with its milestones.", errors: [[404, CODES.operationNotFound]] },
+  "GET /threads/:id/operations/:operation": { summary: "One operation with its milestones.", answer: OperationDetail, errors: [[404, CODES.operationNotFound]] },
   "POST /threads/:id/operations/:operation": {
     summary: "Reports a milestone or the one outcome; a second outcome is 409 operation-settled. Honours an Idempotency-Key.",
     body: ReportOperation,
+    answer: OperationAccepted,
     errors: [
       [404, CODES.operationNotFound],
       [409, CODES.operationSettled],
@@ -334,11 +330,12 @@ const DECLARED = {
       [503, CODES.blobStoreUnavailable],
     ],
   },
-  "GET /threads/:id/subscriptions": { summary: "What the thread watches: each subscription with its target, filter, note, delivery and wakes so far." },
+  "GET /threads/:id/subscriptions": { summary: "What the thread watches: each subscription with its target, filter, note, delivery and wakes so far.", answer: SubscriptionList },
   "POST /threads/:id/subscriptions": {
     summary: "Watches a thread, or a workspace's threads, for events matching a filter; each match wakes this thread with a message.",
     body: Subscribe,
     status: 201,
+    answer: Subscription,
     errors: [
       [404, CODES.watchTargetNotFound],
       [503, CODES.watchFailed],
@@ -347,15 +344,17 @@ const DECLARED = {
       [409, CODES.threadArchived],
     ],
   },
-  "DELETE /threads/:id/subscriptions/:watch": { summary: "Removes a subscription; no wake of it is taken after.", errors: [[404, CODES.subscriptionNotFound]] },
+  "DELETE /threads/:id/subscriptions/:watch": { summary: "Removes a subscription; no wake of it is taken after.", answer: Subscription, errors: [[404, CODES.subscriptionNotFound]] },
   "POST /threads/:id/events": { summary: "Records a cycle event of a review or merge flow (`cycle` in the log).", body: CycleEvent, status: 201, answer: MessageAccepted, errors: [[503, CODES.blobStoreUnavailable]] },
   "POST /threads/:id/gate": {
     summary: "Asks a gate: `auto` decides from the thread's children and the checks, `human` opens an approval and answers once a person decided. A refusal is a 200 with `passed: false` and `reasons`.",
     body: GateRequest,
+    answer: GateResult,
   },
   "POST /threads/:id/merge": {
     summary: "Merges a child's work (the head of its working directory) into this thread's checkout with git; again answers `alreadyMerged`.",
     body: MergeRequest,
+    answer: MergeResult,
     errors: [
       [404, CODES.notAChild],
       [409, CODES.noCheckout],
@@ -366,44 +365,53 @@ const DECLARED = {
     ],
   },
   "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it.", answer: SteeringList },
-  "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced." },
+  "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced.", answer: SeatList },
   "POST /threads/:id/seats": {
     summary: "Joins a seat, with a spawn's rules for its engine and model.",
     body: JoinSeat,
     status: 201,
+    answer: Seat,
     drains: true,
     errors: [...SEAT_TARGET, [409, CODES.seatExists], [409, CODES.threadArchived]],
   },
   "POST /threads/:id/seats/replace": {
     summary: "Changes a seat's engine, model or placement; `changed: false`, and nothing written, when nothing differs.",
     body: ReplaceSeat,
+    answer: ReplaceResult,
     errors: [...SEAT_TARGET, ...SEAT_NAMED, [409, CODES.threadArchived]],
   },
   "DELETE /threads/:id/seats/:name": {
     summary: "Removes a seat: its running turn fails with class `closed`; its history stays.",
+    answer: SeatRemoved,
     errors: [...SEAT_NAMED, [409, CODES.lastSeat], [409, CODES.threadArchived]],
   },
   "POST /threads/:id/handoff": {
     summary: "Offers the thread to another seat; the offer is the seq of its event (`fromSeq`).",
     body: OfferHandoff,
     status: 201,
+    answer: HandoffOffered,
     errors: [...SEAT_NAMED, [409, CODES.seatHoldsThread], [409, CODES.handoffPending], [409, CODES.threadArchived]],
   },
-  "GET /threads/:id/handoffs": { summary: "Every handoff offer, oldest first, with its state." },
+  "GET /threads/:id/handoffs": { summary: "Every handoff offer, oldest first, with its state.", answer: HandoffList },
   "POST /threads/:id/handoffs/:fromSeq/accept": {
     summary: "Accepts an offer: its target holds the thread (with `context: summary`, from a summary the curator writes now).",
+    answer: Handoff,
     errors: [...HANDOFF_ANSWER, [503, CODES.summaryUnavailable]],
   },
-  "POST /threads/:id/handoffs/:fromSeq/decline": { summary: "Declines an offer; nothing else changes.", errors: HANDOFF_ANSWER },
+  "POST /threads/:id/handoffs/:fromSeq/decline": { summary: "Declines an offer; nothing else changes.", answer: Handoff, errors: HANDOFF_ANSWER },
   "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatus },
   "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", answer: TurnResult, errors: [[409, CODES.noTurnRunning]] },
-  "GET /threads/:id/compact": { summary: "The context window: tokens in context, the window, both lines, any pending window, the last reduction, recent refusals." },
+  "GET /threads/:id/compact": { summary: "The context window: tokens in context, the window, both lines, any pending window, the last reduction, recent refusals.", answer: CompactionStatus },
   "POST /threads/:id/compact": {
     summary: "Reduces the context now, with `mode` or the runtime's choice (cheapest first); settles a forced window.",
     body: CompactRequest,
+    answer: CompactResult,
     errors: [
       [409, CODES.engineBusy],
       [409, CODES.windowBlocked],
+      [409, CODES.threadArchived],
+      [503, CODES.threadDegraded],
+      [409, CODES.recordOnlyThread],
     ],
   },
   "POST /threads/:id/approvals/:approvalId": {
@@ -466,16 +474,17 @@ const DECLARED = {
     ],
   },
 
-  "GET /workspaces": { summary: "The configured workspaces." },
-  "GET /workspaces/:name": { summary: "A workspace's configuration, its policy in force and its head thread.", errors: WORKSPACE },
+  "GET /workspaces": { summary: "The configured workspaces.", answer: WorkspaceList },
+  "GET /workspaces/:name": { summary: "A workspace's configuration, its policy in force and its head thread.", answer: WorkspaceView, errors: WORKSPACE },
   "PUT /workspaces/:name/policy": {
     summary: "Sets the workspace's policy; kept across restarts, over the file's.",
     body: Policy,
+    answer: PolicySet,
     errors: [...WORKSPACE, [400, CODES.modelNotAllowed], [400, CODES.modelNotFound], [400, CODES.accountNotInRoster], [400, CODES.unknownAccount]],
   },
-  "GET /workspaces/:name/head": { summary: "The workspace's head thread.", errors: WORKSPACE },
-  "GET /workspaces/:name/approvals": { summary: "Approvals open in the workspace's threads.", errors: WORKSPACE },
-  "GET /workspaces/:name/questions": { summary: "Questions open in the workspace's threads.", errors: WORKSPACE },
+  "GET /workspaces/:name/head": { summary: "The workspace's head thread.", answer: WorkspaceHead, errors: WORKSPACE },
+  "GET /workspaces/:name/approvals": { summary: "Approvals open in the workspace's threads.", answer: WorkspaceApprovals, errors: WORKSPACE },
+  "GET /workspaces/:name/questions": { summary: "Questions open in the workspace's threads.", answer: WorkspaceQuestions, errors: WORKSPACE },
   "GET /workspaces/:name/events": { summary: "Every entry of the workspace's feed, as SSE.", query: FollowQuery, media: "sse", errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd], [400, CODES.invalidHeader]] },
   "GET /workspaces/:name/changes": {
     summary: "The feed's entries that change threads, as SSE; `threads` names the ones to watch.",
@@ -483,29 +492,32 @@ const DECLARED = {
     media: "sse",
     errors: WORKSPACE,
   },
-  "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd]] },
+  "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, answer: z.union([FeedForwardPage, FeedReversePage]), errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd]] },
   "POST /workspaces/:name/memory/retain": {
     summary: "Stores a memory (201), or finds the same text kept already (200, `duplicate`); a `key` or `supersedes` retires what it replaces, in the same write.",
     body: Retain,
     status: 201,
+    answer: Retained,
     also: [{ status: 200, when: "The same text was kept already: `duplicate: true`, its id." }],
     errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryRetired], [404, CODES.threadNotFound], [400, CODES.workspaceMismatch], [400, CODES.eventNotFound], [413, CODES.memoryTooLarge], [503, CODES.memoryStoreFailed]],
   },
-  "POST /workspaces/:name/memory/recall": { summary: "The memories that best fill a token budget for a query: text relevance with importance and recency as boosts (docs/memory.md).", body: Recall, errors: WORKSPACE },
+  "POST /workspaces/:name/memory/recall": { summary: "The memories that best fill a token budget for a query: text relevance with importance and recency as boosts (docs/memory.md).", body: Recall, answer: Recalled, errors: WORKSPACE },
   "POST /workspaces/:name/memory/reflect": {
     summary: "The curator model's reflections on the newest memories, each citing the memories it rests on.",
     body: Reflect,
+    answer: Reflected,
     errors: [...WORKSPACE, [503, CODES.reflectUnavailable]],
   },
-  "GET /workspaces/:name/memory": { summary: "A page of the workspace's memories, newest first, with filters.", query: MemoryQuery, errors: WORKSPACE },
-  "GET /workspaces/:name/memory/:id": { summary: "One memory.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
+  "GET /workspaces/:name/memory": { summary: "A page of the workspace's memories, newest first, with filters.", query: MemoryQuery, answer: MemoryPage, errors: WORKSPACE },
+  "GET /workspaces/:name/memory/:id": { summary: "One memory.", answer: Memory, errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
   "PATCH /workspaces/:name/memory/:id": {
     summary: "A person's correction in place: text, key, tags, importance, or retired.",
     body: EditMemory,
+    answer: Memory,
     errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryDuplicate], [413, CODES.memoryTooLarge]],
   },
-  "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
-  "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery },
+  "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", answer: MemoryForgotten, errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
+  "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery, answer: MemoryPage },
 
   "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", answer: CodeRoots, errors: [[503, CODES.codeServiceUnavailable]] },
   "GET /code/files": {
@@ -560,7 +572,7 @@ const DECLARED = {
   },
 
   "POST /workspaces/:name/rooms": {
-    answer: RoomOnlyAnswer,
+    answer: RoomOnly,
     summary: "Arms a review room for a pull request (201), or adopts the workspace's room for it (200, the same id; the key is workspace, repository and number): its thread, in a read-only worktree at the head, with the reviewer seat (docs/rooms.md).",
     body: ArmRoom,
     status: 201,
@@ -568,11 +580,11 @@ const DECLARED = {
     drains: true,
     errors: [...WORKSPACE, ...CODE_HOST, ...SPAWN_ERRORS, [502, CODES.gitFetchFailed]],
   },
-  "GET /workspaces/:name/rooms": { summary: "A pull request's room and its newest round (null before the first).", query: RoomQuery, answer: RoomFoundAnswer, errors: [...WORKSPACE, [404, CODES.roomNotFound]] },
-  "GET /rooms/capabilities": { summary: "Whether the verdict poster is available: a code-host account (or the simulator) that may post reviews; the reason names the account.", answer: CapabilitiesAnswer },
-  "GET /rooms/:id": { summary: "The room: its pull request, state, thread, seats and rounds.", answer: RoomOnlyAnswer, errors: [[404, CODES.roomNotFound]] },
+  "GET /workspaces/:name/rooms": { summary: "A pull request's room and its newest round (null before the first).", query: RoomQuery, answer: RoomFound, errors: [...WORKSPACE, [404, CODES.roomNotFound]] },
+  "GET /rooms/capabilities": { summary: "Whether the verdict poster is available: a code-host account (or the simulator) that may post reviews; the reason names the account.", answer: Capabilities },
+  "GET /rooms/:id": { summary: "The room: its pull request, state, thread, seats and rounds.", answer: RoomOnly, errors: [[404, CODES.roomNotFound]] },
   "POST /rooms/:id/rounds": {
-    answer: RoundOnlyAnswer,
+    answer: RoundOnly,
     summary: "Starts round n+1: the worktree moves to the pull request's head and the reviewer seat is asked for its verdict, which it returns with the submit_verdict tool.",
     body: StartRound,
     status: 202,
@@ -588,9 +600,9 @@ const DECLARED = {
       ...CODE_HOST,
     ],
   },
-  "GET /rooms/:id/rounds/:n": { summary: "One round: its state, prompt, seat, head and base, thread, verdict (findings with fingerprints) and posted review.", answer: RoundOnlyAnswer, errors: [[404, CODES.roomNotFound], [404, CODES.roundNotFound]] },
+  "GET /rooms/:id/rounds/:n": { summary: "One round: its state, prompt, seat, head and base, thread, verdict (findings with fingerprints) and posted review.", answer: RoundOnly, errors: [[404, CODES.roomNotFound], [404, CODES.roundNotFound]] },
   "POST /rooms/:id/finalize": {
-    answer: ReviewPostedAnswer,
+    answer: ReviewPosted,
     summary: "Posts a round's verdict (default: the newest round) as one review on the code host at the round's head; findings outside the diff go in its body, findings already on an unresolved thread are skipped.",
     body: Finalize,
     errors: [
@@ -605,7 +617,7 @@ const DECLARED = {
     ],
   },
   "POST /workspaces/:name/prs/:number/agents": {
-    answer: BuildThreadAnswer,
+    answer: BuildThread,
     summary: "Starts a build thread in a runtime-owned worktree of the pull request's branch at its head, with the pull request as context in its first message.",
     body: BuildAgent,
     status: 201,
@@ -613,12 +625,12 @@ const DECLARED = {
     errors: [...WORKSPACE, ...CODE_HOST, ...SPAWN_ERRORS, [409, CODES.buildSeatsFull], [502, CODES.gitFetchFailed]],
   },
   "GET /workspaces/:name/prs/:number/receipt": {
-    answer: ReceiptAnswer,
+    answer: Receipt,
     summary: "The read-only merge receipt: the verdict and checks at the exact head, the base chain, the stacked pull requests, the merge plan and what blocks it. It never merges.",
     query: ReceiptQuery,
     errors: [...WORKSPACE, ...CODE_HOST],
   },
-  "GET /metrics/cost-per-merged-pr": { summary: "What the threads that worked on each pull request cost (reviewers, builders, their delegations), and per merged pull request as the code host reports it merged.", answer: CostPerMergedPrAnswer },
+  "GET /metrics/cost-per-merged-pr": { summary: "What the threads that worked on each pull request cost (reviewers, builders, their delegations), and per merged pull request as the code host reports it merged.", answer: CostPerMergedPr },
 
   "POST /internal/boot-sweep": { summary: "The front's boot sweep of turns a restart lost (the front only).", answer: BootSweep, errors: [[403, CODES.internalOnly]] },
   "POST /internal/tools": {

@@ -42,30 +42,32 @@ export const GateRequest = z
 export type GateRequest = z.infer<typeof GateRequest>;
 
 /** A gate's answer: a refusal is `passed: false` with its `reasons`, a normal 200, never an error status. */
-export interface GateResult {
-  gate: string;
-  mode: "auto" | "human";
-  step: string | null;
+export const GateResult = z.object({
+  gate: z.string(),
+  mode: z.enum(["auto", "human"]),
+  step: z.string().nullable(),
   /** Null while a human gate waits (`async: true`). */
-  passed: boolean | null;
-  reasons: string[];
+  passed: z.boolean().nullable(),
+  reasons: z.array(z.string()),
   /** A human gate's approval, answered at `POST /threads/:id/approvals/:approvalId`. */
-  approvalId?: string;
-  seq: number;
-}
+  approvalId: z.string().optional(),
+  seq: z.number().int(),
+});
+export type GateResult = z.infer<typeof GateResult>;
 
 /** `POST /threads/:id/merge`: a child's work (its branch, in its working directory) into this thread's checkout. */
 export const MergeRequest = z.object({ child: z.string().min(1).max(100) }).strict();
 
-export interface MergeResult {
-  child: string;
+export const MergeResult = z.object({
+  child: z.string(),
   /** The child's head that was merged (or was merged already). */
-  head: string;
+  head: z.string(),
   /** The merge commit in the parent's checkout; null when nothing was merged. */
-  commit: string | null;
-  alreadyMerged: boolean;
-  seq: number;
-}
+  commit: z.string().nullable(),
+  alreadyMerged: z.boolean(),
+  seq: z.number().int(),
+});
+export type MergeResult = z.infer<typeof MergeResult>;
 
 /** The engine host's answer to `POST /merges`: what the merge did, before the Thread records it. */
 export type Merged = Omit<MergeResult, "child" | "seq">;

@@ -75,51 +75,59 @@ export type MemoryQuery = z.infer<typeof MemoryQuery>;
 /** `GET /threads/:id/memory`: the thread is the path's. */
 export const ThreadMemoryQuery = MemoryQuery.omit({ thread: true });
 
-export interface Memory {
-  id: string;
-  kind: MemoryKind;
-  text: string;
-  key: string | null;
-  tags: string[];
-  importance: number;
+export const Memory = z.object({
+  id: z.string(),
+  kind: z.enum(MEMORY_KINDS),
+  text: z.string(),
+  key: z.string().nullable(),
+  tags: z.array(z.string()),
+  importance: z.number(),
   /** Where it came from: the thread that recorded it and the event it rests on. */
-  thread: string | null;
-  seq: number | null;
-  createdAt: string;
-  updatedAt: string;
+  thread: z.string().nullable(),
+  seq: z.number().int().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
   /** Set once it no longer holds: superseded by a newer memory (`by`), or retired by a person. */
-  retired: { at: string; by: string | null; reason: "superseded" | "key" | "person" } | null;
+  retired: z.object({ at: z.string(), by: z.string().nullable(), reason: z.enum(["superseded", "key", "person"]) }).nullable(),
   /** A reflection's sources. */
-  cites: string[];
-}
+  cites: z.array(z.string()),
+});
+export type Memory = z.infer<typeof Memory>;
 
-export interface Retained {
-  id: string;
-  memory: Memory;
+/** `POST /workspaces/:name/memory/retain`: 201 stored, or 200 the same text kept already. */
+export const Retained = z.object({
+  id: z.string(),
+  memory: Memory,
   /** The same text was already kept: that memory is the answer, and nothing was stored. */
-  duplicate: boolean;
+  duplicate: z.boolean(),
   /** Memories this one retired, by its key or its `supersedes`. */
-  retired: string[];
-}
+  retired: z.array(z.string()),
+});
+export type Retained = z.infer<typeof Retained>;
 
-export interface Recalled {
-  memories: (Memory & { score: number; tokens: number })[];
-  budgetTokens: number;
-  usedTokens: number;
-}
+/** `POST /workspaces/:name/memory/recall`: best first, each with its score and what it costs of the budget. */
+export const Recalled = z.object({
+  memories: z.array(Memory.extend({ score: z.number(), tokens: z.number().int() })),
+  budgetTokens: z.number().int(),
+  usedTokens: z.number().int(),
+});
+export type Recalled = z.infer<typeof Recalled>;
 
-export interface MemoryPage {
-  memories: Memory[];
-  nextBefore: number | null;
-}
+/** `GET /workspaces/:name/memory` and `GET /threads/:id/memory`: newest first; `nextBefore` is the next page's `before`. */
+export const MemoryPage = z.object({ memories: z.array(Memory), nextBefore: z.number().int().nullable() });
+export type MemoryPage = z.infer<typeof MemoryPage>;
 
-export interface Reflected {
-  reflections: Memory[];
+export const Reflected = z.object({
+  reflections: z.array(Memory),
   /** Citations the model gave that name no memory it read: dropped, with the reflection when none was left. */
-  droppedCitations: string[];
+  droppedCitations: z.array(z.string()),
   /** Null when there was too little memory to reflect on (fewer than two). */
-  model: string | null;
-}
+  model: z.string().nullable(),
+});
+export type Reflected = z.infer<typeof Reflected>;
+
+/** `DELETE /workspaces/:name/memory/:id`: gone for good. */
+export const MemoryForgotten = z.object({ id: z.string(), forgotten: z.literal(true) });
 
 /** `GET /health`'s `memoryAlert`: the last retain that could not be stored, until a later one is. */
 export const MemoryAlert = z.object({ workspace: z.string(), since: z.string(), code: z.string(), error: z.string() });

@@ -34,36 +34,50 @@ export const ReportOperation = z.union([z.object({ milestone: Milestone }).stric
 export type ReportOperation = z.infer<typeof ReportOperation>;
 export type OperationOutcome = z.infer<typeof Outcome>;
 
-export interface OperationSummary {
-  operation: string;
-  kind: OperationKind;
-  title: string;
-  /** `open` until its outcome, then the outcome's status. */
-  state: "open" | OperationStatus;
-  /** A delegation's child thread. */
-  child: string | null;
-  detail: Record<string, Json> | null;
-  startedSeq: number;
-  settledSeq: number | null;
-  outcome: (OperationOutcome & { by: "caller" | "child" }) | null;
-  milestones: number;
-  startedAt: string;
-  settledAt: string | null;
-}
+/** Any JSON: the caller's or the child's own data, kept as given. */
+const JsonValue = z.custom<Json>();
 
-export interface OperationDetail extends Omit<OperationSummary, "milestones"> {
-  milestones: { seq: number; ts: string; text: string; data?: Json }[];
-}
+export const OperationSummary = z.object({
+  operation: z.string(),
+  kind: z.enum(OPERATION_KINDS),
+  title: z.string(),
+  /** `open` until its outcome, then the outcome's status. */
+  state: z.enum(["open", ...OPERATION_OUTCOMES]),
+  /** A delegation's child thread. */
+  child: z.string().nullable(),
+  detail: z.record(z.string(), JsonValue).nullable(),
+  startedSeq: z.number().int(),
+  settledSeq: z.number().int().nullable(),
+  outcome: z
+    .object({ status: z.enum(OPERATION_OUTCOMES), result: JsonValue.optional(), error: z.string().optional(), by: z.enum(["caller", "child"]) })
+    .nullable(),
+  milestones: z.number().int(),
+  startedAt: z.string(),
+  settledAt: z.string().nullable(),
+});
+export type OperationSummary = z.infer<typeof OperationSummary>;
+
+/** `GET /threads/:id/operations`: oldest first. */
+export const OperationList = z.object({ operations: z.array(OperationSummary) });
+export type OperationList = z.infer<typeof OperationList>;
+
+/** `GET /threads/:id/operations/:operation`: the operation with its milestones, oldest first. */
+export const OperationDetail = OperationSummary.extend({
+  milestones: z.array(z.object({ seq: z.number().int(), ts: z.string(), text: z.string(), data: JsonValue.optional() })),
+});
+export type OperationDetail = z.infer<typeof OperationDetail>;
 
 /** The answer to a start or a report: the operation, and the event that recorded it. */
-export interface OperationAccepted {
-  operation: string;
-  seq: number;
-  ts: string;
-  state: OperationSummary["state"];
-  child?: string;
-  replayed?: true;
-}
+export const OperationAccepted = z.object({
+  operation: z.string(),
+  seq: z.number().int(),
+  ts: z.string(),
+  state: OperationSummary.shape.state,
+  child: z.string().optional(),
+  /** An Idempotency-Key's replay: the first answer's, nothing written again. */
+  replayed: z.literal(true).optional(),
+});
+export type OperationAccepted = z.infer<typeof OperationAccepted>;
 
 /** Why a start's fields do not fit its kind, or null. */
 export function operationShapeRefusal(b: StartOperation): string | null {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { PullRef, PullSummary } from "./code-host.js";
 import { Owner, RepoName } from "./code-host.js";
-import { ENGINES, PERMISSIONS, SeatName, type Engine } from "./threads.js";
+import { ENGINES, PERMISSIONS, SeatName } from "./threads.js";
 
 /**
  * Review rooms and pull requests (docs/rooms.md): a room per pull request of a workspace,
@@ -78,102 +78,114 @@ export const SubmitVerdictInput = z
   .strict();
 export type SubmitVerdictInput = z.infer<typeof SubmitVerdictInput>;
 
-export interface Finding {
-  path: string;
-  line: number;
-  side: (typeof SIDES)[number];
-  severity: (typeof SEVERITIES)[number];
-  body: string;
+export const Finding = z.object({
+  path: z.string(),
+  line: z.number().int(),
+  side: z.enum(SIDES),
+  severity: z.enum(SEVERITIES),
+  body: z.string(),
   /**
    * Stable across rounds for the same path, the same code at the line and the same gist
    * (docs/rooms.md, "Fingerprints"), or the earlier finding's when the reviewer says it is
    * that one again (`sameAs`).
    */
-  fingerprint: string;
-}
+  fingerprint: z.string(),
+});
+export type Finding = z.infer<typeof Finding>;
 
 /** A finding an earlier round of the room raised, as a round's message lists it for the reviewer to name again (`sameAs`). */
 export type EarlierFinding = Pick<Finding, "path" | "line" | "side" | "severity" | "body" | "fingerprint">;
 
-export interface Verdict {
-  decision: (typeof DECISIONS)[number];
-  summary: string;
-  findings: Finding[];
+export const Verdict = z.object({
+  decision: z.enum(DECISIONS),
+  summary: z.string(),
+  findings: z.array(Finding),
   /** The turn and seat that submitted it. */
-  turnId: string;
-  seat: string;
-  submittedAt: string;
-}
+  turnId: z.string(),
+  seat: z.string(),
+  submittedAt: z.string(),
+});
+export type Verdict = z.infer<typeof Verdict>;
 
 export const ROUND_STATES = ["running", "ready", "failed", "finalized", "superseded"] as const;
 export type RoundState = (typeof ROUND_STATES)[number];
 
-export interface PostedReview {
+export const PostedReview = z.object({
   /** The code host's review id. */
-  id: number;
+  id: z.number().int(),
   /** Findings posted as inline comments. */
-  posted: number;
+  posted: z.number().int(),
   /** Findings the code host could not anchor (outside the diff), written in the review's body instead. */
-  inBody: number;
+  inBody: z.number().int(),
   /** Findings already on an unresolved review thread of the pull request, not posted again. */
-  skipped: number;
-  url: string | null;
+  skipped: z.number().int(),
+  url: z.string().nullable(),
   /** The commit the review is on: the round's head. */
-  commitId: string;
-  postedAt: string;
-}
+  commitId: z.string(),
+  postedAt: z.string(),
+});
+export type PostedReview = z.infer<typeof PostedReview>;
 
-export interface Round {
-  n: number;
-  state: RoundState;
-  prompt: string | null;
-  seat: string;
-  head: string;
-  base: string;
-  threadId: string;
+/** A review round (`GET /rooms/:id/rounds/:n`). */
+export const Round = z.object({
+  n: z.number().int(),
+  state: z.enum(ROUND_STATES),
+  prompt: z.string().nullable(),
+  seat: z.string(),
+  head: z.string(),
+  base: z.string(),
+  threadId: z.string(),
   /** The message that asked for it, in the thread's log. */
-  messageSeq: number | null;
-  verdict: Verdict | null;
+  messageSeq: z.number().int().nullable(),
+  verdict: Verdict.nullable(),
   /** Why a failed round failed. */
-  failure: string | null;
-  review: PostedReview | null;
-  createdAt: string;
-  readyAt: string | null;
-}
+  failure: z.string().nullable(),
+  review: PostedReview.nullable(),
+  createdAt: z.string(),
+  readyAt: z.string().nullable(),
+});
+export type Round = z.infer<typeof Round>;
 
-export interface RoomSeat {
-  name: string;
-  engine: Engine;
-  model: string;
-  role: string | null;
-}
+/** One of the room thread's active seats. */
+export const RoomSeat = z.object({ name: z.string(), engine: z.enum(ENGINES), model: z.string(), role: z.string().nullable() });
+export type RoomSeat = z.infer<typeof RoomSeat>;
 
 export const ROOM_STATES = ["arming", "armed"] as const;
 
-export interface RoundBrief {
-  n: number;
-  state: RoundState;
-  head: string;
-  createdAt: string;
-}
+export const RoundBrief = z.object({ n: z.number().int(), state: z.enum(ROUND_STATES), head: z.string(), createdAt: z.string() });
+export type RoundBrief = z.infer<typeof RoundBrief>;
 
-export interface Room {
-  id: string;
+/** A review room (`GET /rooms/:id`). */
+export const Room = z.object({
+  id: z.string(),
   /** `<workspace>/<owner>/<name>#<pr>`: arming the same pull request in the same workspace adopts the room. */
-  key: string;
-  workspace: string;
-  repo: string;
-  pr: number;
+  key: z.string(),
+  workspace: z.string(),
+  repo: z.string(),
+  pr: z.number().int(),
   /** `arming` until its thread and reviewer seat exist. */
-  state: (typeof ROOM_STATES)[number];
+  state: z.enum(ROOM_STATES),
   /** The room's thread: its seats review. */
-  threadId: string | null;
+  threadId: z.string().nullable(),
   /** The seat a round uses when it names none. */
-  reviewerSeat: string;
-  seats: RoomSeat[];
-  rounds: RoundBrief[];
-  createdAt: string;
-}
+  reviewerSeat: z.string(),
+  seats: z.array(RoomSeat),
+  rounds: z.array(RoundBrief),
+  createdAt: z.string(),
+});
+export type Room = z.infer<typeof Room>;
+
+/** `POST /workspaces/:name/rooms` and `GET /rooms/:id`. */
+export const RoomOnly = z.object({ room: Room });
+
+/** `GET /workspaces/:name/rooms`: the room and its newest round (null before the first). */
+export const RoomFound = z.object({ room: Room, round: Round.nullable() });
+
+/** `POST /rooms/:id/rounds` and `GET /rooms/:id/rounds/:n`. */
+export const RoundOnly = z.object({ round: Round });
+
+/** `POST /rooms/:id/finalize`: the review on the code host (a round posted before answers its review again). */
+export const ReviewPosted = z.object({ review: PostedReview });
 
 /** What the Room object keeps of a room: all but its seats, which its thread holds. */
 export interface RoomCore extends Omit<Room, "seats"> {
@@ -183,9 +195,9 @@ export interface RoomCore extends Omit<Room, "seats"> {
 
 export const roomKey = (workspace: string, repo: string, pr: number): string => `${workspace}/${repo.toLowerCase()}#${pr}`;
 
-export interface Capabilities {
-  verdictPoster: { available: boolean; reason?: string };
-}
+/** `GET /rooms/capabilities`. */
+export const Capabilities = z.object({ verdictPoster: z.object({ available: z.boolean(), reason: z.string().optional() }) });
+export type Capabilities = z.infer<typeof Capabilities>;
 
 export const RoomQuery = z.object({ repo: RepoSlug, pr: z.coerce.number().int().min(1).max(2 ** 31 - 1) }).strict();
 
@@ -202,76 +214,92 @@ export type BuildAgent = z.infer<typeof BuildAgent>;
 
 export const ReceiptQuery = z.object({ repo: RepoSlug }).strict();
 
-export interface ReceiptCheck {
-  name: string;
-  status: string;
-  conclusion: string | null;
+/** `POST /workspaces/:name/prs/:number/agents`: the build thread and its worktree's path. */
+export const BuildThread = z.object({ threadId: z.string(), worktree: z.string() });
+
+export const ReceiptCheck = z.object({
+  name: z.string(),
+  status: z.string(),
+  conclusion: z.string().nullable(),
   /** Named by the base branch's protection. */
-  required: boolean;
-}
+  required: z.boolean(),
+});
+export type ReceiptCheck = z.infer<typeof ReceiptCheck>;
 
-export interface MergeStep {
-  step: string;
+export const MergeStep = z.object({
+  step: z.string(),
   /** How a person or a program does it: a method and path on the code host, or `git`. */
-  method: string;
+  method: z.string(),
   /** What must hold after it. */
-  expects: string;
-}
+  expects: z.string(),
+});
+export type MergeStep = z.infer<typeof MergeStep>;
 
-export interface Blocked {
-  code:
-    | "approval-missing"
-    | "changes-requested"
-    | "check-failing"
-    | "check-missing"
-    | "check-pending"
-    | "protection-unreadable"
-    | "verdict-stale"
-    | "verdict-missing"
-    | "base-not-default"
-    | "draft"
-    | "closed";
-  reason: string;
-}
+export const BLOCKED_CODES = [
+  "approval-missing",
+  "changes-requested",
+  "check-failing",
+  "check-missing",
+  "check-pending",
+  "protection-unreadable",
+  "verdict-stale",
+  "verdict-missing",
+  "base-not-default",
+  "draft",
+  "closed",
+] as const;
 
-export interface Receipt {
-  repo: string;
-  pr: number;
-  head: PullRef;
-  base: PullRef;
+export const Blocked = z.object({ code: z.enum(BLOCKED_CODES), reason: z.string() });
+export type Blocked = z.infer<typeof Blocked>;
+
+/** A branch and the commit it points at (the code host's `PullRef`). */
+const Ref = z.object({ ref: z.string(), sha: z.string() });
+
+/** `GET /workspaces/:name/prs/:number/receipt`: what merging would take, read only. */
+export const Receipt = z.object({
+  repo: z.string(),
+  pr: z.number().int(),
+  head: Ref,
+  base: Ref,
   /** The newest finalized or ready round at this exact head, or null. */
-  verdict: { roomId: string; n: number; state: RoundState; decision: Verdict["decision"]; head: string; findings: number } | null;
+  verdict: z
+    .object({ roomId: z.string(), n: z.number().int(), state: z.enum(ROUND_STATES), decision: z.enum(DECISIONS), head: z.string(), findings: z.number().int() })
+    .nullable(),
   /** The checks at this exact head. */
-  checks: ReceiptCheck[];
+  checks: z.array(ReceiptCheck),
   /** The branches from this pull request's base down to the default branch, each with the open pull request that carries it there. */
-  baseChain: { branch: string; pr: number | null }[];
+  baseChain: z.array(z.object({ branch: z.string(), pr: z.number().int().nullable() })),
   /** Open pull requests based on this one's branch. */
-  stacked: { number: number; title: string; head: string }[];
-  plan: MergeStep[];
-  blocked: Blocked[];
+  stacked: z.array(z.object({ number: z.number().int(), title: z.string(), head: z.string() })),
+  plan: z.array(MergeStep),
+  blocked: z.array(Blocked),
   /** Nothing blocks: the plan can be carried out as it stands. */
-  ready: boolean;
-}
+  ready: z.boolean(),
+});
+export type Receipt = z.infer<typeof Receipt>;
 
-export interface PrCost {
-  repo: string;
-  pr: number;
-  workspace: string;
-  merged: boolean;
-  threads: number;
-  usd: number;
-  inputTokens: number;
-  outputTokens: number;
-  unpricedCalls: number;
-}
+export const PrCost = z.object({
+  repo: z.string(),
+  pr: z.number().int(),
+  workspace: z.string(),
+  merged: z.boolean(),
+  threads: z.number().int(),
+  usd: z.number(),
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  unpricedCalls: z.number().int(),
+});
+export type PrCost = z.infer<typeof PrCost>;
 
-export interface CostPerMergedPr {
-  prs: PrCost[];
-  merged: { count: number; usd: number; perPr: number | null };
-  all: { count: number; usd: number };
+/** `GET /metrics/cost-per-merged-pr`. */
+export const CostPerMergedPr = z.object({
+  prs: z.array(PrCost),
+  merged: z.object({ count: z.number().int(), usd: z.number(), perPr: z.number().nullable() }),
+  all: z.object({ count: z.number().int(), usd: z.number() }),
   /** Pull requests whose state the code host did not tell (counted as not merged). */
-  unknown: number;
-}
+  unknown: z.number().int(),
+});
+export type CostPerMergedPr = z.infer<typeof CostPerMergedPr>;
 
 /* ---- what the worker asks the front's code service (the CODE binding) ---- */
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ENGINES, SeatName, type Engine } from "./threads.js";
+import { ENGINES, SeatName } from "./threads.js";
 
 /** The seat every thread starts with, made from its spawn spec (docs/seats.md). */
 export const FIRST_SEAT = "main";
@@ -9,7 +9,11 @@ export const FIRST_SEAT = "main";
  * (`POST /peers/external`), which does that seat's work and records it here.
  */
 export const Placement = z.string().regex(/^(host|peer:[A-Za-z0-9][A-Za-z0-9._-]{0,63})$/, "host, or peer:<a registered external peer>");
-export type Placement = "host" | `peer:${string}`;
+/** A placement as answered and typed: the request's pattern would widen it to any string. */
+const PlacementShown = z.union([z.literal("host"), z.templateLiteral(["peer:", z.string()])]);
+export type Placement = z.infer<typeof PlacementShown>;
+
+export const SEAT_STATES = ["active", "removed"] as const;
 
 /** A seat's role: free text a team gives it (`reviewer`, `fixer`, ...), at most 40. */
 const SeatRole = z.string().min(1).max(40);
@@ -30,30 +34,33 @@ export const ReplaceSeat = JoinSeat.omit({ role: true });
 export type ReplaceSeat = z.infer<typeof ReplaceSeat>;
 
 /** What a seat is, as the Thread keeps it and `GET /threads/:id/seats` shows it. */
-export interface Seat {
-  name: string;
-  engine: Engine;
-  model: string;
-  placement: Placement;
-  role: string | null;
-  state: "active" | "removed";
+export const Seat = z.object({
+  name: z.string(),
+  engine: z.enum(ENGINES),
+  model: z.string(),
+  placement: PlacementShown,
+  role: z.string().nullable(),
+  state: z.enum(SEAT_STATES),
   /** The seat the thread's messages go to when they name none. */
-  holds: boolean;
-  joinedSeq: number;
+  holds: z.boolean(),
+  joinedSeq: z.number().int(),
   /** Each replace that changed something, oldest first. */
-  replacedSeqs: number[];
-  removedSeq: number | null;
-}
+  replacedSeqs: z.array(z.number().int()),
+  removedSeq: z.number().int().nullable(),
+});
+export type Seat = z.infer<typeof Seat>;
 
-export interface SeatList {
-  seats: Seat[];
-  holder: string;
-}
+/** `GET /threads/:id/seats`: every seat, removed ones too, and the one that holds the thread. */
+export const SeatList = z.object({ seats: z.array(Seat), holder: z.string() });
+export type SeatList = z.infer<typeof SeatList>;
 
-export interface ReplaceResult {
-  changed: boolean;
-  seat: Seat;
-}
+/** `POST /threads/:id/seats/replace`: `changed: false` when nothing differed (and nothing was written). */
+export const ReplaceResult = z.object({ changed: z.boolean(), seat: Seat });
+export type ReplaceResult = z.infer<typeof ReplaceResult>;
+
+/** `DELETE /threads/:id/seats/:name`: the removed seat, the seat that holds the thread now, and the `seat-removed` event. */
+export const SeatRemoved = z.object({ seat: Seat, holder: z.string(), seq: z.number().int(), ts: z.string() });
+export type SeatRemoved = z.infer<typeof SeatRemoved>;
 
 /**
  * What the seat that accepts a handoff is given: the whole shared transcript (`full`), or
@@ -75,23 +82,25 @@ export type OfferHandoff = z.infer<typeof OfferHandoff>;
 export const HANDOFF_STATES = ["pending", "accepted", "declined", "cancelled"] as const;
 export type HandoffState = (typeof HANDOFF_STATES)[number];
 
-export interface Handoff {
+export const Handoff = z.object({
   /** The seq of its `handoff-offered` event: the offer's id. */
-  fromSeq: number;
-  from: string;
-  to: string;
-  note: string | null;
-  context: HandoffContext;
+  fromSeq: z.number().int(),
+  from: z.string(),
+  to: z.string(),
+  note: z.string().nullable(),
+  context: z.enum(HANDOFF_CONTEXT),
   /** Who offered it: a person or program (`by`), or the seat's engine (`engine`). */
-  offeredBy: "caller" | "engine";
-  state: HandoffState;
+  offeredBy: z.enum(["caller", "engine"]),
+  state: z.enum(HANDOFF_STATES),
   /** The event that accepted, declined or cancelled it. */
-  answeredSeq: number | null;
-}
+  answeredSeq: z.number().int().nullable(),
+});
+export type Handoff = z.infer<typeof Handoff>;
 
-export interface HandoffList {
-  handoffs: Handoff[];
-}
+/** `GET /threads/:id/handoffs`: every offer, oldest first. */
+export const HandoffList = z.object({ handoffs: z.array(Handoff) });
+export type HandoffList = z.infer<typeof HandoffList>;
 
-/** The fields `POST /threads/:id/handoff` answers besides the offer itself. */
-export type HandoffOffered = Handoff & { ts: string };
+/** `POST /threads/:id/handoff`: the offer, and when its event was written. */
+export const HandoffOffered = Handoff.extend({ ts: z.string() });
+export type HandoffOffered = z.infer<typeof HandoffOffered>;

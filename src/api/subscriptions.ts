@@ -31,17 +31,22 @@ export const Subscribe = z
   .strict();
 export type Subscribe = z.infer<typeof Subscribe>;
 
-export interface Subscription {
-  watch: string;
-  target: WatchTarget;
-  filter: WakeFilter;
-  note: string | null;
-  deliver: { seat: string } | null;
-  createdSeq: number;
-  createdAt: string;
+export const Subscription = z.object({
+  watch: z.string(),
+  target: WatchTarget,
+  filter: WakeFilter,
+  note: z.string().nullable(),
+  deliver: z.object({ seat: z.string() }).nullable(),
+  createdSeq: z.number().int(),
+  createdAt: z.string(),
   /** Wake messages it delivered so far. */
-  wakes: number;
-}
+  wakes: z.number().int(),
+});
+export type Subscription = z.infer<typeof Subscription>;
+
+/** `GET /threads/:id/subscriptions`: oldest first. */
+export const SubscriptionList = z.object({ subscriptions: z.array(Subscription) });
+export type SubscriptionList = z.infer<typeof SubscriptionList>;
 
 /** One matching event, as the watched thread hands it to the subscriber. */
 export interface WakeItem {

@@ -48,7 +48,15 @@ export const WorkspacesFile = z
   .refine((f) => new Set(f.workspaces.map((w) => w.name)).size === f.workspaces.length, "workspace names must be unique");
 export type WorkspacesFile = z.infer<typeof WorkspacesFile>;
 
-/** `GET /workspaces/:name`: the configuration with the policy in force (the owner's, once set). */
-export interface WorkspaceView extends WorkspaceConfig {
-  head: string | null;
-}
+/** `GET /workspaces`: each configured workspace, without its policy and repositories. */
+export const WorkspaceList = z.object({ workspaces: z.array(WorkspaceConfig.pick({ name: true, slug: true, accounts: true, allowedModels: true })) });
+
+/** `GET /workspaces/:name`: the configuration with the policy in force (the owner's, once set) and the head thread. */
+export const WorkspaceView = WorkspaceConfig.extend({ head: z.string().nullable() });
+export type WorkspaceView = z.infer<typeof WorkspaceView>;
+
+/** `GET /workspaces/:name/head`. */
+export const WorkspaceHead = z.object({ workspace: z.string(), head: z.string().nullable() });
+
+/** `PUT /workspaces/:name/policy`: the policy now in force. */
+export const PolicySet = z.object({ workspace: z.string(), policy: Policy });

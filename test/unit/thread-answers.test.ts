@@ -34,6 +34,7 @@ const ROUTES = [
   "POST /threads/{id}/questions/{requestId}/continue",
   "POST /threads/{id}/questions/{requestId}/dismiss",
   "GET /threads/{id}/steering",
+  "GET /threads/{id}/memory",
 ];
 
 type Schema = { type?: string; properties?: object; anyOf?: Schema[]; additionalProperties?: unknown };
