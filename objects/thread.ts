@@ -6,7 +6,7 @@ import type { Handoff, HandoffContext, HandoffList, HandoffOffered, ReplaceResul
 import type { ApprovalDecision, Json, QuestionAction, TranscriptEntry } from "../src/api/engine.js";
 import type { CycleBody, EventBodies, EventKind, MemoryRetainedBody } from "../src/api/events.js";
 import type { MessageAccepted, PatchMessage, PostMessage, ThreadHead, ThreadRow, ThreadSpec } from "../src/api/threads.js";
-import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnStatus } from "../src/api/turns.js";
+import type { ApprovalResolved, LoopState, QuestionStatus, SendResult, SteeringEntry, TurnResult, TurnStatus } from "../src/api/turns.js";
 import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
 import { BlobStore, blobSaveRefusal } from "./thread/log/blob-store.js";
@@ -22,7 +22,6 @@ import type { GateRequest, GateResult } from "../src/api/cycles.js";
 import type { Subscription, WakeFilter, WakeItem, WatchTarget } from "../src/api/subscriptions.js";
 import type { SeatTarget } from "./thread/orchestration/seats.js";
 import { TurnTables } from "./thread/turn/tables.js";
-import type { TurnResult } from "./thread/turn/live.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import { CatalogSync } from "./thread/catalog-sync.js";
 import type { TailQuery } from "./thread/log/readers.js";

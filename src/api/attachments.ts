@@ -24,20 +24,20 @@ export const MAX_ATTACHMENTS = 16;
 export const Attachments = z.array(AttachmentInput).max(MAX_ATTACHMENTS);
 
 /** An attachment as the log and the routes show it: its content is in the blob store, by hash. */
-export interface AttachmentRef {
-  name: string;
-  mediaType: string;
-  bytes: number;
-  sha256: string;
-}
+export const AttachmentRef = z.object({ name: z.string(), mediaType: z.string(), bytes: z.number().int().nonnegative(), sha256: z.string() });
+export type AttachmentRef = z.infer<typeof AttachmentRef>;
 
-/** `GET /threads/:id/attachments`: each attachment with the message that carried it. */
-export type AttachmentEntry = AttachmentRef & {
+/** An attachment with the message that carried it. */
+export const AttachmentEntry = AttachmentRef.extend({
   /** The message's seq. */
-  seq: number;
+  seq: z.number().int().positive(),
   /** Where the engines find it, relative to the session's working directory. */
-  path: string;
-};
+  path: z.string(),
+});
+export type AttachmentEntry = z.infer<typeof AttachmentEntry>;
+
+/** `GET /threads/:id/attachments`: oldest first. */
+export const AttachmentList = z.object({ attachments: z.array(AttachmentEntry) });
 
 /** An attachment as an engine gets it with the turn's message (`TurnInput.attachments`). */
 export interface EngineAttachment {

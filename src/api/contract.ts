@@ -1,14 +1,6 @@
 import { z } from "zod";
 import {
-  ForwardPageAnswer,
   HealthAnswer,
-  MessageAcceptedAnswer,
-  ReversePageAnswer,
-  SendResultAnswer,
-  SpawnResultAnswer,
-  ThreadListPageAnswer,
-  ThreadRowAnswer,
-  TurnStatusAnswer,
 } from "./answers.js";
 import { CompactionStatus, CompactRequest, CompactResult } from "./compaction.js";
 import { ChatCompletion, ChatCompletionRequest, COMPLETIONS_CODES, ModelEntry, ModelList } from "./completions.js";
@@ -40,8 +32,30 @@ import {
   SpawnPause,
   Timings,
 } from "./operator.js";
-import { ListThreadsQuery, PatchMessage, PostMessage, SeatLease, SpawnSpec } from "./threads.js";
-import { ApprovalDecisionBody, ForkBody, LoopContinue, LoopStart, QuestionAnswerBody, RecoverBody, RoleChange, SendMessage } from "./turns.js";
+import { ListThreadsQuery, MessageAccepted, PatchMessage, PostedMessage, PostMessage, SeatLease, SpawnResult, SpawnSpec, ThreadHead, ThreadListPage, ThreadRestored, ThreadRetired, ThreadRow } from "./threads.js";
+import {
+  ApprovalDecisionBody,
+  ApprovalResolved,
+  ForkBody,
+  ForkResult,
+  LoopContinue,
+  LoopStart,
+  LoopState,
+  QuestionAnswerBody,
+  QuestionStatus,
+  RecoverBody,
+  RoleChange,
+  SendAccepted,
+  SendMessage,
+  SendResult,
+  SteeringList,
+  ThreadLoop,
+  TurnResult,
+  TurnStatus,
+} from "./turns.js";
+import { AttachmentList } from "./attachments.js";
+import { ToolResultBody } from "./events.js";
+import { ForwardEventPage, ReverseEventPage } from "./tail.js";
 import { Policy, PolicySet, WorkspaceHead, WorkspaceList, WorkspaceView } from "./workspaces.js";
 import { FeedForwardPage, FeedReversePage, WorkspaceApprovals, WorkspaceQuestions } from "./workspace-feed.js";
 import { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList, SeatRemoved } from "./seats.js";
@@ -209,31 +223,32 @@ const DECLARED = {
     ],
   },
 
-  "POST /spawn": { summary: "Creates a thread.", body: SpawnSpec, status: 201, answer: SpawnResultAnswer, drains: true, errors: SPAWN_ERRORS },
-  "GET /threads": { summary: "A page of thread summaries.", query: ListThreadsQuery, answer: ThreadListPageAnswer, errors: [[429, CODES.threadListRateLimited]] },
-  "GET /threads/:id": { summary: "The thread row.", answer: ThreadRowAnswer },
-  "GET /threads/:id/head": { summary: "The thread's identity: type, role, workspace, parent, seat lease, title." },
-  "DELETE /threads/:id": { summary: "Retires (archives) the thread.", query: z.object({ reason: z.string().max(1000).optional() }), errors: [[409, CODES.threadArchived]] },
+  "POST /spawn": { summary: "Creates a thread.", body: SpawnSpec, status: 201, answer: SpawnResult, drains: true, errors: SPAWN_ERRORS },
+  "GET /threads": { summary: "A page of thread summaries.", query: ListThreadsQuery, answer: ThreadListPage, errors: [[429, CODES.threadListRateLimited]] },
+  "GET /threads/:id": { summary: "The thread row.", answer: ThreadRow },
+  "GET /threads/:id/head": { summary: "The thread's identity: type, role, workspace, parent, seat lease, title.", answer: ThreadHead },
+  "DELETE /threads/:id": { summary: "Retires (archives) the thread.", query: z.object({ reason: z.string().max(1000).optional() }), answer: ThreadRetired, errors: [[409, CODES.threadArchived]] },
   "POST /threads/:id/restore": {
     summary: "Restores a retired thread.",
+    answer: ThreadRestored,
     errors: [
       [409, CODES.threadNotArchived],
       [409, CODES.headTaken],
     ],
   },
-  "PUT /threads/:id/seat-lease": { summary: "Sets or frees the thread's seat lease.", body: SeatLease, errors: [[409, CODES.threadArchived]] },
+  "PUT /threads/:id/seat-lease": { summary: "Sets or frees the thread's seat lease.", body: SeatLease, answer: MessageAccepted, errors: [[409, CODES.threadArchived]] },
   "POST /threads/:id/messages": {
     summary: "Appends a message; a turn starts unless it is held. Answers once the message is on disk.",
     body: PostMessage,
     status: 202,
-    answer: MessageAcceptedAnswer,
+    answer: PostedMessage,
     drains: true,
     errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [400, CODES.messageEmpty], [400, CODES.invalidHeader], [409, CODES.idempotencyConflict]],
   },
   "PATCH /threads/:id/messages/:seq": {
     summary: "Edits or releases a held message (a release is refused while the host drains).",
     body: PatchMessage,
-    answer: MessageAcceptedAnswer,
+    answer: MessageAccepted,
     errors: [
       ...ACCEPTS,
       [400, CODES.messageEmpty],
@@ -244,7 +259,7 @@ const DECLARED = {
   },
   "DELETE /threads/:id/messages/:seq": {
     summary: "Deletes a held message.",
-    answer: MessageAcceptedAnswer,
+    answer: MessageAccepted,
     errors: [
       [404, CODES.messageNotFound],
       [409, CODES.messageNotHeld],
@@ -253,7 +268,7 @@ const DECLARED = {
   "GET /threads/:id/tail": {
     summary: "A page of the event log: forward with `after`, reverse with `before` or neither; `wait` holds an empty forward page open.",
     query: TailQuery.extend({ wait: z.string().regex(/^\d+$/).optional() }),
-    answer: z.union([ForwardPageAnswer, ReversePageAnswer]),
+    answer: z.union([ForwardEventPage, ReverseEventPage]),
     errors: [[400, CODES.cursorBeyondEnd]],
   },
   "GET /threads/:id/follow": {
@@ -268,20 +283,28 @@ const DECLARED = {
   "GET /threads/:id/stream": { summary: "Live deltas of the running turn as SSE; nothing is stored.", media: "sse", errors: [[429, CODES.streamSubscribersFull]] },
   "GET /threads/:id/tool-results/:seq": {
     summary: "A tool result's whole body.",
+    answer: ToolResultBody,
     errors: [
       [404, CODES.eventNotFound],
       [404, CODES.notAToolResult],
     ],
   },
 
-  "GET /threads/:id/attachments": { summary: "The thread's attachments, oldest first: name, media type, size, hash, the message's seq, where the engines find it." },
+  "GET /threads/:id/attachments": { summary: "The thread's attachments, oldest first: name, media type, size, hash, the message's seq, where the engines find it.", answer: AttachmentList },
   "GET /threads/:id/attachments/:sha256": { summary: "One attachment whole, with its media type.", media: "binary", errors: [[404, CODES.attachmentNotFound]] },
   "POST /threads/:id/send": {
     summary: "Appends a message and answers when the turn it started ended (`async: true`: at once).",
     body: SendMessage,
-    answer: SendResultAnswer,
+    answer: SendResult,
     drains: true,
-    also: [{ status: 202, when: "A seat on a peer answers the message, not a turn here: `{seq, ts, queuedBecause: {code: \"seat-elsewhere\"}}`.", codes: [CODES.seatElsewhere] }],
+    also: [
+      {
+        status: 202,
+        when: "No turn here answers the message now: outcome `queued` with `queuedBecause` (a seat on a peer answers it, or the thread went degraded or was retired while it waited); or `async: true`, the message's `{seq, ts}` at once.",
+        answer: SendAccepted,
+        codes: [CODES.seatElsewhere, CODES.threadDegraded, CODES.threadArchived],
+      },
+    ],
     errors: [...ACCEPTS, ...BUSY, ...SEAT_NAMED, ...ATTACHED, [400, CODES.messageEmpty], [409, CODES.recordOnlyThread]],
   },
   "GET /threads/:id/operations": { summary: "The thread's operations (delegations, subscription edges, long actions), oldest first, with their state.", answer: OperationList },
@@ -322,7 +345,7 @@ const DECLARED = {
     ],
   },
   "DELETE /threads/:id/subscriptions/:watch": { summary: "Removes a subscription; no wake of it is taken after.", answer: Subscription, errors: [[404, CODES.subscriptionNotFound]] },
-  "POST /threads/:id/events": { summary: "Records a cycle event of a review or merge flow (`cycle` in the log).", body: CycleEvent, status: 201, errors: [[503, CODES.blobStoreUnavailable]] },
+  "POST /threads/:id/events": { summary: "Records a cycle event of a review or merge flow (`cycle` in the log).", body: CycleEvent, status: 201, answer: MessageAccepted, errors: [[503, CODES.blobStoreUnavailable]] },
   "POST /threads/:id/gate": {
     summary: "Asks a gate: `auto` decides from the thread's children and the checks, `human` opens an approval and answers once a person decided. A refusal is a 200 with `passed: false` and `reasons`.",
     body: GateRequest,
@@ -341,7 +364,7 @@ const DECLARED = {
       [503, CODES.engineHostUnavailable],
     ],
   },
-  "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it." },
+  "GET /threads/:id/steering": { summary: "Every message sent to steer a running turn, oldest first: the turn it steered and whether the engine took it.", answer: SteeringList },
   "GET /threads/:id/seats": { summary: "The thread's seats: engine, model, placement, role, state, whether it holds the thread, where it joined and was replaced.", answer: SeatList },
   "POST /threads/:id/seats": {
     summary: "Joins a seat, with a spawn's rules for its engine and model.",
@@ -376,8 +399,8 @@ const DECLARED = {
     errors: [...HANDOFF_ANSWER, [503, CODES.summaryUnavailable]],
   },
   "POST /threads/:id/handoffs/:fromSeq/decline": { summary: "Declines an offer; nothing else changes.", answer: Handoff, errors: HANDOFF_ANSWER },
-  "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatusAnswer },
-  "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", errors: [[409, CODES.noTurnRunning]] },
+  "GET /threads/:id/turn": { summary: "The running turn and what it waits on.", answer: TurnStatus },
+  "POST /threads/:id/interrupt": { summary: "Interrupts the running turn; answers once it ended.", answer: TurnResult, errors: [[409, CODES.noTurnRunning]] },
   "GET /threads/:id/compact": { summary: "The context window: tokens in context, the window, both lines, any pending window, the last reduction, recent refusals.", answer: CompactionStatus },
   "POST /threads/:id/compact": {
     summary: "Reduces the context now, with `mode` or the runtime's choice (cheapest first); settles a forced window.",
@@ -394,33 +417,37 @@ const DECLARED = {
   "POST /threads/:id/approvals/:approvalId": {
     summary: "Allows or denies a tool call; a second answer is a 200 with code `approval-closed`.",
     body: ApprovalDecisionBody,
+    answer: ApprovalResolved,
     errors: [
       [404, CODES.approvalNotFound],
       [200, CODES.approvalClosed],
     ],
   },
-  "GET /threads/:id/questions/:requestId": { summary: "A question the engine asked, and its status.", errors: [[404, CODES.questionNotFound]] },
-  "POST /threads/:id/questions/:requestId/answer": { summary: "Answers a question.", body: QuestionAnswerBody, errors: QUESTION },
-  "POST /threads/:id/questions/:requestId/dismiss": { summary: "Dismisses a question: the turn ends without another model call.", errors: QUESTION },
-  "POST /threads/:id/questions/:requestId/continue": { summary: "The model goes on without an answer.", errors: QUESTION },
-  "POST /threads/:id/role": { summary: "Retires a head to chat and frees the workspace's head slot.", body: RoleChange, errors: [[409, CODES.notAHead]] },
+  "GET /threads/:id/questions/:requestId": { summary: "A question the engine asked, and its status.", answer: QuestionStatus, errors: [[404, CODES.questionNotFound]] },
+  "POST /threads/:id/questions/:requestId/answer": { summary: "Answers a question.", body: QuestionAnswerBody, answer: QuestionStatus, errors: QUESTION },
+  "POST /threads/:id/questions/:requestId/dismiss": { summary: "Dismisses a question: the turn ends without another model call.", answer: QuestionStatus, errors: QUESTION },
+  "POST /threads/:id/questions/:requestId/continue": { summary: "The model goes on without an answer.", answer: QuestionStatus, errors: QUESTION },
+  "POST /threads/:id/role": { summary: "Retires a head to chat and frees the workspace's head slot.", body: RoleChange, answer: MessageAccepted, errors: [[409, CODES.notAHead]] },
   "POST /threads/:id/recover": {
     summary: "Reopens a degraded thread, acknowledging the gap in its history.",
     body: RecoverBody,
+    answer: MessageAccepted,
     errors: [[409, CODES.threadNotDegraded]],
   },
   "POST /threads/:id/fork": {
     summary: "A new thread with this one's history up to `atSeq`.",
     body: ForkBody,
     status: 201,
+    answer: ForkResult,
     drains: true,
     errors: [...SPAWN_ERRORS, [400, CODES.forkSeqOutOfRange]],
   },
-  "GET /threads/:id/loop": { summary: "The thread's loop, if any." },
+  "GET /threads/:id/loop": { summary: "The thread's loop, if any.", answer: ThreadLoop },
   "POST /threads/:id/loop": {
     summary: "Starts a loop: one prompt queued again after each turn until a stop rule.",
     body: LoopStart,
     status: 202,
+    answer: LoopState,
     drains: true,
     errors: [
       [409, CODES.loopRunning],
@@ -431,6 +458,7 @@ const DECLARED = {
     summary: "Continues a stopped loop for more turns.",
     body: LoopContinue,
     status: 202,
+    answer: LoopState,
     drains: true,
     errors: [
       [404, CODES.loopNotFound],
@@ -439,6 +467,7 @@ const DECLARED = {
   },
   "POST /threads/:id/loop/stop": {
     summary: "Stops the loop after the running turn.",
+    answer: LoopState,
     errors: [
       [404, CODES.loopNotFound],
       [409, CODES.loopNotRunning],
@@ -488,7 +517,7 @@ const DECLARED = {
     errors: [...WORKSPACE, [404, CODES.memoryNotFound], [409, CODES.memoryDuplicate], [413, CODES.memoryTooLarge]],
   },
   "DELETE /workspaces/:name/memory/:id": { summary: "Forgets a memory for good.", answer: MemoryForgotten, errors: [...WORKSPACE, [404, CODES.memoryNotFound]] },
-  "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery },
+  "GET /threads/:id/memory": { summary: "The memories retained from this thread, retired ones included unless asked otherwise.", query: ThreadMemoryQuery, answer: MemoryPage },
 
   "GET /code/roots": { summary: "The registered repositories: name, path, the workspace that registered it, branch and head commit.", answer: CodeRoots, errors: [[503, CODES.codeServiceUnavailable]] },
   "GET /code/files": {

@@ -169,13 +169,14 @@ export type ReflectionAnswer = { reflections: { text: string; cites: string[] }[
 /** The answer: a summary and the model that wrote it, or why none did (each model's error). */
 export type SummaryAnswer = { summary: string; model: string } | { error: string };
 
-const failure = z.object({
+/** Why a turn failed: its class and the error's text. */
+export const TurnFailure = z.object({
   class: z.enum(FAILURE_CLASSES),
   error: z.string(),
   /** The provider refused the prompt as longer than the model's window: the runtime may reduce the context and go on. */
   windowFull: z.literal(true).optional(),
 });
-export type TurnFailure = z.infer<typeof failure>;
+export type TurnFailure = z.infer<typeof TurnFailure>;
 
 /** One line of a turn's report stream. */
 export const EngineReport = z.discriminatedUnion("type", [
@@ -206,7 +207,7 @@ export const EngineReport = z.discriminatedUnion("type", [
    * `stop: "length"` says a completed turn ended because the model's output limit cut its
    * last message (a `length` / `max_tokens` / `max_output_tokens` stop).
    */
-  z.object({ type: z.literal("end"), outcome: z.enum(["completed", "failed"]), failure: failure.optional(), stop: z.enum(TURN_STOPS).optional() }),
+  z.object({ type: z.literal("end"), outcome: z.enum(["completed", "failed"]), failure: TurnFailure.optional(), stop: z.enum(TURN_STOPS).optional() }),
   /**
    * A message sent to steer the running turn (`POST /turns/:turnId/steer`) joined the
    * engine's conversation: the model reads it before its next call. A steer the engine

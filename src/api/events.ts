@@ -2,6 +2,7 @@
  * The durable event log's envelope and the kinds written today.
  * docs/events.md describes each kind and the ones later issues add.
  */
+import { z } from "zod";
 import type { CompactionDispositionBody, WindowBody, WindowPendingBody } from "./compaction.js";
 import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry, TurnStop } from "./engine.js";
@@ -10,7 +11,7 @@ import type { AttachmentRef } from "./attachments.js";
 import type { OperationKind, OperationOutcome } from "./operations.js";
 import type { CycleKind } from "./cycles.js";
 import type { Engine, OnBusy, ShownSpec } from "./threads.js";
-
+import type { LOOP_STOPS } from "./turns.js";
 
 export interface SpawnBody {
   /** Every default filled in; `proxyEnv` by its variable names only. */
@@ -56,15 +57,17 @@ export interface SeatLeaseBody {
   seatLease: string | null;
 }
 
-export interface ToolResultBody {
-  turnId?: string;
-  callId: string;
-  name: string;
-  output: string;
-  isError?: boolean;
+/** A tool's result as the log keeps it; `GET /threads/:id/tool-results/:seq` answers it whole. */
+export const ToolResultBody = z.object({
+  turnId: z.string().optional(),
+  callId: z.string(),
+  name: z.string(),
+  output: z.string(),
+  isError: z.boolean().optional(),
   /** The blob key of an output that could not be saved (the thread went degraded). */
-  lost?: string;
-}
+  lost: z.string().optional(),
+});
+export type ToolResultBody = z.infer<typeof ToolResultBody>;
 
 export interface TurnStartedBody {
   turnId: string;
@@ -316,8 +319,7 @@ export interface LoopContinuedBody {
 }
 
 export interface LoopStoppedBody {
-  /** `stopped` (asked), `until-matched`, `max-turns`, `turn-failed` (paused; /loop/continue resumes). */
-  reason: "stopped" | "until-matched" | "max-turns" | "turn-failed";
+  reason: (typeof LOOP_STOPS)[number];
 }
 
 export interface EventBodies {
@@ -454,10 +456,19 @@ export const EVENT_KINDS = [
 ] as const satisfies readonly EventKind[];
 
 /** A body stored apart from the log: the log keeps its SHA-256 and size. */
-export interface BlobRef {
-  sha256: string;
-  bytes: number;
-}
+export const BlobRef = z.object({ sha256: z.string(), bytes: z.number().int().nonnegative() });
+export type BlobRef = z.infer<typeof BlobRef>;
+
+/** One event of a thread's log as the routes answer it; its `body` is the kind's (docs/events.md). */
+export const LoggedEvent = z.object({
+  seq: z.number().int().positive(),
+  /** ISO-8601 UTC, millisecond precision. */
+  ts: z.string(),
+  kind: z.enum(EVENT_KINDS),
+  body: z.unknown(),
+  /** Present when the body lives in the blob store; `body` is still the full body. */
+  blob: BlobRef.optional(),
+});
 
 export type ThreadEvent<K extends EventKind = EventKind> = K extends EventKind
   ? {

@@ -76,55 +76,55 @@ export const SpawnSpec = z
 export type SpawnSpec = z.infer<typeof SpawnSpec>;
 
 /** One model of a thread: the primary, or an entry of its failover chain. */
-export interface EngineModel {
-  engine: Engine;
-  model: string;
-}
+export const EngineModel = z.object({ engine: z.enum(ENGINES), model: z.string() });
+export type EngineModel = z.infer<typeof EngineModel>;
+
+/** The pull request a thread works on, and the room it reviews for. */
+export const PrLink = z.object({
+  repo: z.string(),
+  number: z.number().int().positive(),
+  room: z.string().nullable(),
+  /** The worktree the runtime made for it, removed when the thread is retired. */
+  worktreeId: z.string(),
+});
+export type PrLink = z.infer<typeof PrLink>;
 
 /** The spec as stored on the thread: every default resolved. */
-export interface ThreadSpec {
-  workspace: string | null;
-  title: string | null;
-  role: (typeof ROLES)[number];
-  type: (typeof THREAD_TYPES)[number];
-  engine: Engine;
-  model: string;
-  permissions: (typeof PERMISSIONS)[number];
-  cwd: string | null;
-  account: string | null;
-  proxyEnv: Record<string, string> | null;
-  fallback: EngineModel[] | null;
+export const ThreadSpec = z.object({
+  workspace: z.string().nullable(),
+  title: z.string().nullable(),
+  role: z.enum(ROLES),
+  type: z.enum(THREAD_TYPES),
+  engine: z.enum(ENGINES),
+  model: z.string(),
+  permissions: z.enum(PERMISSIONS),
+  cwd: z.string().nullable(),
+  account: z.string().nullable(),
+  proxyEnv: z.record(z.string(), z.string()).nullable(),
+  fallback: z.array(EngineModel).nullable(),
   /** Null: an approval waits until it is answered or its turn ends. */
-  approvalTimeoutMs: number | null;
-  questionTimeoutMs: number | null;
+  approvalTimeoutMs: z.number().int().nullable(),
+  questionTimeoutMs: z.number().int().nullable(),
   /** The thread's default; the workspace policy's, then the host's (`SERVICE_ON_BUSY`), when the spawn named none. */
-  onBusy: OnBusy;
+  onBusy: z.enum(ON_BUSY),
   /** Absent in a thread spawned before memory existed: no recall. */
-  recall?: RecallOnStart | null;
+  recall: RecallOnStart.nullable().optional(),
   /**
    * A thread that works on a pull request (docs/rooms.md): its room's reviewer thread
    * (`room` set) or a build thread. Absent in threads spawned otherwise.
    */
-  pr?: PrLink | null;
+  pr: PrLink.nullable().optional(),
   /** The cwd is a worktree the runtime made for `pr`: read-only to a reviewer (`review`), writable to a builder (`build`). */
-  worktree?: "review" | "build" | null;
-}
-
-/** The pull request a thread works on, and the room it reviews for. */
-export interface PrLink {
-  repo: string;
-  number: number;
-  room: string | null;
-  /** The worktree the runtime made for it, removed when the thread is retired. */
-  worktreeId: string;
-}
+  worktree: z.enum(["review", "build"]).nullable().optional(),
+});
+export type ThreadSpec = z.infer<typeof ThreadSpec>;
 
 /** The fields `/spawn` accepts, as `GET /health` reports them. */
 export const SPAWN_FIELDS = Object.keys(SpawnSpec.shape);
 
-export interface SpawnResult {
-  threadId: string;
-}
+/** `POST /spawn`: the new thread. */
+export const SpawnResult = z.object({ threadId: z.string().min(1) });
+export type SpawnResult = z.infer<typeof SpawnResult>;
 
 export const PostMessage = z
   .object({
@@ -154,10 +154,19 @@ export type PatchMessage = z.infer<typeof PatchMessage>;
 /** `PUT /threads/:id/seat-lease`: who holds the thread's seat, or null to free it. */
 export const SeatLease = z.object({ seatLease: z.string().min(1).max(200).nullable() }).strict();
 
-export interface MessageAccepted {
-  seq: number;
-  ts: string;
-}
+/** What a write to the log answers: the seq and time of the event it wrote (the last, when it wrote two). */
+export const MessageAccepted = z.object({ seq: z.number().int().positive(), ts: z.string() });
+export type MessageAccepted = z.infer<typeof MessageAccepted>;
+
+/** `POST /threads/:id/messages`: the message's event; `replayed` when an Idempotency-Key seen before answered it, and nothing was written. */
+export const PostedMessage = MessageAccepted.extend({ replayed: z.literal(true).optional() });
+export type PostedMessage = z.infer<typeof PostedMessage>;
+
+/** `DELETE /threads/:id`: the `archive` event. */
+export const ThreadRetired = MessageAccepted.extend({ archived: z.literal(true) });
+
+/** `POST /threads/:id/restore`: the `restore` event. */
+export const ThreadRestored = MessageAccepted.extend({ archived: z.literal(false) });
 
 export const THREAD_STAGES = ["idle", "running", "waiting", "degraded", "finished"] as const;
 
@@ -168,73 +177,83 @@ export const THREAD_STAGES = ["idle", "running", "waiting", "degraded", "finishe
 export const FINISHING_ROLES: readonly string[] = ["reviewer", "fixer"];
 export type ThreadStage = (typeof THREAD_STAGES)[number];
 
-export interface Cost {
+export const Cost = z.object({
   /** The priced calls only; `unpricedCalls` says how many calls had no price. */
-  usd: number;
-  inputTokens: number;
-  outputTokens: number;
+  usd: z.number(),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
   /** Model calls whose usage came without a price (`usage.usd: null`): their spend is not in `usd`. */
-  unpricedCalls?: number;
-}
+  unpricedCalls: z.number().int().nonnegative().optional(),
+});
+export type Cost = z.infer<typeof Cost>;
 
 /** What `GET /threads` lists: one row per thread, kept by the catalog. */
-export interface ThreadSummary {
-  id: string;
-  title: string | null;
-  role: ThreadSpec["role"];
-  type: ThreadSpec["type"];
-  workspace: string | null;
-  parent: string | null;
-  engine: Engine;
-  model: string;
-  stage: ThreadStage;
-  archived: boolean;
-  seatLease: string | null;
-  createdAt: string;
-  updatedAt: string;
-  lastSeq: number;
-  cost: Cost;
+export const ThreadSummary = z.object({
+  id: z.string().min(1),
+  title: z.string().nullable(),
+  role: z.enum(ROLES),
+  type: z.enum(THREAD_TYPES),
+  workspace: z.string().nullable(),
+  parent: z.string().nullable(),
+  /** The engine and model turns run on now: the spec's, or a fallback after a failover. */
+  engine: z.enum(ENGINES),
+  model: z.string(),
+  stage: z.enum(THREAD_STAGES),
+  archived: z.boolean(),
+  seatLease: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  lastSeq: z.number().int().nonnegative(),
+  cost: Cost,
   /** A thread that works on a pull request: its room's reviewer, or a build thread (docs/rooms.md). */
-  pr?: { repo: string; number: number; room: string | null; worktree: string };
-}
+  pr: z.object({ repo: z.string(), number: z.number().int().positive(), room: z.string().nullable(), worktree: z.string() }).optional(),
+});
+export type ThreadSummary = z.infer<typeof ThreadSummary>;
 
 /** A spec as rows and the log show it: `proxyEnv` by its variable names only. */
-export type ShownSpec = Omit<ThreadSpec, "proxyEnv"> & { proxyEnv: string[] | null };
+export const ShownSpec = ThreadSpec.omit({ proxyEnv: true }).extend({ proxyEnv: z.array(z.string()).nullable() });
+export type ShownSpec = z.infer<typeof ShownSpec>;
 
 /** `GET /threads/:id`: the summary plus the full spec and the archive details. */
-export interface ThreadRow extends ThreadSummary {
-  spec: ShownSpec;
-  forkedAtSeq: number | null;
+export const ThreadRow = ThreadSummary.extend({
+  spec: ShownSpec,
+  forkedAtSeq: z.number().int().positive().nullable(),
   /** The running turn, if any. */
-  turn: { turnId: string; index: number; startedAt: string } | null;
+  turn: z.object({ turnId: z.string(), index: z.number().int().positive(), startedAt: z.string() }).nullable(),
   /** Turns started so far. */
-  turns: number;
+  turns: z.number().int().nonnegative(),
   /** Set while the thread refuses turns because a body could not be saved. */
-  degraded: { key: string; index: number; tag: string } | null;
-  archivedAt: string | null;
-  archiveReason: string | null;
-  heldMessages: number[];
-}
+  degraded: z.object({ key: z.string(), index: z.number().int(), tag: z.string() }).nullable(),
+  archivedAt: z.string().nullable(),
+  archiveReason: z.string().nullable(),
+  /** The seqs of the messages held back from turns. */
+  heldMessages: z.array(z.number().int().positive()),
+});
+export type ThreadRow = z.infer<typeof ThreadRow>;
 
-export interface ThreadHead {
-  id: string;
-  type: ThreadSpec["type"];
-  role: ThreadSpec["role"];
-  workspace: string | null;
-  parent: string | null;
-  seatLease: string | null;
-  title: string | null;
-  createdAt: string;
-}
+/** `GET /threads/:id/head`: who the thread is, without its state. */
+export const ThreadHead = z.object({
+  id: z.string().min(1),
+  type: z.enum(THREAD_TYPES),
+  role: z.enum(ROLES),
+  workspace: z.string().nullable(),
+  parent: z.string().nullable(),
+  seatLease: z.string().nullable(),
+  title: z.string().nullable(),
+  createdAt: z.string(),
+});
+export type ThreadHead = z.infer<typeof ThreadHead>;
 
 export const LIST_DEFAULT_LIMIT = 50;
 export const LIST_MAX_LIMIT = 200;
 
-export interface ThreadListPage {
-  threads: ThreadSummary[];
-  nextAfter: string | null;
-  hasMore: boolean;
-}
+export const ThreadListPage = z.object({
+  threads: z.array(ThreadSummary),
+  /** The cursor of the next page, null at the end. */
+  nextAfter: z.string().nullable(),
+  hasMore: z.boolean(),
+});
+export type ThreadListPage = z.infer<typeof ThreadListPage>;
 
 export const ListThreadsQuery = z.object({
   limit: z.string().optional(),

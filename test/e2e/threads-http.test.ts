@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RuntimeError } from "../../client/index.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
-import { waitFor } from "../support/http.js";
+import { call, waitFor } from "../support/http.js";
 
 let front: Front;
 beforeAll(async () => {
@@ -96,6 +96,21 @@ describe("threads over HTTP", () => {
     expect((await front.client.list({ workspace: "retire-test" })).threads.map((t) => t.id)).toEqual([threadId]);
     const page = await front.client.tail(threadId, { after: 0 });
     expect(page.events.filter((e) => e.kind === "archive")).toEqual([expect.objectContaining({ body: { reason: "finished" } })]);
+  });
+
+  it("answers a thread's head, held messages, lease, retirement and restore as the contract declares them", async () => {
+    // call() fails on an answer the OpenAPI document does not allow (test/support/answer-check.ts).
+    const base = front.url;
+    const { threadId } = (await call(base, "POST", "/spawn", { title: "shapes" })).body;
+    expect((await call(base, "GET", `/threads/${threadId}/head`)).body).toMatchObject({ id: threadId, title: "shapes", type: "chat", role: "chat" });
+    const held = (await call(base, "POST", `/threads/${threadId}/messages`, { text: "draft", hold: true })).body;
+    expect((await call(base, "PATCH", `/threads/${threadId}/messages/${held.seq}`, { text: "final" })).body.seq).toBe(held.seq + 1);
+    expect((await call(base, "DELETE", `/threads/${threadId}/messages/${held.seq}`)).status).toBe(200);
+    expect((await call(base, "PUT", `/threads/${threadId}/seat-lease`, { seatLease: "desk-1" })).status).toBe(200);
+    expect((await call(base, "GET", `/threads/${threadId}`)).body).toMatchObject({ seatLease: "desk-1", heldMessages: [] });
+    expect((await call(base, "DELETE", `/threads/${threadId}?reason=shapes`)).body).toMatchObject({ archived: true });
+    expect((await call(base, "POST", `/threads/${threadId}/restore`)).body).toMatchObject({ archived: false });
+    expect((await call(base, "GET", `/threads/${threadId}/tail?before=latest&limit=3`)).body.events.map((e: { kind: string }) => e.kind)).toEqual(["restore", "archive", "seat-lease"]);
   });
 
   it("lists with limits clamped and cursors that page", async () => {

@@ -133,7 +133,7 @@ describe("GET /openapi.json", () => {
     const retain = doc.paths["/workspaces/{name}/memory/retain"]!.post;
     expect([retain.responses["201"].description, retain.responses["200"].description]).toEqual(["Success.", expect.stringMatching(/^Success: The same text was kept already/)]);
     const send = doc.paths["/threads/{id}/send"]!.post.responses["202"];
-    expect(send).toMatchObject({ description: expect.stringMatching(/^Success: /), "x-codes": ["seat-elsewhere"] });
+    expect(send).toMatchObject({ description: expect.stringMatching(/^Success: /), "x-codes": ["seat-elsewhere", "thread-degraded", "thread-archived"] });
     expect(send.content["application/json"].schema).not.toHaveProperty("required", ["error"]);
     const completions = doc.paths["/v1/chat/completions"]!.post;
     expect(completions.responses["429"]["x-codes"]).toEqual(["accounts_exhausted", "rate_limited"]);

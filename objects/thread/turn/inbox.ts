@@ -13,7 +13,7 @@ import { archivedRefusal, degradedRefusal, missing, recordOnlyRefusal, runsTurns
 import type { Accepted, ThreadAccess } from "../thread-access.js";
 import type { ThreadState } from "../thread-state.js";
 import type { TurnDriver } from "./driver.js";
-import type { TurnResult } from "./live.js";
+import type { TurnResult } from "../../../src/api/turns.js";
 
 /** What the inbox uses of its Thread; it owns the `held` table. */
 export type InboxThread = Pick<ThreadAccess, "config" | "sql" | "log" | "blobs" | "commits" | "tables" | "state" | "append" | "prepareOrRefuse">;

@@ -1,5 +1,5 @@
-import type { TurnFailure, TurnInput } from "../../../src/api/engine.js";
-import type { QueuedBecause } from "../../../src/api/turns.js";
+import type { TurnInput } from "../../../src/api/engine.js";
+import type { TurnResult } from "../../../src/api/turns.js";
 import type { Outcome } from "../../../src/api/outcome.js";
 import type { TurnRunner, TurnEnd } from "./runner.js";
 
@@ -23,14 +23,6 @@ export interface LiveTurn {
   runner: TurnRunner;
   lastReply: { seq: number; text: string } | null;
   done: Promise<TurnEnd>;
-}
-
-export interface TurnResult {
-  turnId: string | null;
-  outcome: "completed" | "failed" | "queued";
-  failure: TurnFailure | null;
-  reply: { seq: number; text: string } | null;
-  queuedBecause?: QueuedBecause;
 }
 
 /**
