@@ -1,55 +1,22 @@
-import type { z } from "zod";
-import type { AccessToken, AccountView } from "../src/api/accounts.js";
-import {
-  ForwardPageAnswer,
-  HealthAnswer,
-  MessageAcceptedAnswer,
-  ReversePageAnswer,
-  SendResultAnswer,
-  SpawnResultAnswer,
-  ThreadListPageAnswer,
-  ThreadRowAnswer,
-  TurnStatusAnswer,
-  BuildThreadAnswer,
-  CapabilitiesAnswer,
-  CostPerMergedPrAnswer,
-  ReceiptAnswer,
-  ReviewPostedAnswer,
-  RoomFoundAnswer,
-  RoomOnlyAnswer,
-  RoundOnlyAnswer,
-} from "../src/api/answers.js";
-import type { AttachmentEntry } from "../src/api/attachments.js";
-import type { Subscribe, Subscription } from "../src/api/subscriptions.js";
-import type { CodeRoot, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "../src/api/code.js";
-import type { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "../src/api/code-host.js";
-import type { ArmRoom, BuildAgent, Capabilities, CostPerMergedPr, PostedReview, Receipt, Room, Round, StartRound } from "../src/api/rooms.js";
-import type { EditMemory, Memory, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained } from "../src/api/memory.js";
-import type { CycleEvent, GateRequest, GateResult, MergeResult } from "../src/api/cycles.js";
-import type { OperationAccepted, OperationDetail, OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
-import type { CompactionMode, CompactionStatus, CompactResult } from "../src/api/compaction.js";
-import type { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList } from "../src/api/seats.js";
-import type { ArmDrain, DrainStatus } from "../src/api/drain.js";
-import type { EngineEntry } from "../src/api/engines.js";
+import { answerSchemaOf, routeRequest, type RouteAnswer, type RouteInput, type RouteKey } from "./routes.js";
+
+export type { RouteAnswer, RouteInput, RouteKey };
+import type { Subscribe } from "../src/api/subscriptions.js";
+import type {  FilesQuery, OutlineQuery, ReadQuery, SearchBody } from "../src/api/code.js";
+import type {  CommentsQuery, OverlapBody, PageQuery, PullsQuery } from "../src/api/code-host.js";
+import type { ArmRoom, BuildAgent, StartRound } from "../src/api/rooms.js";
+import type { EditMemory, MemoryQuery, Recall, Reflect, Retain } from "../src/api/memory.js";
+import type { CycleEvent, GateRequest, GateResult } from "../src/api/cycles.js";
+import type {  OperationSummary, ReportOperation, StartOperation } from "../src/api/operations.js";
+import type { CompactionMode } from "../src/api/compaction.js";
+import type {  JoinSeat, OfferHandoff, ReplaceSeat } from "../src/api/seats.js";
+import type { ArmDrain } from "../src/api/drain.js";
 import type { ErrorBody } from "../src/api/errors.js";
-import type { AttentionChange, AttentionItem, SpawnPause } from "../src/api/operator.js";
 import type { FeedForwardPage, FeedReversePage } from "../src/api/workspace-feed.js";
 import type { ThreadEvent } from "../src/api/events.js";
 import type { ForwardPage, ReversePage } from "../src/api/tail.js";
-import type { MessageAccepted, PostMessage, SpawnResult, SpawnSpec, ThreadListPage, ThreadRow } from "../src/api/threads.js";
-import type {
-  ApprovalResolved,
-  ForkBody,
-  Incident,
-  LoopState,
-  PendingApproval,
-  PendingQuestion,
-  QuestionStatus,
-  SendMessage,
-  SendResult,
-  SteeringEntry,
-  TurnStatus,
-} from "../src/api/turns.js";
+import type { PostMessage, SpawnSpec } from "../src/api/threads.js";
+import type { ApprovalResolved, ForkBody, SendMessage, SendResult } from "../src/api/turns.js";
 
 /** The spawn spec as the client library types it. */
 export type ClientSpawnSpec = Omit<SpawnSpec, "engine"> & { engine?: "engine_a" | "pi" };
@@ -60,17 +27,25 @@ export type TurnOutcome = Omit<SendResult, "seq" | "ts">;
 /** A second answer to an approval is not an error: the runtime says it was already closed, and how. */
 export type ApprovalAnswer = ApprovalResolved | { code: "approval-closed"; error: string; approvalId: string; decision: string };
 
-/** A query string of the values given. */
-/** `owner/name` as two path segments, each escaped. */
-function repoPath(repo: string): string {
-  const [owner = "", name = ""] = repo.split("/");
-  return `${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
+interface Issue {
+  path: PropertyKey[];
+  message: string;
+  errors?: Issue[][];
 }
 
-function searchOf(query: Record<string, string | number | undefined>): URLSearchParams {
-  const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
-  return qs;
+/** The issue that says most: an answer of one of several shapes (a page either way) names the field that failed in the nearest one. */
+function deepest(issues: readonly Issue[]): { path: PropertyKey[]; message: string } {
+  let best: { path: PropertyKey[]; message: string } = issues[0]!;
+  for (const issue of issues) {
+    const inner = issue.errors?.map((branch) => deepest(branch.map((i) => ({ ...i, path: [...issue.path, ...i.path] })))) ?? [issue];
+    for (const candidate of inner) if (candidate.path.length > best.path.length) best = candidate;
+  }
+  return best;
+}
+
+/** A refusal that is not an error, answered with a success status: `{error, code}`. */
+function isRefusal(body: unknown): boolean {
+  return typeof body === "object" && body !== null && typeof (body as ErrorBody).error === "string" && typeof (body as ErrorBody).code === "string";
 }
 
 /** The client library's three failure kinds (SPEC "Errors"). */
@@ -124,8 +99,8 @@ export class RuntimeClient {
     }
   }
 
-  private async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    const res = await this.request(method, path, body, headers);
+  /** The answer as JSON: a refusal is a `rejected` failure, anything but a JSON object a `decode` one. */
+  private async decode(method: string, path: string, res: Response): Promise<unknown> {
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -140,106 +115,116 @@ export class RuntimeClient {
     // Every route answers a JSON object.
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
       throw new RuntimeError("decode", `${method} ${path}: the answer is not a JSON object (${res.status})`, res.status);
-    return parsed as T;
+    return parsed;
   }
 
-  /** A call whose answer must match `answer` (src/api/answers.ts): one that does not is a `decode` failure. */
-  private async checked<T>(answer: z.ZodTypeAny, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T> {
-    const parsed = await this.call<unknown>(method, path, body, headers);
-    const result = answer.safeParse(parsed);
-    if (!result.success) {
-      const issue = result.error.issues[0]!;
+  /**
+   * Any route of the contract, by its declaration (`METHOD /path`): the path's parameters,
+   * query and body typed by its schemas, and the answer checked against its declared schema,
+   * so one of the wrong shape is a `decode` failure. A refusal that is not an error (an
+   * approval already closed) comes back as its body.
+   */
+  async route<K extends RouteKey>(key: K, input: RouteInput<K>): Promise<RouteAnswer<K>> {
+    const { method, path, body } = routeRequest(key, input);
+    const res = await this.request(method, path, body, input.headers);
+    const parsed = await this.decode(method, path, res);
+    const schema = answerSchemaOf(key, res.status);
+    const result = schema?.safeParse(parsed);
+    if (result && !result.success && !isRefusal(parsed)) {
+      const issue = deepest(result.error.issues);
       throw new RuntimeError("decode", `${method} ${path}: the answer does not match its schema (${issue.path.join(".") || "the answer"}: ${issue.message})`);
     }
-    return parsed as T;
+    return parsed as RouteAnswer<K>;
   }
 
   /** Whether the runtime serves, and whether sessions can run: the sandbox and each engine, with why not and what to run. */
-  health(): Promise<z.infer<typeof HealthAnswer>> {
-    return this.checked(HealthAnswer, "GET", "/health");
+  health() {
+    return this.route("GET /health", {});
   }
 
   /**
    * The spawn's engine type lists only `engine_a` and `pi` (SPEC "Versioning" 5): the
    * runtime accepts `engine_b` too, for callers that name it on purpose over HTTP.
    */
-  spawn(spec: ClientSpawnSpec = {}): Promise<SpawnResult> {
-    return this.checked(SpawnResultAnswer, "POST", "/spawn", spec);
+  spawn(spec: ClientSpawnSpec = {}) {
+    return this.route("POST /spawn", { body: spec });
   }
 
-  thread(id: string): Promise<ThreadRow> {
-    return this.checked(ThreadRowAnswer, "GET", `/threads/${id}`);
+  thread(id: string) {
+    return this.route("GET /threads/:id", { params: { id } });
   }
 
-  list(query: Record<string, string | number> = {}): Promise<ThreadListPage> {
-    const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
-    return this.checked(ThreadListPageAnswer, "GET", `/threads${qs.size ? `?${qs}` : ""}`);
+  list(query: RouteInput<"GET /threads">["query"] = {}) {
+    return this.route("GET /threads", { query });
   }
 
-  post(id: string, message: PostMessage, options: { idempotencyKey?: string } = {}): Promise<MessageAccepted> {
-    return this.checked(MessageAcceptedAnswer, "POST", `/threads/${id}/messages`, message, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+  post(id: string, message: PostMessage, options: { idempotencyKey?: string } = {}) {
+    return this.route("POST /threads/:id/messages", { params: { id }, body: message, headers: options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {} });
   }
 
-  /** Sends a message and waits until the turn that answers it ended. */
-  send(id: string, message: Omit<SendMessage, "async">): Promise<SendResult> {
-    return this.checked(SendResultAnswer, "POST", `/threads/${id}/send`, message);
+  /** Sends a message and waits until the turn that answers it ended (or was queued: 202 with `queuedBecause`). */
+  async send(id: string, message: Omit<SendMessage, "async">): Promise<SendResult> {
+    const answer = await this.route("POST /threads/:id/send", { params: { id }, body: message });
+    // Without `async`, a 202 is a queued turn's result, never the bare `{seq, ts}` an async send gets.
+    if (!("outcome" in answer)) throw new RuntimeError("decode", `POST /threads/${id}/send: a send that waits answered no outcome`);
+    return answer;
   }
 
-  turn(id: string): Promise<TurnStatus> {
-    return this.checked(TurnStatusAnswer, "GET", `/threads/${id}/turn`);
+  turn(id: string) {
+    return this.route("GET /threads/:id/turn", { params: { id } });
   }
 
-  interrupt(id: string): Promise<TurnOutcome> {
-    return this.call("POST", `/threads/${id}/interrupt`);
+  interrupt(id: string) {
+    return this.route("POST /threads/:id/interrupt", { params: { id } });
   }
 
   /** The context window: tokens in context, the window and its lines, a pending window, the last reduction, recent refusals. */
-  compaction(id: string): Promise<CompactionStatus> {
-    return this.call("GET", `/threads/${id}/compact`);
+  compaction(id: string) {
+    return this.route("GET /threads/:id/compact", { params: { id } });
   }
 
   /** Reduces the context now (`mode`, or the runtime's choice); settles a forced window. */
-  compact(id: string, mode?: CompactionMode): Promise<CompactResult> {
-    return this.call("POST", `/threads/${id}/compact`, mode ? { mode } : {});
+  compact(id: string, mode?: CompactionMode) {
+    return this.route("POST /threads/:id/compact", { params: { id }, body: mode ? { mode } : {} });
   }
 
   /** The thread's operations (delegations, subscription edges, long actions), oldest first (docs/operations.md). */
-  operations(id: string): Promise<{ operations: OperationSummary[] }> {
-    return this.call("GET", `/threads/${id}/operations`);
+  operations(id: string) {
+    return this.route("GET /threads/:id/operations", { params: { id } });
   }
 
-  operation(id: string, operation: string): Promise<OperationDetail> {
-    return this.call("GET", `/threads/${id}/operations/${encodeURIComponent(operation)}`);
+  operation(id: string, operation: string) {
+    return this.route("GET /threads/:id/operations/:operation", { params: { id, operation } });
   }
 
   /** Starts an operation; a delegation spawns its child and sends it the prompt. */
-  startOperation(id: string, body: StartOperation, options: { idempotencyKey?: string } = {}): Promise<OperationAccepted> {
-    return this.call("POST", `/threads/${id}/operations`, body, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+  startOperation(id: string, body: StartOperation, options: { idempotencyKey?: string } = {}) {
+    return this.route("POST /threads/:id/operations", { params: { id }, body, headers: options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {} });
   }
 
   /** A milestone, or the one outcome (a second is refused: `operation-settled`). */
-  reportOperation(id: string, operation: string, report: ReportOperation, options: { idempotencyKey?: string } = {}): Promise<OperationAccepted> {
-    return this.call("POST", `/threads/${id}/operations/${encodeURIComponent(operation)}`, report, options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {});
+  reportOperation(id: string, operation: string, report: ReportOperation, options: { idempotencyKey?: string } = {}) {
+    return this.route("POST /threads/:id/operations/:operation", { params: { id, operation }, body: report, headers: options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {} });
   }
 
   /** Records a cycle event of a review or merge flow. */
-  cycleEvent(id: string, event: CycleEvent): Promise<MessageAccepted> {
-    return this.call("POST", `/threads/${id}/events`, event);
+  cycleEvent(id: string, event: CycleEvent) {
+    return this.route("POST /threads/:id/events", { params: { id }, body: event });
   }
 
   /** Asks a gate; a refusal is a result (`passed: false`, `reasons`), not an error. */
-  gate(id: string, request: GateRequest): Promise<GateResult> {
-    return this.call("POST", `/threads/${id}/gate`, request);
+  gate(id: string, request: GateRequest) {
+    return this.route("POST /threads/:id/gate", { params: { id }, body: request });
   }
 
   /** Merges a child's work into the thread's checkout; again: `alreadyMerged`. */
-  merge(id: string, child: string): Promise<MergeResult> {
-    return this.call("POST", `/threads/${id}/merge`, { child });
+  merge(id: string, child: string) {
+    return this.route("POST /threads/:id/merge", { params: { id }, body: { child } });
   }
 
   /** The host's limits, with the hub's build seat limit when a hub is configured. */
-  limits(): Promise<{ hub: { buildSeatLimit: number | null } } & Record<string, unknown>> {
-    return this.call("GET", "/limits");
+  limits() {
+    return this.route("GET /limits", {});
   }
 
   /**
@@ -284,22 +269,22 @@ export class RuntimeClient {
   }
 
   /** What the thread watches (docs/subscriptions.md). */
-  subscriptions(id: string): Promise<{ subscriptions: Subscription[] }> {
-    return this.call("GET", `/threads/${id}/subscriptions`);
+  subscriptions(id: string) {
+    return this.route("GET /threads/:id/subscriptions", { params: { id } });
   }
 
   /** Watches a thread or a workspace's threads: each match wakes this thread with a message. */
-  subscribe(id: string, body: Subscribe): Promise<Subscription> {
-    return this.call("POST", `/threads/${id}/subscriptions`, body);
+  subscribe(id: string, body: Subscribe) {
+    return this.route("POST /threads/:id/subscriptions", { params: { id }, body });
   }
 
-  unsubscribe(id: string, watch: string): Promise<Subscription> {
-    return this.call("DELETE", `/threads/${id}/subscriptions/${encodeURIComponent(watch)}`);
+  unsubscribe(id: string, watch: string) {
+    return this.route("DELETE /threads/:id/subscriptions/:watch", { params: { id, watch } });
   }
 
   /** The thread's attachments, oldest first (each message's `attachments`). */
-  attachments(id: string): Promise<{ attachments: AttachmentEntry[] }> {
-    return this.call("GET", `/threads/${id}/attachments`);
+  attachments(id: string) {
+    return this.route("GET /threads/:id/attachments", { params: { id } });
   }
 
   /** One attachment's bytes and media type, by its hash. */
@@ -314,296 +299,296 @@ export class RuntimeClient {
   }
 
   /** Every message sent to steer a running turn, oldest first, and whether the engine took it. */
-  steering(id: string): Promise<{ steering: SteeringEntry[] }> {
-    return this.call("GET", `/threads/${id}/steering`);
+  steering(id: string) {
+    return this.route("GET /threads/:id/steering", { params: { id } });
   }
 
   /** The thread's seats and which one holds it (docs/seats.md). */
-  seats(id: string): Promise<SeatList> {
-    return this.call("GET", `/threads/${id}/seats`);
+  seats(id: string) {
+    return this.route("GET /threads/:id/seats", { params: { id } });
   }
 
   /** Joins a seat, under a spawn's rules for its engine and model. */
-  joinSeat(id: string, seat: JoinSeat): Promise<Seat> {
-    return this.call("POST", `/threads/${id}/seats`, seat);
+  joinSeat(id: string, seat: JoinSeat) {
+    return this.route("POST /threads/:id/seats", { params: { id }, body: seat });
   }
 
   /** Changes a seat's engine, model or placement; `changed: false` when nothing differs. */
-  replaceSeat(id: string, seat: ReplaceSeat): Promise<ReplaceResult> {
-    return this.call("POST", `/threads/${id}/seats/replace`, seat);
+  replaceSeat(id: string, seat: ReplaceSeat) {
+    return this.route("POST /threads/:id/seats/replace", { params: { id }, body: seat });
   }
 
   /** Removes a seat; answers once its running turn ended (class `closed`). */
-  removeSeat(id: string, name: string): Promise<{ seat: Seat; holder: string; seq: number; ts: string }> {
-    return this.call("DELETE", `/threads/${id}/seats/${encodeURIComponent(name)}`);
+  removeSeat(id: string, name: string) {
+    return this.route("DELETE /threads/:id/seats/:name", { params: { id, name } });
   }
 
   /** Offers the thread to another seat; the offer's id is its `fromSeq`. */
-  offerHandoff(id: string, offer: OfferHandoff): Promise<HandoffOffered> {
-    return this.call("POST", `/threads/${id}/handoff`, offer);
+  offerHandoff(id: string, offer: OfferHandoff) {
+    return this.route("POST /threads/:id/handoff", { params: { id }, body: offer });
   }
 
-  handoffs(id: string): Promise<HandoffList> {
-    return this.call("GET", `/threads/${id}/handoffs`);
+  handoffs(id: string) {
+    return this.route("GET /threads/:id/handoffs", { params: { id } });
   }
 
-  acceptHandoff(id: string, fromSeq: number): Promise<Handoff> {
-    return this.call("POST", `/threads/${id}/handoffs/${fromSeq}/accept`);
+  acceptHandoff(id: string, fromSeq: number) {
+    return this.route("POST /threads/:id/handoffs/:fromSeq/accept", { params: { id, fromSeq } });
   }
 
-  declineHandoff(id: string, fromSeq: number): Promise<Handoff> {
-    return this.call("POST", `/threads/${id}/handoffs/${fromSeq}/decline`);
+  declineHandoff(id: string, fromSeq: number) {
+    return this.route("POST /threads/:id/handoffs/:fromSeq/decline", { params: { id, fromSeq } });
   }
 
   /** Allows or denies the tool call an `approval-request` event names by `approvalId`. */
-  approve(id: string, approvalId: string, decision: "allow" | "deny"): Promise<ApprovalAnswer> {
-    return this.call("POST", `/threads/${id}/approvals/${encodeURIComponent(approvalId)}`, { decision });
+  approve(id: string, approvalId: string, decision: "allow" | "deny") {
+    return this.route("POST /threads/:id/approvals/:approvalId", { params: { id, approvalId }, body: { decision } });
   }
 
-  question(id: string, requestId: string): Promise<QuestionStatus> {
-    return this.call("GET", `/threads/${id}/questions/${encodeURIComponent(requestId)}`);
+  question(id: string, requestId: string) {
+    return this.route("GET /threads/:id/questions/:requestId", { params: { id, requestId } });
   }
 
-  answer(id: string, requestId: string, answer: string): Promise<QuestionStatus> {
-    return this.call("POST", `/threads/${id}/questions/${encodeURIComponent(requestId)}/answer`, { answer });
+  answer(id: string, requestId: string, answer: string) {
+    return this.route("POST /threads/:id/questions/:requestId/answer", { params: { id, requestId }, body: { answer } });
   }
 
-  dismiss(id: string, requestId: string): Promise<QuestionStatus> {
-    return this.call("POST", `/threads/${id}/questions/${encodeURIComponent(requestId)}/dismiss`);
+  dismiss(id: string, requestId: string) {
+    return this.route("POST /threads/:id/questions/:requestId/dismiss", { params: { id, requestId } });
   }
 
-  continueWithoutAnswer(id: string, requestId: string): Promise<QuestionStatus> {
-    return this.call("POST", `/threads/${id}/questions/${encodeURIComponent(requestId)}/continue`);
+  continueWithoutAnswer(id: string, requestId: string) {
+    return this.route("POST /threads/:id/questions/:requestId/continue", { params: { id, requestId } });
   }
 
-  recover(id: string, reason: string): Promise<MessageAccepted> {
-    return this.call("POST", `/threads/${id}/recover`, { acknowledgeHistoryGap: true, reason });
+  recover(id: string, reason: string) {
+    return this.route("POST /threads/:id/recover", { params: { id }, body: { acknowledgeHistoryGap: true, reason } });
   }
 
-  fork(id: string, body: ForkBody): Promise<SpawnResult & { parent: string; atSeq: number }> {
-    return this.call("POST", `/threads/${id}/fork`, body);
+  fork(id: string, body: ForkBody) {
+    return this.route("POST /threads/:id/fork", { params: { id }, body });
   }
 
-  loop(id: string): Promise<{ loop: LoopState | null }> {
-    return this.call("GET", `/threads/${id}/loop`);
+  loop(id: string) {
+    return this.route("GET /threads/:id/loop", { params: { id } });
   }
 
-  startLoop(id: string, body: { prompt: string; maxTurns?: number; until?: string }): Promise<LoopState> {
-    return this.call("POST", `/threads/${id}/loop`, body);
+  startLoop(id: string, body: { prompt: string; maxTurns?: number; until?: string }) {
+    return this.route("POST /threads/:id/loop", { params: { id }, body });
   }
 
-  continueLoop(id: string, turns?: number): Promise<LoopState> {
-    return this.call("POST", `/threads/${id}/loop/continue`, turns === undefined ? {} : { turns });
+  continueLoop(id: string, turns?: number) {
+    return this.route("POST /threads/:id/loop/continue", { params: { id }, body: turns === undefined ? {} : { turns } });
   }
 
-  stopLoop(id: string): Promise<LoopState> {
-    return this.call("POST", `/threads/${id}/loop/stop`);
+  stopLoop(id: string) {
+    return this.route("POST /threads/:id/loop/stop", { params: { id } });
   }
 
-  approvals(workspace = "default"): Promise<{ workspace: string; approvals: PendingApproval[] }> {
-    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/approvals`);
+  approvals(workspace = "default") {
+    return this.route("GET /workspaces/:name/approvals", { params: { name: workspace } });
   }
 
-  questions(workspace = "default"): Promise<{ workspace: string; questions: PendingQuestion[] }> {
-    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/questions`);
+  questions(workspace = "default") {
+    return this.route("GET /workspaces/:name/questions", { params: { name: workspace } });
   }
 
-  incidents(since = 0): Promise<{ since: number; windowHours: number; incidents: Incident[] }> {
-    return this.call("GET", `/incidents?since=${since}`);
+  incidents(since = 0) {
+    return this.route("GET /incidents", { query: { since } });
   }
 
   tail(id: string, query: { after?: number | string; limit?: number; wait?: number }): Promise<ForwardPage>;
   tail(id: string, query: { before: number | string | "latest"; limit?: number }): Promise<ReversePage>;
-  tail(id: string, query: Record<string, string | number | undefined>): Promise<ForwardPage | ReversePage> {
-    return this.checked("before" in query ? ReversePageAnswer : ForwardPageAnswer, "GET", `/threads/${id}/tail?${searchOf(query)}`);
+  tail(id: string, query: Record<string, string | number | undefined>) {
+    return this.route("GET /threads/:id/tail", { params: { id }, query });
   }
 
   /** A page of a workspace's feed: forward from `after`, backward from `before`, or the newest entries. */
   workspaceTail(workspace: string, query: { after: number | string; limit?: number }): Promise<FeedForwardPage>;
   workspaceTail(workspace: string, query?: { before?: number | string | "latest"; limit?: number }): Promise<FeedReversePage>;
-  workspaceTail(workspace: string, query: Record<string, string | number | undefined> = {}): Promise<FeedForwardPage | FeedReversePage> {
-    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/tail?${searchOf(query)}`);
+  workspaceTail(workspace: string, query: Record<string, string | number | undefined> = {}) {
+    return this.route("GET /workspaces/:name/tail", { params: { name: workspace }, query });
   }
 
   // ---- workspace memory (docs/memory.md) ----
 
   /** Stores a memory, or finds the same text kept already (`duplicate`). */
-  retain(workspace: string, body: Retain): Promise<Retained> {
-    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/memory/retain`, body);
+  retain(workspace: string, body: Retain) {
+    return this.route("POST /workspaces/:name/memory/retain", { params: { name: workspace }, body });
   }
 
-  recall(workspace: string, body: Recall): Promise<Recalled> {
-    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/memory/recall`, body);
+  recall(workspace: string, body: Recall) {
+    return this.route("POST /workspaces/:name/memory/recall", { params: { name: workspace }, body });
   }
 
-  reflect(workspace: string, body: Reflect = {}): Promise<Reflected> {
-    return this.call("POST", `/workspaces/${encodeURIComponent(workspace)}/memory/reflect`, body);
+  reflect(workspace: string, body: Reflect = {}) {
+    return this.route("POST /workspaces/:name/memory/reflect", { params: { name: workspace }, body });
   }
 
   /** A page of the workspace's memories, newest first; pass `nextBefore` as `before` for the next. */
-  memories(workspace: string, query: MemoryQuery = {}): Promise<MemoryPage> {
-    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/memory?${searchOf(query)}`);
+  memories(workspace: string, query: MemoryQuery = {}) {
+    return this.route("GET /workspaces/:name/memory", { params: { name: workspace }, query });
   }
 
-  memory(workspace: string, id: string): Promise<Memory> {
-    return this.call("GET", `/workspaces/${encodeURIComponent(workspace)}/memory/${encodeURIComponent(id)}`);
+  memory(workspace: string, id: string) {
+    return this.route("GET /workspaces/:name/memory/:id", { params: { name: workspace, id } });
   }
 
   /** A person's correction: text, key, tags, importance, or `retired`. */
-  editMemory(workspace: string, id: string, edit: EditMemory): Promise<Memory> {
-    return this.call("PATCH", `/workspaces/${encodeURIComponent(workspace)}/memory/${encodeURIComponent(id)}`, edit);
+  editMemory(workspace: string, id: string, edit: EditMemory) {
+    return this.route("PATCH /workspaces/:name/memory/:id", { params: { name: workspace, id }, body: edit });
   }
 
-  forgetMemory(workspace: string, id: string): Promise<{ id: string; forgotten: true }> {
-    return this.call("DELETE", `/workspaces/${encodeURIComponent(workspace)}/memory/${encodeURIComponent(id)}`);
+  forgetMemory(workspace: string, id: string) {
+    return this.route("DELETE /workspaces/:name/memory/:id", { params: { name: workspace, id } });
   }
 
   /** The memories retained from a thread. */
-  threadMemory(id: string, query: Omit<MemoryQuery, "thread"> = {}): Promise<MemoryPage> {
-    return this.call("GET", `/threads/${id}/memory?${searchOf(query)}`);
+  threadMemory(id: string, query: Omit<MemoryQuery, "thread"> = {}) {
+    return this.route("GET /threads/:id/memory", { params: { id }, query });
   }
 
   // ---- code reads (docs/code.md) ----
 
-  codeRoots(): Promise<{ roots: CodeRoot[] }> {
-    return this.call("GET", "/code/roots");
+  codeRoots() {
+    return this.route("GET /code/roots", {});
   }
 
   /** A page of a root's tracked files; pass `nextCursor` as `cursor` for the next. */
-  codeFiles(query: FilesQuery): Promise<FilesPage> {
-    return this.call("GET", `/code/files?${searchOf(query)}`);
+  codeFiles(query: FilesQuery) {
+    return this.route("GET /code/files", { query });
   }
 
-  codeRead(query: ReadQuery): Promise<ReadAnswer> {
-    return this.call("GET", `/code/read?${searchOf(query)}`);
+  codeRead(query: ReadQuery) {
+    return this.route("GET /code/read", { query });
   }
 
-  codeOutline(query: OutlineQuery): Promise<OutlineAnswer> {
-    return this.call("GET", `/code/outline?${searchOf(query)}`);
+  codeOutline(query: OutlineQuery) {
+    return this.route("GET /code/outline", { query });
   }
 
-  codeSearch(body: SearchBody): Promise<SearchAnswer> {
-    return this.call("POST", "/code/search", body);
+  codeSearch(body: SearchBody) {
+    return this.route("POST /code/search", { body });
   }
 
   // ---- the code host (docs/code-host.md); `repo` is `owner/name` ----
 
   /** A page of pull requests, open ones unless `state` says; pass `nextCursor` as `cursor` for the next. */
-  pulls(repo: string, query: PullsQuery = {}): Promise<PullsPage> {
-    return this.call("GET", `/github/${repoPath(repo)}/prs?${searchOf(query)}`);
+  pulls(repo: string, query: PullsQuery = {}) {
+    return this.route("GET /github/:owner/:repo/prs", { params: { owner: repo.split("/")[0] ?? "", repo: repo.split("/")[1] ?? "" }, query });
   }
 
   /** A page of the files a pull request changes, with patches and hunk ranges. */
-  pullDiff(repo: string, number: number, query: PageQuery = {}): Promise<DiffPage> {
-    return this.call("GET", `/github/${repoPath(repo)}/prs/${number}/diff?${searchOf(query)}`);
+  pullDiff(repo: string, number: number, query: PageQuery = {}) {
+    return this.route("GET /github/:owner/:repo/prs/:number/diff", { params: { owner: repo.split("/")[0] ?? "", repo: repo.split("/")[1] ?? "", number }, query });
   }
 
   /** A page of a pull request's comments: the conversation, then the review comments, then the reviews. */
-  pullComments(repo: string, number: number, query: CommentsQuery = {}): Promise<CommentsPage> {
-    return this.call("GET", `/github/${repoPath(repo)}/prs/${number}/comments?${searchOf(query)}`);
+  pullComments(repo: string, number: number, query: CommentsQuery = {}) {
+    return this.route("GET /github/:owner/:repo/prs/:number/comments", { params: { owner: repo.split("/")[0] ?? "", repo: repo.split("/")[1] ?? "", number }, query });
   }
 
   /** A page of the check runs on a pull request's head commit. */
-  pullChecks(repo: string, number: number, query: PageQuery = {}): Promise<ChecksPage> {
-    return this.call("GET", `/github/${repoPath(repo)}/prs/${number}/checks?${searchOf(query)}`);
+  pullChecks(repo: string, number: number, query: PageQuery = {}) {
+    return this.route("GET /github/:owner/:repo/prs/:number/checks", { params: { owner: repo.split("/")[0] ?? "", repo: repo.split("/")[1] ?? "", number }, query });
   }
 
   /** One duplicate-work pass; it acts only when the runtime runs with SERVICE_PR_OVERLAP=on. */
-  overlap(body: OverlapBody): Promise<OverlapAnswer> {
-    return this.call("POST", "/github/overlap", body);
+  overlap(body: OverlapBody) {
+    return this.route("POST /github/overlap", { body });
   }
 
   // ---- review rooms and pull requests (docs/rooms.md); `repo` is `owner/name` ----
 
   /** Arms a room for a pull request, or adopts the workspace's room for it (`created` false). */
-  armRoom(workspace: string, body: ArmRoom): Promise<{ room: Room }> {
-    return this.checked(RoomOnlyAnswer, "POST", `/workspaces/${encodeURIComponent(workspace)}/rooms`, body);
+  armRoom(workspace: string, body: ArmRoom) {
+    return this.route("POST /workspaces/:name/rooms", { params: { name: workspace }, body });
   }
 
   /** A pull request's room and its newest round. */
-  findRoom(workspace: string, repo: string, pr: number): Promise<{ room: Room; round: Round | null }> {
-    return this.checked(RoomFoundAnswer, "GET", `/workspaces/${encodeURIComponent(workspace)}/rooms?${searchOf({ repo, pr })}`);
+  findRoom(workspace: string, repo: string, pr: number) {
+    return this.route("GET /workspaces/:name/rooms", { params: { name: workspace }, query: { repo, pr } });
   }
 
-  roomCapabilities(): Promise<Capabilities> {
-    return this.checked(CapabilitiesAnswer, "GET", "/rooms/capabilities");
+  roomCapabilities() {
+    return this.route("GET /rooms/capabilities", {});
   }
 
-  room(id: string): Promise<{ room: Room }> {
-    return this.checked(RoomOnlyAnswer, "GET", `/rooms/${encodeURIComponent(id)}`);
+  room(id: string) {
+    return this.route("GET /rooms/:id", { params: { id } });
   }
 
   /** Starts the next round; the reviewer returns its verdict with the submit_verdict tool. */
-  startRound(id: string, body: StartRound = {}): Promise<{ round: Round }> {
-    return this.checked(RoundOnlyAnswer, "POST", `/rooms/${encodeURIComponent(id)}/rounds`, body);
+  startRound(id: string, body: StartRound = {}) {
+    return this.route("POST /rooms/:id/rounds", { params: { id }, body });
   }
 
-  round(id: string, n: number): Promise<{ round: Round }> {
-    return this.checked(RoundOnlyAnswer, "GET", `/rooms/${encodeURIComponent(id)}/rounds/${n}`);
+  round(id: string, n: number) {
+    return this.route("GET /rooms/:id/rounds/:n", { params: { id, n } });
   }
 
   /** Posts a round's verdict (default: the newest) as one review on the code host. */
-  finalize(id: string, n?: number): Promise<{ review: PostedReview }> {
-    return this.checked(ReviewPostedAnswer, "POST", `/rooms/${encodeURIComponent(id)}/finalize`, n === undefined ? {} : { n });
+  finalize(id: string, n?: number) {
+    return this.route("POST /rooms/:id/finalize", { params: { id }, body: n === undefined ? {} : { n } });
   }
 
   /** Starts a build thread in a worktree of the pull request's branch. */
-  startBuildThread(workspace: string, pr: number, body: BuildAgent): Promise<{ threadId: string; worktree: string }> {
-    return this.checked(BuildThreadAnswer, "POST", `/workspaces/${encodeURIComponent(workspace)}/prs/${pr}/agents`, body);
+  startBuildThread(workspace: string, pr: number, body: BuildAgent) {
+    return this.route("POST /workspaces/:name/prs/:number/agents", { params: { name: workspace, number: pr }, body });
   }
 
   /** The read-only merge receipt. */
-  mergeReceipt(workspace: string, pr: number, repo: string): Promise<Receipt> {
-    return this.checked(ReceiptAnswer, "GET", `/workspaces/${encodeURIComponent(workspace)}/prs/${pr}/receipt?${searchOf({ repo })}`);
+  mergeReceipt(workspace: string, pr: number, repo: string) {
+    return this.route("GET /workspaces/:name/prs/:number/receipt", { params: { name: workspace, number: pr }, query: { repo } });
   }
 
-  costPerMergedPr(): Promise<CostPerMergedPr> {
-    return this.checked(CostPerMergedPrAnswer, "GET", "/metrics/cost-per-merged-pr");
+  costPerMergedPr() {
+    return this.route("GET /metrics/cost-per-merged-pr", {});
   }
 
-  accounts(): Promise<{ accounts: AccountView[]; simulator: boolean; engines: EngineEntry[] }> {
-    return this.call("GET", "/accounts");
+  accounts() {
+    return this.route("GET /accounts", {});
   }
 
-  accessToken(account: string): Promise<AccessToken> {
-    return this.call("POST", `/accounts/${encodeURIComponent(account)}/access-token`);
+  accessToken(account: string) {
+    return this.route("POST /accounts/:id/access-token", { params: { id: account } });
   }
 
-  drain(): Promise<DrainStatus> {
-    return this.call("GET", "/drain");
+  drain() {
+    return this.route("GET /drain", {});
   }
 
-  armDrain(body: ArmDrain = {}): Promise<DrainStatus> {
-    return this.call("POST", "/drain", body);
+  armDrain(body: ArmDrain = {}) {
+    return this.route("POST /drain", { body });
   }
 
   /** Disarms the drain; with `owner`, releases that owner's claim. */
-  disarmDrain(owner?: string): Promise<DrainStatus> {
-    return this.call("DELETE", owner === undefined ? "/drain" : `/drain/claim?owner=${encodeURIComponent(owner)}`);
+  disarmDrain(owner?: string) {
+    return owner === undefined ? this.route("DELETE /drain", {}) : this.route("DELETE /drain/claim", { query: { owner } });
   }
 
-  spawnPause(): Promise<SpawnPause> {
-    return this.call("GET", "/keeper/spawn-pause");
+  spawnPause() {
+    return this.route("GET /keeper/spawn-pause", {});
   }
 
-  clearSpawnPause(reason: string): Promise<SpawnPause> {
-    return this.call("POST", "/keeper/spawn-pause/clear", { reason });
+  clearSpawnPause(reason: string) {
+    return this.route("POST /keeper/spawn-pause/clear", { body: { reason } });
   }
 
-  attention(): Promise<{ items: AttentionItem[]; seq: number }> {
-    return this.call("GET", "/attention");
+  attention() {
+    return this.route("GET /attention", {});
   }
 
-  attentionChanges(after: number | string = 0): Promise<{ changes: AttentionChange[]; nextAfter: string; hasMore: boolean }> {
-    return this.call("GET", `/attention/changes?after=${after}`);
+  attentionChanges(after: number | string = 0) {
+    return this.route("GET /attention/changes", { query: { after } });
   }
 
-  archive(id: string, reason?: string): Promise<MessageAccepted & { archived: true }> {
-    return this.call("DELETE", `/threads/${id}${reason ? `?reason=${encodeURIComponent(reason)}` : ""}`);
+  archive(id: string, reason?: string) {
+    return this.route("DELETE /threads/:id", { params: { id }, query: { reason: reason || undefined } });
   }
 
-  restore(id: string): Promise<MessageAccepted & { archived: false }> {
-    return this.call("POST", `/threads/${id}/restore`);
+  restore(id: string) {
+    return this.route("POST /threads/:id/restore", { params: { id } });
   }
 
   /**

@@ -16,7 +16,7 @@ const client = manifest("client/package.json");
 const typescript = manifest("package.json").devDependencies.typescript;
 
 // The checkout's layout again, so client/tsconfig.json and the client's imports of src/api/ hold unchanged.
-const SOURCES = ["tsconfig.base.json", "client/tsconfig.json", "client/index.ts", "client/README.md", "src/api"];
+const SOURCES = ["tsconfig.base.json", "client/tsconfig.json", "client/index.ts", "client/routes.ts", "client/README.md", "src/api"];
 
 const build = mkdtempSync(join(tmpdir(), "agent-runtime-client-"));
 try {

@@ -143,3 +143,16 @@ export const ChatCompletion = z.looseObject({
   ),
   usage: z.looseObject({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }).optional(),
 });
+
+/** One frame of a streamed `POST /v1/chat/completions`: OpenAI's `chat.completion.chunk`, passed on as the provider sent it. */
+export const ChatCompletionChunk = z.looseObject({
+  id: z.string(),
+  object: z.literal("chat.completion.chunk"),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(z.looseObject({ index: z.number().int(), delta: z.looseObject({}), finish_reason: z.string().nullable().optional() })),
+  usage: z.looseObject({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }).nullable().optional(),
+});
+
+/** A streamed call's failure, as its last frame: OpenAI's error object (the status was sent already). */
+export const ChatCompletionStreamError = z.object({ error: z.object({ message: z.string(), type: z.string(), code: z.string(), param: z.null() }) });

@@ -3,11 +3,12 @@ import {
   HealthAnswer,
 } from "./answers.js";
 import { CompactionStatus, CompactRequest, CompactResult } from "./compaction.js";
-import { ChatCompletion, ChatCompletionRequest, COMPLETIONS_CODES, ModelEntry, ModelList } from "./completions.js";
+import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatCompletionStreamError, COMPLETIONS_CODES, ModelEntry, ModelList } from "./completions.js";
 import { ArmDrain, DrainStatus, ReleaseDrainClaim } from "./drain.js";
 import { CODES } from "./errors.js";
 import {
   AttentionBoard,
+  AttentionChange,
   AttentionChanges,
   AttentionItem,
   BootSweep,
@@ -54,10 +55,11 @@ import {
   TurnStatus,
 } from "./turns.js";
 import { AttachmentList } from "./attachments.js";
-import { ToolResultBody } from "./events.js";
+import { LoggedEvent, ToolResultBody } from "./events.js";
+import { StreamDelta, StreamGap } from "./sse.js";
 import { ForwardEventPage, ReverseEventPage } from "./tail.js";
 import { Policy, PolicySet, WorkspaceHead, WorkspaceList, WorkspaceView } from "./workspaces.js";
-import { FeedForwardPage, FeedReversePage, WorkspaceApprovals, WorkspaceQuestions } from "./workspace-feed.js";
+import { FeedEntry, FeedForwardPage, FeedReversePage, WorkspaceApprovals, WorkspaceQuestions } from "./workspace-feed.js";
 import { Handoff, HandoffList, HandoffOffered, JoinSeat, OfferHandoff, ReplaceResult, ReplaceSeat, Seat, SeatList, SeatRemoved } from "./seats.js";
 import { OperationAccepted, OperationDetail, OperationList, ReportOperation, StartOperation } from "./operations.js";
 import { Subscribe, Subscription, SubscriptionList } from "./subscriptions.js";
@@ -275,12 +277,21 @@ const DECLARED = {
     summary: "The event log as SSE, from `after` or `Last-Event-ID`.",
     query: FollowQuery,
     media: "sse",
+    events: { message: { when: "each event of the log, in order; the frame's `id` is its seq", data: LoggedEvent } },
     errors: [
       [400, CODES.cursorBeyondEnd],
       [400, CODES.invalidHeader],
     ],
   },
-  "GET /threads/:id/stream": { summary: "Live deltas of the running turn as SSE; nothing is stored.", media: "sse", errors: [[429, CODES.streamSubscribersFull]] },
+  "GET /threads/:id/stream": {
+    summary: "Live deltas of the running turn as SSE; nothing is stored.",
+    media: "sse",
+    events: {
+      delta: { when: "live output of the running turn", data: StreamDelta },
+      gap: { when: "after deltas a slow reader missed", data: StreamGap },
+    },
+    errors: [[429, CODES.streamSubscribersFull]],
+  },
   "GET /threads/:id/tool-results/:seq": {
     summary: "A tool result's whole body.",
     answer: ToolResultBody,
@@ -485,11 +496,17 @@ const DECLARED = {
   "GET /workspaces/:name/head": { summary: "The workspace's head thread.", answer: WorkspaceHead, errors: WORKSPACE },
   "GET /workspaces/:name/approvals": { summary: "Approvals open in the workspace's threads.", answer: WorkspaceApprovals, errors: WORKSPACE },
   "GET /workspaces/:name/questions": { summary: "Questions open in the workspace's threads.", answer: WorkspaceQuestions, errors: WORKSPACE },
-  "GET /workspaces/:name/events": { summary: "Every entry of the workspace's feed, as SSE.", query: FollowQuery, media: "sse", errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd], [400, CODES.invalidHeader]] },
+  "GET /workspaces/:name/events": {
+    summary: "Every entry of the workspace's feed, as SSE.",
+    query: FollowQuery,
+    media: "sse",
+    events: { message: { when: "each entry of the feed, in order; the frame's `id` is its feed seq", data: FeedEntry } },
+    errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd], [400, CODES.invalidHeader]] },
   "GET /workspaces/:name/changes": {
     summary: "The feed's entries that change threads, as SSE; `threads` names the ones to watch.",
     query: FollowQuery.extend({ threads: z.string().optional() }),
     media: "sse",
+    events: { message: { when: "each entry that changes a watched thread; the frame's `id` is its feed seq", data: FeedEntry } },
     errors: WORKSPACE,
   },
   "GET /workspaces/:name/tail": { summary: "A page of the workspace's feed.", query: TailQuery, answer: z.union([FeedForwardPage, FeedReversePage]), errors: [...WORKSPACE, [400, CODES.cursorBeyondEnd]] },
@@ -688,6 +705,12 @@ const DECLARED = {
     body: ChatCompletionRequest,
     answer: ChatCompletion,
     media: "json-or-sse",
+    events: {
+      message: {
+        when: "with `stream: true`, each chunk of the answer; then the text `[DONE]`, or OpenAI's error object when the call failed midway",
+        data: z.union([ChatCompletionChunk, ChatCompletionStreamError]),
+      },
+    },
     completionsErrors: true,
     errors: COMPLETIONS,
   },
@@ -705,7 +728,12 @@ const DECLARED = {
 
   "GET /attention": { summary: "Items that need a person now.", answer: AttentionBoard },
   "GET /attention/changes": { summary: "Changes of the attention board after a cursor.", query: FollowQuery.extend({ limit: z.string().regex(/^\d+$/).optional() }), answer: AttentionChanges },
-  "GET /attention/follow": { summary: "Changes of the attention board as SSE.", query: FollowQuery, media: "sse" },
+  "GET /attention/follow": {
+    summary: "Changes of the attention board as SSE.",
+    query: FollowQuery,
+    media: "sse",
+    events: { message: { when: "each change of the board; the frame's `id` is its seq", data: AttentionChange } },
+  },
   "GET /attention/:id": { summary: "One open attention item.", answer: AttentionItem, errors: [[404, CODES.attentionNotFound]] },
 
   "GET /peers": { summary: "This host and the external peers an operator registered.", answer: PeerList },

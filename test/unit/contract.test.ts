@@ -99,6 +99,16 @@ describe("the contract (src/api/contract.ts)", () => {
     expect([...runtime].filter((code) => !used.has(code) && !NOT_A_ROUTE_S.has(code))).toEqual([]);
   });
 
+  it("declares every success's answer: a schema for each JSON body, the frames of each event stream", () => {
+    const lacking: string[] = [];
+    for (const [key, route] of Object.entries(CONTRACT)) {
+      const json = route.media === undefined || route.media === "json-or-sse" || route.media === "json-or-prometheus";
+      if (json && !route.answer) lacking.push(`${key}: no answer schema`);
+      if ((route.media === "sse" || route.media === "json-or-sse") && Object.keys(route.events ?? {}).length === 0) lacking.push(`${key}: no event frames`);
+    }
+    expect(lacking).toEqual([]);
+  });
+
   it("is in docs/api.md, route by route", () => {
     const doc = readFileSync(join(root, "docs/api.md"), "utf8");
     const missing = Object.keys(CONTRACT).filter((key) => !doc.includes(key.slice(key.indexOf(" ") + 1)));
