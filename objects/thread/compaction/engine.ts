@@ -1,11 +1,11 @@
 import type { WindowTrigger } from "../../../src/api/compaction.js";
 import type { TurnRequest } from "../../../src/api/engine.js";
 import { callEngine } from "../../../src/platform/engine-call.js";
-import { turnAccount } from "../../../src/rules/accounts.js";
 import { newId } from "../../../src/shared/ids.js";
 import type { ThreadAccess } from "../thread-access.js";
 import { activeModel, runKey, seatNamed } from "../thread-state.js";
 import { recordUsage } from "../turn/events.js";
+import { sessionPlace } from "../turn/request.js";
 import { TurnRunner } from "../turn/runner.js";
 import type { WindowRecords } from "./records.js";
 import type { Recorded, WindowMeter } from "./window.js";
@@ -36,12 +36,7 @@ export async function askEngine(
     turnId: id,
     threadId: s.id,
     ...active,
-    permissions: s.spec.permissions,
-    cwd: s.spec.cwd,
-    ...(s.spec.type === "build" ? { buildFence: true as const } : {}),
-    ...(s.spec.worktree ? { worktree: s.spec.worktree } : {}),
-    ...turnAccount(c, s.spec, active.engine, active.model),
-    proxyEnv: s.spec.proxyEnv,
+    ...sessionPlace(c, s.spec, active),
     transcript: [],
     freshSession: false,
     window: meter.engineWindow(),
