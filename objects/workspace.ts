@@ -4,7 +4,7 @@ import type { ThreadSummary } from "../src/api/threads.js";
 import type { PendingApproval, PendingQuestion } from "../src/api/turns.js";
 import { CHANGE_KINDS, type FeedBodies, type FeedKind } from "../src/api/workspace-feed.js";
 import type { Policy } from "../src/api/workspaces.js";
-import { curatorModels, readConfig, type RuntimeConfig } from "../src/platform/config.js";
+import { readConfig, type RuntimeConfig } from "../src/platform/config.js";
 import type { Env } from "../src/platform/env.js";
 import { CommitQueue } from "./lib/commit-queue.js";
 import { FollowHub } from "./lib/follow-hub.js";
@@ -13,24 +13,25 @@ import { storageFault, storageFullRefusal } from "../src/rules/storage-fault.js"
 import { forwardPage, reversePage } from "./lib/pages.js";
 import { SSE_HEADERS } from "./lib/sse.js";
 import { FEED_SCHEMA, toFrame, WorkspaceFeed, type FeedFrame, type FeedRow, type ThreadNews } from "./workspace/feed.js";
-import { Memories, MEMORY_SCHEMA, sizeRefusal } from "./workspace/memory.js";
+import { Memories, sizeRefusal } from "./workspace/memory.js";
 import { RoomIndex, ROOMS_SCHEMA } from "./workspace/rooms.js";
-import type { EditMemory, Memory, MemoryAlert, MemoryPage, MemoryQuery, Recall, Recalled, Reflected, Retain, Retained } from "../src/api/memory.js";
-import type { ReflectionAnswer, ReflectionRequest } from "../src/api/engine.js";
+import { MEMORY_SCHEMA } from "./workspace/memory-schema.js";
+import { MemoryAlerts } from "./workspace/memory-alert.js";
+import { PendingIndex, PENDING_SCHEMA } from "./workspace/pending.js";
+import { Reflection } from "./workspace/reflection.js";
+import { SETTINGS_SCHEMA, WorkspaceSettings } from "./workspace/settings.js";
+import type { EditMemory, Memory, MemoryPage, MemoryQuery, Recall, Recalled, Reflected, Retain, Retained } from "../src/api/memory.js";
 import { CODES } from "../src/api/errors.js";
-import { DEFAULT_WORKSPACE } from "../src/api/turns.js";
-import { callEngine } from "../src/platform/engine-call.js";
-import { hostOf } from "../src/platform/stubs.js";
-import { accountScope } from "../src/rules/accounts.js";
+
+const WATCHES_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS watches (watch TEXT PRIMARY KEY, subscriber TEXT NOT NULL, filter TEXT NOT NULL);
+`;
 
 export interface FeedPageQuery {
   after?: number;
   before?: number;
   limit: number;
 }
-
-/** How long the outcome of a wait that closed before it was heard opening is kept. */
-const CLOSED_EARLY_MS = 3_600_000;
 
 /**
  * One workspace: the single writer of its head slot, of the policy its owner set, and of
@@ -49,41 +50,31 @@ export class Workspace extends DurableObject<Env> {
   private readonly config: RuntimeConfig;
   private readonly memories: Memories;
   private readonly rooms: RoomIndex;
-  /** Whether this workspace's memory alert is open at the Host: null when not known (after a start, or an RPC that failed). */
-  private alertOpen: boolean | null = null;
-  /** Alert changes go to the Host one at a time, in the order retains settled, so a late raise cannot undo a later clear. */
-  private alertChain: Promise<void> = Promise.resolve();
-  /** One reflection at a time, asked for or automatic: two would read the same memories and write the same conclusions. */
-  private reflection: Promise<unknown> = Promise.resolve();
-  private reflecting = false;
+  private readonly settings: WorkspaceSettings;
+  private readonly pending: PendingIndex;
+  private readonly alerts: MemoryAlerts;
+  private readonly reflection: Reflection;
   /** Entries of the batch being committed: readers see them once the batch is durable. */
   private unpublished: FeedFrame[] = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS pending (
-        kind TEXT NOT NULL,
-        id TEXT NOT NULL,
-        thread_id TEXT NOT NULL,
-        item TEXT NOT NULL,
-        PRIMARY KEY (kind, id)
-      );
-      CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS watches (watch TEXT PRIMARY KEY, subscriber TEXT NOT NULL, filter TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS closed_early (kind TEXT NOT NULL, id TEXT NOT NULL, outcome TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (kind, id));
-    ` + FEED_SCHEMA + MEMORY_SCHEMA + ROOMS_SCHEMA);
+    this.sql.exec(PENDING_SCHEMA + SETTINGS_SCHEMA + WATCHES_SCHEMA + FEED_SCHEMA + MEMORY_SCHEMA + ROOMS_SCHEMA);
     this.feed = new WorkspaceFeed(this.sql);
     this.config = readConfig(env);
     this.memories = new Memories(this.sql);
     this.rooms = new RoomIndex(this.sql);
+    this.settings = new WorkspaceSettings(this.sql);
+    this.pending = new PendingIndex(this.sql, (kind, threadId, body) => this.record(kind, threadId, body));
+    this.alerts = new MemoryAlerts(env);
     this.followers = new FollowHub(this.feed, this.config.heartbeatMs);
     this.commits = new CommitQueue(
       ctx.storage,
       (durable) => this.publish(durable),
       () => this.rolledBack(),
     );
+    this.reflection = new Reflection({ env, config: this.config, commits: this.commits, memories: this.memories, settings: this.settings });
   }
 
   // ---- the head slot: decided here, atomically ----
@@ -95,10 +86,10 @@ export class Workspace extends DurableObject<Env> {
    */
   claimHead(threadId: string): Promise<{ holder: string | null; taken: boolean }> {
     return this.commits.write(() => {
-      const holder = this.setting("head");
+      const holder = this.settings.get("head");
       if (holder === threadId) return { holder: null, taken: false };
       if (holder) return { holder, taken: false };
-      this.put("head", threadId);
+      this.settings.put("head", threadId);
       this.record("head-changed", threadId, { head: threadId });
       return { holder: null, taken: true };
     });
@@ -107,14 +98,14 @@ export class Workspace extends DurableObject<Env> {
   /** Frees the slot if `threadId` holds it. */
   releaseHead(threadId: string): Promise<void> {
     return this.commits.write(() => {
-      if (this.setting("head") !== threadId) return;
-      this.sql.exec("DELETE FROM settings WHERE key = 'head'");
+      if (this.settings.get("head") !== threadId) return;
+      this.settings.remove("head");
       this.record("head-changed", threadId, { head: null });
     });
   }
 
   head(): string | null {
-    return this.setting("head");
+    return this.settings.get("head");
   }
 
   // ---- review rooms ----
@@ -132,14 +123,14 @@ export class Workspace extends DurableObject<Env> {
 
   /** The owner's policy as JSON text, or null while the configured one is in force. */
   policy(): string | null {
-    return this.setting("policy");
+    return this.settings.get("policy");
   }
 
   /** Replaces the policy (already validated by the router); the same policy again is no change. */
   setPolicy(json: string): Promise<void> {
     return this.commits.write(() => {
-      if (this.setting("policy") === json) return;
-      this.put("policy", json);
+      if (this.settings.get("policy") === json) return;
+      this.settings.put("policy", json);
       this.record("policy-changed", null, { policy: JSON.parse(json) as Policy });
     });
   }
@@ -147,49 +138,26 @@ export class Workspace extends DurableObject<Env> {
   // ---- what threads wait on ----
 
   approvalOpened(item: PendingApproval): Promise<void> {
-    return this.commits.write(() => {
-      const { threadId, seq, ...body } = item;
-      this.record("approval-opened", threadId, { ...body, threadSeq: seq });
-      const early = this.closedEarly("approval", item.approvalId);
-      if (early) this.record("approval-resolved", threadId, { approvalId: item.approvalId, decision: early as ApprovalDecision | "cancelled" });
-      else this.open("approval", item.approvalId, threadId, item);
-    });
+    return this.commits.write(() => this.pending.approvalOpened(item));
   }
 
   questionOpened(item: PendingQuestion): Promise<void> {
-    return this.commits.write(() => {
-      const { threadId, seq, ...body } = item;
-      this.record("question-opened", threadId, { ...body, threadSeq: seq });
-      const early = this.closedEarly("question", item.requestId);
-      if (early) this.record("question-resolved", threadId, { requestId: item.requestId, action: early as QuestionAction | "cancelled" });
-      else this.open("question", item.requestId, threadId, item);
-    });
+    return this.commits.write(() => this.pending.questionOpened(item));
   }
 
   /** A wait closed with `outcome` (a decision, or a question's action); told twice, it is recorded once. */
   closed(kind: "approval" | "question", id: string, outcome: ApprovalDecision | QuestionAction | "cancelled"): Promise<void> {
-    return this.commits.write(() => {
-      const open = this.sql.exec<{ thread_id: string }>("DELETE FROM pending WHERE kind = ? AND id = ? RETURNING thread_id", kind, id).toArray()[0];
-      if (!open) {
-        // The thread's "opened" may still be on its way: remember the outcome for it (an hour at most).
-        const now = Date.now();
-        this.sql.exec("INSERT OR IGNORE INTO closed_early (kind, id, outcome, at) VALUES (?, ?, ?, ?)", kind, id, outcome, now);
-        this.sql.exec("DELETE FROM closed_early WHERE at < ?", now - CLOSED_EARLY_MS);
-        return;
-      }
-      if (kind === "approval") this.record("approval-resolved", open.thread_id, { approvalId: id, decision: outcome as ApprovalDecision | "cancelled" });
-      else this.record("question-resolved", open.thread_id, { requestId: id, action: outcome as QuestionAction | "cancelled" });
-    });
+    return this.commits.write(() => this.pending.closed(kind, id, outcome));
   }
 
   /** JSON text of the pending approvals (`PendingApproval[]`), oldest first. */
   approvals(): string {
-    return this.list("approval");
+    return this.pending.list("approval");
   }
 
   /** JSON text of the open questions (`PendingQuestion[]`), oldest first. */
   questions(): string {
-    return this.list("question");
+    return this.pending.list("question");
   }
 
   // ---- subscriptions to the workspace's threads (docs/subscriptions.md) ----
@@ -310,7 +278,7 @@ export class Workspace extends DurableObject<Env> {
    */
   async retain(workspace: string, body: Retain): Promise<Outcome<Retained>> {
     const tooLarge = sizeRefusal(body.text);
-    if (tooLarge) return this.retainFailed(workspace, tooLarge);
+    if (tooLarge) return this.alerts.retainFailed(workspace, tooLarge);
     let stored: Outcome<Retained>;
     try {
       stored = await this.commits.write(() => {
@@ -321,11 +289,11 @@ export class Workspace extends DurableObject<Env> {
       // A full volume is the host's fault, said by its own alert (storage-full), not this workspace's.
       const full = storageFault(err, true);
       if (full) return storageFullRefusal(full);
-      return this.retainFailed(workspace, refuse(503, `the memory could not be stored: ${(err as Error).message}`, CODES.memoryStoreFailed));
+      return this.alerts.retainFailed(workspace, refuse(503, `the memory could not be stored: ${(err as Error).message}`, CODES.memoryStoreFailed));
     }
     if (stored.ok) {
-      await this.setAlert(workspace, null);
-      this.reflectWhenDue(workspace);
+      await this.alerts.set(workspace, null);
+      this.reflection.reflectWhenDue(workspace);
     }
     return stored;
   }
@@ -355,98 +323,10 @@ export class Workspace extends DurableObject<Env> {
 
   /**
    * The curator model reads the newest memories (reflections aside) and writes
-   * reflections, each citing the memories it rests on: a citation that names no memory
-   * of this workspace is dropped, and a reflection left citing none is not kept.
+   * reflections, each citing the memories it rests on (objects/workspace/reflection.ts).
    */
   reflect(workspace: string, limit = 50): Promise<Outcome<Reflected>> {
-    const run = this.reflection.then(() => this.reflectNow(workspace, limit));
-    this.reflection = run.catch(() => {});
-    return run;
-  }
-
-  /**
-   * A workspace has no thread whose model could reflect: with no curator configured, the
-   * model its threads get when they name none (its policy's default, else the runtime's).
-   */
-  private defaultModel(workspace: string): string {
-    const owned = this.policy();
-    const policy: Policy | undefined = owned ? (JSON.parse(owned) as Policy) : this.config.workspaces?.get(workspace)?.policy;
-    return policy?.defaults.model ?? this.config.defaultModel;
-  }
-
-  private async reflectNow(workspace: string, limit: number): Promise<Outcome<Reflected>> {
-    const c = this.config;
-    const models = curatorModels(c, this.defaultModel(workspace));
-    const read = this.memories.recent(limit);
-    if (read.length < 2) return ok({ reflections: [], droppedCitations: [], model: null });
-    // Marked before the model answers: one that fails is tried again only after as many new memories, not on every retain.
-    const upTo = this.memories.position(read.at(-1)!.id);
-    await this.commits.write(() => this.put("memory-reflected-upto", String(upTo)));
-    const request: ReflectionRequest = {
-      threadId: `workspace:${workspace}`,
-      models,
-      account: null,
-      accountChoice: accountScope(c, workspace === DEFAULT_WORKSPACE ? null : workspace),
-      proxyEnv: null,
-      timeoutMs: c.curatorTimeoutMs,
-      memories: read.map((m) => ({ id: m.id, kind: m.kind, text: m.text })),
-    };
-    let answer: ReflectionAnswer;
-    try {
-      answer = (await (await callEngine(this.env, "/reflections", request)).json()) as ReflectionAnswer;
-    } catch (err) {
-      return refuse(503, `the engine host could not be reached: ${(err as Error).message}`, CODES.reflectUnavailable);
-    }
-    if ("error" in answer) return refuse(503, `no curator model reflected: ${answer.error}`, CODES.reflectUnavailable);
-    return this.commits.write((): Outcome<Reflected> => {
-      const now = new Date().toISOString();
-      const dropped: string[] = [];
-      const reflections: Memory[] = [];
-      for (const r of answer.reflections) {
-        const cites = [...new Set(r.cites)].filter((id) => (this.memories.get(id) ? true : (dropped.push(id), false)));
-        if (cites.length === 0) continue;
-        const kept = this.memories.retain({ text: r.text }, now, "reflection", cites);
-        if (kept.ok && !kept.value.duplicate) reflections.push(kept.value.memory);
-      }
-      return ok({ reflections, droppedCitations: dropped, model: answer.model });
-    });
-  }
-
-  /** The automatic reflection: once enough memory was stored since the last (`SERVICE_MEMORY_REFLECT_EVERY`). */
-  private reflectWhenDue(workspace: string): void {
-    const every = this.config.memoryReflectEvery;
-    if (every === 0 || this.reflecting) return;
-    if (this.memories.since(Number(this.setting("memory-reflected-upto") ?? 0)) < every) return;
-    this.reflecting = true;
-    void this.reflect(workspace)
-      .then((r) => !r.ok && console.error(`workspace ${workspace}: the automatic reflection failed: ${r.body.error}`))
-      .catch((err: unknown) => console.error(`workspace ${workspace}: the automatic reflection failed: ${(err as Error).message}`))
-      .finally(() => (this.reflecting = false));
-  }
-
-  private async retainFailed(workspace: string, refusal: Outcome<never>): Promise<Outcome<never>> {
-    if (!refusal.ok) {
-      const alert: MemoryAlert = { workspace, since: new Date().toISOString(), code: refusal.body.code ?? "", error: refusal.body.error };
-      await this.setAlert(workspace, alert);
-    }
-    return refusal;
-  }
-
-  /** Raises or clears the alert at the Host; a clear when it is known closed costs nothing. */
-  private setAlert(workspace: string, alert: MemoryAlert | null): Promise<void> {
-    const change = this.alertChain.then(async () => {
-      if (alert === null && this.alertOpen === false) return;
-      try {
-        await hostOf(this.env).setMemoryAlert(workspace, alert ? JSON.stringify(alert) : null);
-        this.alertOpen = alert !== null;
-      } catch (err) {
-        // Unknown now: the next retain asks the Host again.
-        this.alertOpen = null;
-        console.error(`workspace ${workspace}: the memory alert could not be ${alert ? "raised" : "cleared"}: ${(err as Error).message}`);
-      }
-    });
-    this.alertChain = change;
-    return change;
+    return this.reflection.reflect(workspace, limit);
   }
 
   // ---- the completions thread ----
@@ -456,32 +336,9 @@ export class Workspace extends DurableObject<Env> {
    * becomes it on the first call, and every later call gets the same id.
    */
   completionsThread(candidate: string): string {
-    const known = this.setting("completions-thread");
+    const known = this.settings.get("completions-thread");
     if (known) return known;
-    this.put("completions-thread", candidate);
+    this.settings.put("completions-thread", candidate);
     return candidate;
-  }
-
-  private setting(key: string): string | null {
-    return this.sql.exec<{ value: string }>("SELECT value FROM settings WHERE key = ?", key).toArray()[0]?.value ?? null;
-  }
-
-  private put(key: string, value: string): void {
-    this.sql.exec("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", key, value);
-  }
-
-  /** The outcome of a wait that closed before this object heard it open, consumed. */
-  private closedEarly(kind: string, id: string): string | null {
-    return this.sql.exec<{ outcome: string }>("DELETE FROM closed_early WHERE kind = ? AND id = ? RETURNING outcome", kind, id).toArray()[0]?.outcome ?? null;
-  }
-
-  private open(kind: string, id: string, threadId: string, item: unknown): void {
-    this.sql.exec("INSERT OR REPLACE INTO pending (kind, id, thread_id, item) VALUES (?, ?, ?, ?)", kind, id, threadId, JSON.stringify(item));
-  }
-
-  /** Items are stored as JSON and answered as JSON: tool inputs are any JSON, which RPC types cannot express. */
-  private list(kind: string): string {
-    const items = this.sql.exec<{ item: string }>("SELECT item FROM pending WHERE kind = ? ORDER BY rowid", kind).toArray();
-    return `[${items.map((r) => r.item).join(",")}]`;
   }
 }

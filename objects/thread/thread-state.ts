@@ -28,7 +28,7 @@ export interface DegradedRef {
   tag: string;
 }
 
-/** The context window's bookkeeping (objects/thread/compaction/compaction.ts). */
+/** The context window's bookkeeping (objects/thread/compaction/window.ts). */
 export interface WindowState {
   /** Each model's window in tokens, as its engine last reported it. */
   windows: Record<string, number>;

@@ -3,98 +3,10 @@ import { MEMORY_MAX_CHARS, type EditMemory, type Memory, type MemoryKind, type M
 import { ok, refuse, type Outcome } from "../../src/api/outcome.js";
 import { newId } from "../../src/shared/ids.js";
 import { aboutNames, FIELD_WEIGHTS, fillBudget, helperPool, helpers, linkedTerms, memoryTerms, normalizedText, RELATED_WEIGHT, recallTokens, relatedTerms, scoreRecall } from "../../src/rules/memory-rank.js";
-
-/**
- * The memories table and its full-text index (FTS5, kept by triggers so no write can
- * forget it), over a memory's text, key and tags: each a column, so recall weighs them
- * apart (FIELD_WEIGHTS). The index replaces `memories_fts`, the text's alone: a workspace
- * that has it rebuilds the new one from its memories once, then drops it. One active memory per normalized text (a unique index backs the checks
- * that answer it): a second retain of the same text finds the first. `n` orders
- * memories by when they were stored, and pages by it; it is never reused, so a memory
- * stored after one was forgotten is still the newest. `memory_sources` keeps every
- * thread that retained a memory, a duplicate's thread too.
- */
-export const MEMORY_SCHEMA = `
-  CREATE TABLE IF NOT EXISTS memories (
-    n INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    kind TEXT NOT NULL,
-    text TEXT NOT NULL,
-    norm TEXT NOT NULL,
-    key TEXT,
-    tags TEXT NOT NULL,
-    importance REAL NOT NULL,
-    thread TEXT,
-    seq INTEGER,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    retired_at TEXT,
-    retired_by TEXT,
-    retired_reason TEXT,
-    cites TEXT NOT NULL DEFAULT '[]'
-  );
-  CREATE UNIQUE INDEX IF NOT EXISTS memories_norm ON memories(norm) WHERE retired_at IS NULL;
-  CREATE INDEX IF NOT EXISTS memories_norm_all ON memories(norm);
-  CREATE TABLE IF NOT EXISTS memory_sources (memory TEXT NOT NULL, thread TEXT NOT NULL, seq INTEGER, PRIMARY KEY (memory, thread));
-  CREATE INDEX IF NOT EXISTS memory_sources_thread ON memory_sources(thread);
-  CREATE INDEX IF NOT EXISTS memories_key ON memories(key) WHERE retired_at IS NULL AND key IS NOT NULL;
-  CREATE INDEX IF NOT EXISTS memories_thread ON memories(thread, n);
-  CREATE VIRTUAL TABLE IF NOT EXISTS memory_index USING fts5(text, key, tags, content='memories', content_rowid='n', tokenize='porter unicode61');
-  INSERT INTO memory_index(memory_index) SELECT 'rebuild' WHERE EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'memories_fts');
-  DROP TRIGGER IF EXISTS memories_ai;
-  DROP TRIGGER IF EXISTS memories_ad;
-  DROP TRIGGER IF EXISTS memories_au;
-  DROP TABLE IF EXISTS memories_fts;
-  CREATE TRIGGER IF NOT EXISTS memory_index_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO memory_index(rowid, text, key, tags) VALUES (new.n, new.text, new.key, new.tags);
-  END;
-  CREATE TRIGGER IF NOT EXISTS memory_index_ad AFTER DELETE ON memories BEGIN
-    INSERT INTO memory_index(memory_index, rowid, text, key, tags) VALUES ('delete', old.n, old.text, old.key, old.tags);
-  END;
-  CREATE TRIGGER IF NOT EXISTS memory_index_au AFTER UPDATE OF text, key, tags ON memories BEGIN
-    INSERT INTO memory_index(memory_index, rowid, text, key, tags) VALUES ('delete', old.n, old.text, old.key, old.tags);
-    INSERT INTO memory_index(rowid, text, key, tags) VALUES (new.n, new.text, new.key, new.tags);
-  END;
-`;
+import { toMemory, type MemoryRow } from "./memory-schema.js";
 
 /** What ranking needs of a memory the index found. */
 type Hit = { n: number; importance: number; retired: number; bm: number };
-
-type Row = {
-  n: number;
-  id: string;
-  kind: string;
-  text: string;
-  norm: string;
-  key: string | null;
-  tags: string;
-  importance: number;
-  thread: string | null;
-  seq: number | null;
-  created_at: string;
-  updated_at: string;
-  retired_at: string | null;
-  retired_by: string | null;
-  retired_reason: string | null;
-  cites: string;
-};
-
-export function toMemory(r: Row): Memory {
-  return {
-    id: r.id,
-    kind: r.kind as MemoryKind,
-    text: r.text,
-    key: r.key,
-    tags: JSON.parse(r.tags) as string[],
-    importance: r.importance,
-    thread: r.thread,
-    seq: r.seq,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    retired: r.retired_at ? { at: r.retired_at, by: r.retired_by, reason: r.retired_reason as "superseded" | "key" | "person" } : null,
-    cites: JSON.parse(r.cites) as string[],
-  };
-}
 
 const DEFAULT_IMPORTANCE = 0.5;
 const DEFAULT_BUDGET_TOKENS = 1000;
@@ -121,8 +33,8 @@ export function sizeRefusal(text: string): Outcome<never> | null {
 export class Memories {
   constructor(private readonly sql: SqlStorage) {}
 
-  private row(id: string): Row | null {
-    return (this.sql.exec<Row>("SELECT * FROM memories WHERE id = ?", id).toArray()[0] as Row | undefined) ?? null;
+  private row(id: string): MemoryRow | null {
+    return (this.sql.exec<MemoryRow>("SELECT * FROM memories WHERE id = ?", id).toArray()[0] as MemoryRow | undefined) ?? null;
   }
 
   get(id: string): Memory | null {
@@ -140,9 +52,9 @@ export class Memories {
   retain(body: Retain, now: string, kind: MemoryKind = body.kind ?? "fact", cites: string[] = []): Outcome<Retained> {
     if (body.supersedes !== undefined && !this.row(body.supersedes)) return refuse(404, `no memory ${body.supersedes} to supersede`, CODES.memoryNotFound);
     const norm = normalizedText(body.text);
-    const same = this.sql.exec<Row>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NULL", norm).toArray()[0] as Row | undefined;
+    const same = this.sql.exec<MemoryRow>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NULL", norm).toArray()[0] as MemoryRow | undefined;
     if (!same) {
-      const old = this.sql.exec<Row>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NOT NULL ORDER BY n DESC LIMIT 1", norm).toArray()[0] as Row | undefined;
+      const old = this.sql.exec<MemoryRow>("SELECT * FROM memories WHERE norm = ? AND retired_at IS NOT NULL ORDER BY n DESC LIMIT 1", norm).toArray()[0] as MemoryRow | undefined;
       // A correction naming what it corrects (a key, or supersedes) may say the old value holds again: the old memory comes back, and what held the key retires.
       if (old && (body.key !== undefined || body.supersedes !== undefined)) {
         this.sql.exec("UPDATE memories SET retired_at = NULL, retired_by = NULL, retired_reason = NULL, key = ?, updated_at = ? WHERE id = ?", body.key ?? old.key, now, old.id);
@@ -261,10 +173,10 @@ export class Memories {
   }
 
   /** The rows of memories `ns` not read yet, into `rows`. */
-  private read(ns: number[], rows: Map<number, Row>): void {
+  private read(ns: number[], rows: Map<number, MemoryRow>): void {
     const missing = ns.filter((n) => !rows.has(n));
     if (missing.length === 0) return;
-    for (const r of this.sql.exec<Row>("SELECT m.* FROM json_each(?) AS j JOIN memories m ON m.n = j.value", JSON.stringify(missing)).toArray()) rows.set(r.n, r);
+    for (const r of this.sql.exec<MemoryRow>("SELECT m.* FROM json_each(?) AS j JOIN memories m ON m.n = j.value", JSON.stringify(missing)).toArray()) rows.set(r.n, r);
   }
 
   /**
@@ -287,7 +199,7 @@ export class Memories {
       take(hits);
       for (const h of hits) found.get(h.n)!.matches[i] = -h.bm * t.weight;
     });
-    const rows = new Map<number, Row>();
+    const rows = new Map<number, MemoryRow>();
     const named = (n: number) => {
       const r = rows.get(n)!;
       return { key: r.key, tags: JSON.parse(r.tags) as string[], text: r.text };
@@ -324,7 +236,7 @@ export class Memories {
 
     if (q.before) (where.push("n < ?"), args.push(q.before));
     const rows = this.sql
-      .exec<Row>(`SELECT * FROM memories ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY n DESC LIMIT ?`, ...args, limit + 1)
+      .exec<MemoryRow>(`SELECT * FROM memories ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY n DESC LIMIT ?`, ...args, limit + 1)
       .toArray();
     const more = rows.length > limit;
     const shown = rows.slice(0, limit);
@@ -334,7 +246,7 @@ export class Memories {
   /** The newest active memories that are not reflections, oldest first: what the curator reads. */
   recent(limit: number): Memory[] {
     return this.sql
-      .exec<Row>("SELECT * FROM memories WHERE retired_at IS NULL AND kind != 'reflection' ORDER BY n DESC LIMIT ?", limit)
+      .exec<MemoryRow>("SELECT * FROM memories WHERE retired_at IS NULL AND kind != 'reflection' ORDER BY n DESC LIMIT ?", limit)
       .toArray()
       .reverse()
       .map(toMemory);

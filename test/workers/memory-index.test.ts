@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { Memories, MEMORY_SCHEMA } from "../../objects/workspace/memory.js";
+import { Memories } from "../../objects/workspace/memory.js";
+import { MEMORY_SCHEMA } from "../../objects/workspace/memory-schema.js";
 import type { Workspace } from "../../objects/workspace.js";
 import { workspaceOf } from "../../src/platform/stubs.js";
 

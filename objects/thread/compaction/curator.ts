@@ -11,7 +11,7 @@ import { activeModel } from "../thread-state.js";
  * With no curator configured the thread's own model writes it, on the thread's own
  * account. A summary reduction and a handoff with `context: "summary"` both ask it.
  */
-export async function curatorSummary(thread: ThreadAccess, entries: TranscriptEntry[]): Promise<SummaryAnswer> {
+export async function curatorSummary(thread: Pick<ThreadAccess, "env" | "config" | "state">, entries: TranscriptEntry[]): Promise<SummaryAnswer> {
   const c = thread.config;
   const s = thread.state()!;
   const request: SummaryRequest = {

@@ -1,4 +1,3 @@
-import { turnAccount } from "../../../src/rules/accounts.js";
 import type { TurnRequest } from "../../../src/api/engine.js";
 import { CODES } from "../../../src/api/errors.js";
 import { RUNTIME_SENDER } from "../../../src/api/turns.js";
@@ -15,6 +14,7 @@ import type { TurnEnding } from "./end.js";
 import { engineInputs, viewOf, withRecall } from "./inputs.js";
 import type { LiveTurn, TurnSlot } from "./live.js";
 import { runTurn, type RunParts, type RunThread } from "./run.js";
+import { sessionPlace } from "./request.js";
 import { TurnRunner, type TurnEnd } from "./runner.js";
 import type { Elsewhere, Routed } from "./tables.js";
 
@@ -142,12 +142,7 @@ export class TurnStart {
       turnId,
       threadId: s.id,
       ...active,
-      permissions: s.spec.permissions,
-      cwd: s.spec.cwd,
-      ...(s.spec.type === "build" ? { buildFence: true as const } : {}),
-      ...(s.spec.worktree ? { worktree: s.spec.worktree } : {}),
-      ...turnAccount(this.thread.config, s.spec, active.engine, active.model),
-      proxyEnv: s.spec.proxyEnv,
+      ...sessionPlace(this.thread.config, s.spec, active),
       transcript: started.view.entries,
       freshSession: started.freshSession,
       window: this.parts.compaction.engineWindow(),
