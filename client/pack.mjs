@@ -5,7 +5,7 @@
 // installed there alone, so the checkout is only read and the root's install is not needed.
 // Plain JavaScript: it runs where nothing is installed yet.
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,7 +16,15 @@ const client = manifest("client/package.json");
 const typescript = manifest("package.json").devDependencies.typescript;
 
 // The checkout's layout again, so client/tsconfig.json and the client's imports of src/api/ hold unchanged.
-const SOURCES = ["tsconfig.base.json", "client/tsconfig.json", "client/index.ts", "client/routes.ts", "client/README.md", "src/api"];
+const SOURCES = [
+  "tsconfig.base.json",
+  "client/tsconfig.json",
+  "client/README.md",
+  "src/api",
+  ...readdirSync(join(root, "client"))
+    .filter((name) => name.endsWith(".ts"))
+    .map((name) => `client/${name}`),
+];
 
 const build = mkdtempSync(join(tmpdir(), "agent-runtime-client-"));
 try {
