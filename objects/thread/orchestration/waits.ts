@@ -63,8 +63,10 @@ export class Waits {
       return ok({ approvalId, decision, seq: e.seq, turnId: still.value.turnId });
     });
     if (!outcome.ok) return outcome;
-    await this.afterWaitClosed("approval", approvalId, decision);
+    // What the decision settles (a gate's result) is in the log before the approval leaves
+    // the workspace's open list: whoever saw it leave finds the result written.
     await this.onApprovalResolved?.(found.value, decision, expired);
+    await this.afterWaitClosed("approval", approvalId, decision);
     if (this.engineWaits(outcome.value.turnId))
       await callEngine(this.thread.env, `/turns/${outcome.value.turnId}/approvals/${approvalId}`, { decision, ...marked }).catch((err: unknown) =>
         console.error(`approval ${approvalId}: the engine could not be told: ${(err as Error).message}`),
