@@ -25,7 +25,7 @@ export class Gates {
   private readonly waiting = new Map<string, (r: GateResult) => void>();
 
   constructor(
-    private readonly thread: ThreadAccess,
+    private readonly thread: Pick<ThreadAccess, "append" | "commits" | "log" | "state" | "tables">,
     private readonly waits: Waits,
     private readonly operations: Operations,
   ) {

@@ -53,7 +53,7 @@ export class Handoffs {
     runDue: (now) => this.expireDue(now),
   };
 
-  constructor(private readonly thread: ThreadAccess) {}
+  constructor(private readonly thread: Pick<ThreadAccess, "append" | "commits" | "config" | "env" | "log" | "prepareOrRefuse" | "reschedule" | "saveState" | "sql" | "state" | "syncCatalogNow" | "tables">) {}
 
   private get sql(): SqlStorage {
     return this.thread.sql;

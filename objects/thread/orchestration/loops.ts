@@ -19,7 +19,7 @@ export interface LoopStep {
 /** A thread's loop: one prompt queued again after each of its turns, until a stop rule or a person stops it. */
 export class Loops {
   constructor(
-    private readonly thread: ThreadAccess,
+    private readonly thread: Pick<ThreadAccess, "append" | "change" | "commits" | "log" | "prepareOrRefuse" | "saveState" | "state" | "tables">,
     private readonly kick: () => void,
   ) {}
 

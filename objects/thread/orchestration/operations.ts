@@ -74,7 +74,7 @@ export class Operations {
   private readonly keys: IdempotencyKeys;
 
   constructor(
-    private readonly thread: ThreadAccess,
+    private readonly thread: Pick<ThreadAccess, "append" | "commits" | "prepareOrRefuse" | "sql" | "state" | "tables">,
     /** Starts the turn a delegation's outcome woke. */
     private readonly kick: () => void,
   ) {

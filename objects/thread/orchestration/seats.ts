@@ -23,7 +23,7 @@ export interface SeatTurns {
  */
 export class Seats {
   constructor(
-    private readonly thread: ThreadAccess,
+    private readonly thread: Pick<ThreadAccess, "append" | "change" | "commits" | "prepareOrRefuse" | "saveState" | "state" | "syncCatalogNow" | "tables">,
     private readonly turns: SeatTurns,
     private readonly handoffs: Handoffs,
   ) {}

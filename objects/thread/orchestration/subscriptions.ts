@@ -64,7 +64,7 @@ function wakeText(sub: Subscription, source: string, items: WakeItem[]): string 
  */
 export class Subscriptions {
   constructor(
-    private readonly thread: ThreadAccess,
+    private readonly thread: Pick<ThreadAccess, "append" | "commits" | "prepareOrRefuse" | "sql" | "state" | "tables">,
     private readonly kick: () => void,
   ) {}
 

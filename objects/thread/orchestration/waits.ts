@@ -41,7 +41,7 @@ export class Waits {
     runDue: (now) => this.expireDue(now),
   };
 
-  constructor(private readonly thread: ThreadAccess) {}
+  constructor(private readonly thread: Pick<ThreadAccess, "append" | "commits" | "env" | "log" | "prepareOrRefuse" | "reschedule" | "saveState" | "state" | "syncCatalogNow" | "tables">) {}
 
   private get state(): ThreadState | null {
     return this.thread.state();

@@ -72,7 +72,7 @@ export class Watchers {
   };
 
   constructor(
-    private readonly thread: ThreadAccess,
+    private readonly thread: Pick<ThreadAccess, "commits" | "env" | "log" | "reschedule" | "sql" | "state">,
     /** The `wake-deliver` fault drill: deliveries never leave the outbox. */
     private readonly holdDeliveries: boolean,
   ) {

@@ -16,7 +16,7 @@ import type { ThreadAccess } from "../thread-access.js";
  */
 export class TurnTools {
   constructor(
-    private readonly thread: ThreadAccess,
+    private readonly thread: Pick<ThreadAccess, "commits" | "env" | "saveState" | "state">,
     private readonly handoffs: Handoffs,
   ) {}
 
