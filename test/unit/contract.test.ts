@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest";
 import { COMPLETIONS_CODES } from "../../src/api/completions.js";
 import { CONTRACT } from "../../src/api/contract.js";
 import { CODES } from "../../src/api/errors.js";
+import { OpenApiDocument } from "../../src/api/operator.js";
+import { openApiDocument } from "../../src/http/openapi.js";
 
 const root = resolve(import.meta.dirname, "../..");
 
@@ -107,6 +109,30 @@ describe("the contract (src/api/contract.ts)", () => {
       if ((route.media === "sse" || route.media === "json-or-sse") && Object.keys(route.events ?? {}).length === 0) lacking.push(`${key}: no event frames`);
     }
     expect(lacking).toEqual([]);
+  });
+
+  it("declares each JSON success exactly: its fields and no other, each alternative so", () => {
+    // Passed on as the provider sent it, and the document itself: their declared fields, and any other (docs/decisions.md).
+    const LOOSE = new Set(["GET /openapi.json", "POST /v1/chat/completions"]);
+    type Schema = { type?: string; properties?: object; anyOf?: Schema[]; additionalProperties?: unknown };
+    const exact = (s: Schema, loose: boolean): boolean =>
+      s.anyOf ? s.anyOf.every((a) => exact(a, loose)) : s.type === "object" && Object.keys(s.properties ?? {}).length > 0 && (loose || s.additionalProperties === false);
+    const doc = openApiDocument("test") as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>> };
+    const inexact: string[] = [];
+    for (const key of Object.keys(CONTRACT)) {
+      const [method, path] = key.split(" ") as [string, string];
+      const op = doc.paths[path.replace(/:([A-Za-z][A-Za-z0-9]*)/g, "{$1}")]![method.toLowerCase()]!;
+      for (const [status, r] of Object.entries(op.responses)) {
+        const schema = r.content?.["application/json"]?.schema;
+        if (!status.startsWith("2") || !schema) continue;
+        // A status that also carries a refusal (approval-closed) is the answer or the error body.
+        const answers = schema.anyOf?.some((a) => a.additionalProperties === true) ? schema.anyOf.filter((a) => a.additionalProperties !== true) : [schema];
+        if (!answers.every((a) => exact(a, LOOSE.has(key)))) inexact.push(`${key} ${status}`);
+      }
+    }
+    expect(inexact).toEqual([]);
+    // The one loose answer of the runtime's own: the document it serves matches what it declares of it.
+    expect(OpenApiDocument.safeParse(doc).success).toBe(true);
   });
 
   it("is in docs/api.md, route by route", () => {
