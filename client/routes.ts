@@ -1,5 +1,5 @@
 import type { z, ZodType } from "zod";
-import { CONTRACT, type Declared, type RouteKey } from "../src/api/contract.js";
+import { CONTRACT, PATH_PARAM, type Declared, type RouteKey } from "../src/api/contract.js";
 
 export type { RouteKey };
 
@@ -25,7 +25,7 @@ export type RouteAnswer<K extends RouteKey> = (Declared<K> extends { answer: inf
 /** The request a route's declaration and a call's input make: its path's parameters escaped, its query, its body. */
 export function routeRequest(key: RouteKey, input: { params?: Record<string, string | number>; query?: Record<string, QueryValue>; body?: unknown }): { method: string; path: string; body: unknown } {
   const at = key.indexOf(" ");
-  const path = key.slice(at + 1).replace(/:([A-Za-z][A-Za-z0-9]*)/g, (_, name: string) => {
+  const path = key.slice(at + 1).replace(PATH_PARAM, (_, name: string) => {
     const value = input.params?.[name];
     if (value === undefined) throw new TypeError(`${key}: no value for :${name}`);
     return encodeURIComponent(String(value));

@@ -73,6 +73,9 @@ import { EditMemory, Memory, MemoryForgotten, MemoryPage, MemoryQuery, Recall, R
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
+/** A path parameter as hono writes it (`:sha256` is one parameter, digits and all): what the document, the client and the tests fill in. */
+export const PATH_PARAM = /:([A-Za-z][A-Za-z0-9]*)/g;
+
 /** A refusal a route may answer: its status and its `code` (SPEC "Errors"). */
 export type RouteError = readonly [status: number, code: string];
 

@@ -1,9 +1,7 @@
 import { z } from "zod";
-import { CONTRACT, type RouteContract, type RouteError } from "../api/contract.js";
+import { CONTRACT, PATH_PARAM, type RouteContract, type RouteError } from "../api/contract.js";
 import { CODES } from "../api/errors.js";
 
-/** A path parameter as hono writes it (`:sha256` is one parameter, digits and all). */
-const PATH_PARAM = /:([A-Za-z][A-Za-z0-9]*)/g;
 
 type Schema = Record<string, unknown>;
 

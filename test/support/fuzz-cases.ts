@@ -1,3 +1,4 @@
+import { PATH_PARAM } from "../../src/api/contract.js";
 import { ODD_TEXT, randomText, type Rng } from "./fuzz-random.js";
 
 /** One route of the router, as `app.routes` lists it. */
@@ -371,7 +372,7 @@ function extraHeaders(t: FuzzTargets, rng: Rng): Record<string, string> {
 /** The request for one route: its params filled, a query, headers and a body, valid or not. */
 export function requestFor(route: Route, t: FuzzTargets, rng: Rng, budget: { turns: number }): FuzzRequest {
   const key = `${route.method} ${route.path}`;
-  const path = route.path.replace(/:([A-Za-z][A-Za-z0-9]*)/g, (_, name: string) => segment(param(name, key, t, rng, budget)));
+  const path = route.path.replace(PATH_PARAM, (_, name: string) => segment(param(name, key, t, rng, budget)));
   const headers = extraHeaders(t, rng);
   // Completions calls name the workspace to charge; without one they are refused before the body is read.
   if (route.path.startsWith("/v1/") && rng.chance(0.8)) headers["x-service-workspace"] = rng.pick(t.workspaces);

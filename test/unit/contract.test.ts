@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { COMPLETIONS_CODES } from "../../src/api/completions.js";
-import { CONTRACT } from "../../src/api/contract.js";
+import { CONTRACT, PATH_PARAM } from "../../src/api/contract.js";
 import { CODES } from "../../src/api/errors.js";
 import { OpenApiDocument } from "../../src/api/operator.js";
 import { openApiDocument } from "../../src/http/openapi.js";
@@ -121,7 +121,7 @@ describe("the contract (src/api/contract.ts)", () => {
     const inexact: string[] = [];
     for (const key of Object.keys(CONTRACT)) {
       const [method, path] = key.split(" ") as [string, string];
-      const op = doc.paths[path.replace(/:([A-Za-z][A-Za-z0-9]*)/g, "{$1}")]![method.toLowerCase()]!;
+      const op = doc.paths[path.replace(PATH_PARAM, "{$1}")]![method.toLowerCase()]!;
       for (const [status, r] of Object.entries(op.responses)) {
         const schema = r.content?.["application/json"]?.schema;
         if (!status.startsWith("2") || !schema) continue;

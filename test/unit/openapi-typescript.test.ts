@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { CONTRACT } from "../../src/api/contract.js";
+import { CONTRACT, PATH_PARAM } from "../../src/api/contract.js";
 import { openApiDocument } from "../../src/http/openapi.js";
 
 /**
@@ -56,7 +56,7 @@ describe("a client generated from /openapi.json by openapi-typescript", () => {
   it("describes event streams as text/event-stream with their frames, and bytes as bytes", () => {
     for (const [key, route] of Object.entries(CONTRACT)) {
       const [method, path] = key.split(" ") as [string, string];
-      const op = (document as { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, Record<string, unknown>> }> }>> }).paths[path.replace(/:([A-Za-z][A-Za-z0-9]*)/g, "{$1}")]![method.toLowerCase()]!;
+      const op = (document as { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, Record<string, unknown>> }> }>> }).paths[path.replace(PATH_PARAM, "{$1}")]![method.toLowerCase()]!;
       const content = op.responses[String(route.status ?? 200)]!.content;
       if (route.media === "sse" || route.media === "json-or-sse") expect(Object.keys(content["text/event-stream"]?.["x-events"] ?? {}), key).not.toEqual([]);
       if (route.media === "binary") expect(content["*/*"]?.schema, key).toMatchObject({ type: "string", format: "binary" });
