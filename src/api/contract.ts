@@ -1,7 +1,4 @@
 import { z } from "zod";
-import {
-  HealthAnswer,
-} from "./answers.js";
 import { CompactionStatus, CompactRequest, CompactResult } from "./compaction.js";
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatCompletionStreamError, COMPLETIONS_CODES, ModelEntry, ModelList } from "./completions.js";
 import { ArmDrain, DrainStatus, ReleaseDrainClaim } from "./drain.js";
@@ -32,6 +29,7 @@ import {
   Removed,
   SpawnPause,
   Timings,
+  Health,
 } from "./operator.js";
 import { ListThreadsQuery, MessageAccepted, PatchMessage, PostedMessage, PostMessage, SeatLease, SpawnResult, SpawnSpec, ThreadHead, ThreadListPage, ThreadRestored, ThreadRetired, ThreadRow } from "./threads.js";
 import {
@@ -91,7 +89,7 @@ export interface RouteContract {
   body?: z.ZodType;
   /** The success status; 200 when absent. */
   status?: 200 | 201 | 202;
-  /** The success answer's schema, where the client library checks one (src/api/answers.ts); any JSON object otherwise. */
+  /** The success answer's schema, in its family's file: the document, the client library and the end-to-end suite check answers by it. */
   answer?: z.ZodType;
   /** What the success answer is when it is not JSON: an event stream, either, or bytes of their own media type (`binary`). */
   media?: "sse" | "json-or-sse" | "json-or-prometheus" | "binary";
@@ -211,7 +209,7 @@ const COMPLETIONS = [
  * type here, so that src/http/serve.ts can type a handler's input from it (`Declared`).
  */
 const DECLARED = {
-  "GET /health": { summary: "The build the host runs, the session sandbox and each engine's availability (with why not and what to run), and the fields `/spawn` accepts.", answer: HealthAnswer },
+  "GET /health": { summary: "The build the host runs, the session sandbox and each engine's availability (with why not and what to run), and the fields `/spawn` accepts.", answer: Health },
   "GET /openapi.json": { summary: "This document.", answer: OpenApiDocument },
   "GET /incidents": { summary: "Failed turns of the last 24 hours, grouped by class and fingerprint.", query: SinceQuery, answer: Incidents },
 

@@ -31,7 +31,7 @@ describe("the client library as a package", () => {
     execFileSync("npm", ["install", ...NPM, `./${tarball}`], { cwd: app, stdio: "pipe" });
 
     const files = execFileSync("tar", ["-tzf", join(app, tarball)], { encoding: "utf8" }).trim().split("\n").map((f) => f.replace(/^package\//, ""));
-    expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "dist/client/index.js", "dist/client/index.d.ts", "dist/src/api/answers.js"]));
+    expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "dist/client/index.js", "dist/client/index.d.ts", "dist/client/routes.js", "dist/src/api/contract.js"]));
     expect(files.filter((f) => !f.startsWith("dist/") && f !== "package.json" && f !== "README.md")).toEqual([]);
     expect(files.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(app, "node_modules/@agent-runtime/client/package.json"), "utf8")) as { dependencies: Record<string, string>; scripts?: unknown };
