@@ -25,6 +25,7 @@ import { TurnTables } from "./thread/turn/tables.js";
 import type { ToolTurn } from "../src/api/tools.js";
 import { CatalogSync } from "./thread/catalog-sync.js";
 import type { TailQuery } from "./thread/log/readers.js";
+import type { AguiPage } from "../src/api/agui.js";
 import { buildParts, installTables, type ThreadParts } from "./thread/parts.js";
 import { steeringEntries } from "./thread/turn/steering.js";
 
@@ -136,7 +137,8 @@ export class Thread extends DurableObject<Env> {
 
   // ---- messages ----
 
-  postMessage(message: PostMessage, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
+  /** `clientMessageId`: only the AG-UI route sets it (`PostMessage` refuses the key from a caller). */
+  postMessage(message: PostMessage & { clientMessageId?: string }, idempotencyKey?: string): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
     return this.parts.inbox.accept(message, idempotencyKey);
   }
 
@@ -192,6 +194,10 @@ export class Thread extends DurableObject<Env> {
   }
 
   /** The whole body of one tool result, as JSON text. */
+  aguiPage(before: number | undefined, limit: number): Promise<Outcome<AguiPage>> {
+    return this.parts.readers.aguiPage(before, limit);
+  }
+
   toolResult(seq: number): Promise<Outcome<string>> {
     return this.parts.readers.toolResult(seq);
   }
@@ -210,7 +216,7 @@ export class Thread extends DurableObject<Env> {
     this.deltas.publish(frames);
   }
 
-  subscriberCounts(): { follow: number; stream: number } {
+  subscriberCounts(): { follow: number; stream: number; agui: number } {
     return this.parts.readers.counts();
   }
 
@@ -236,6 +242,12 @@ export class Thread extends DurableObject<Env> {
 
   resolveApproval(approvalId: string, decision: ApprovalDecision): Promise<Outcome<ApprovalResolved>> {
     return this.parts.waits.resolveApproval(approvalId, decision);
+  }
+
+  /** The approvals and questions open now, which AG-UI `resume` entries answer. */
+  openWaits(): Outcome<{ id: string; kind: "approval" | "question" }[]> {
+    if (!this.state) return missing();
+    return ok(this.tables.openWaits().map((w) => ({ id: w.id, kind: w.kind })));
   }
 
   question(requestId: string): Outcome<QuestionStatus> {

@@ -55,6 +55,7 @@ import {
 import { AttachmentList } from "./attachments.js";
 import { LoggedEvent, ToolResultBody } from "./events.js";
 import { StreamDelta, StreamGap } from "./sse.js";
+import { AguiEvent, AguiPage, AguiPageQuery, RunAgentInput } from "./agui.js";
 import { ForwardEventPage, ReverseEventPage } from "./tail.js";
 import { Policy, PolicySet, WorkspaceHead, WorkspaceList, WorkspaceView } from "./workspaces.js";
 import { FeedEntry, FeedForwardPage, FeedReversePage, WorkspaceApprovals, WorkspaceQuestions } from "./workspace-feed.js";
@@ -292,6 +293,42 @@ const DECLARED = {
       gap: { when: "after deltas a slow reader missed", data: StreamGap },
     },
     errors: [[429, CODES.streamSubscribersFull]],
+  },
+  "GET /threads/:id/agui": {
+    summary: "The thread as AG-UI events over SSE (docs/agui.md): the log, then live events and text deltas, from `after` or `Last-Event-ID`.",
+    query: FollowQuery,
+    media: "sse",
+    events: {
+      message: {
+        when: "each AG-UI event; the last of a log event's frames has `id: <seq>`, frames from no stored event (text deltas, a run reopened for a reader joining mid-turn) have none",
+        data: AguiEvent,
+      },
+    },
+    errors: [
+      [400, CODES.cursorBeyondEnd],
+      [400, CODES.invalidHeader],
+    ],
+  },
+  "GET /threads/:id/agui-page": {
+    summary: "One reverse page of the log as AG-UI frames: `before` (default: past the newest), `limit` (default 200, max 1000).",
+    query: AguiPageQuery,
+    answer: AguiPage,
+  },
+  "POST /threads/:id/agui": {
+    summary: "An AG-UI run (`RunAgentInput`, as `HttpAgent` sends it): posts the new user messages, answers interrupts from `resume`, and streams the run until its turn ends or waits on a person.",
+    body: RunAgentInput,
+    media: "sse",
+    events: { message: { when: "each AG-UI event of the run, from `RUN_STARTED` (the caller's `runId`) to `RUN_FINISHED` or `RUN_ERROR`", data: AguiEvent } },
+    drains: true,
+    errors: [
+      ...ACCEPTS,
+      ...BUSY,
+      [400, CODES.aguiNothingToRun],
+      [400, CODES.aguiResumeInvalid],
+      [400, CODES.aguiMessageUnsupported],
+      [409, CODES.aguiInterruptClosed],
+      [409, CODES.idempotencyConflict],
+    ],
   },
   "GET /threads/:id/tool-results/:seq": {
     summary: "A tool result's whole body.",

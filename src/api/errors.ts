@@ -41,6 +41,14 @@ export const CODES = {
   approvalClosed: "approval-closed",
   questionNotFound: "question-not-found",
   questionClosed: "question-closed",
+  /** `POST /threads/:id/agui` with no new user message and no resume entry: nothing to run. */
+  aguiNothingToRun: "agui-nothing-to-run",
+  /** A `resume` entry of `POST /threads/:id/agui` names no approval or question open on the thread. */
+  aguiInterruptClosed: "agui-interrupt-closed",
+  /** A `resume` entry's payload is not what its interrupt's `responseSchema` asks for. */
+  aguiResumeInvalid: "agui-resume-invalid",
+  /** A new AG-UI message with no text (only images or other parts, which the AG-UI route does not take). */
+  aguiMessageUnsupported: "agui-message-unsupported",
   threadDegraded: "thread-degraded",
   threadNotDegraded: "thread-not-degraded",
   forkSeqOutOfRange: "fork-seq-out-of-range",

@@ -22,6 +22,8 @@ export interface MessageBody {
   text: string;
   /** A program that sent text no person typed. */
   from?: string;
+  /** The AG-UI client's own id for a message posted through `POST /threads/:id/agui` (`from: "ag-ui"`). */
+  clientMessageId?: string;
   hold?: boolean;
   /** What the sender asked the message to do if a turn was running (absent: the thread's default). */
   onBusy?: OnBusy;

@@ -19,6 +19,7 @@ class Subscriber {
 export class DeltaHub {
   private readonly subscribers = new Set<Subscriber>();
   private heartbeat: ReturnType<typeof setInterval> | null = null;
+  private listener: ((frames: unknown[]) => void) | null = null;
 
   constructor(
     private readonly cap: number,
@@ -41,8 +42,15 @@ export class DeltaHub {
     return readable as ReadableStream<Uint8Array>;
   }
 
+  /** Another reader of every delta (the AG-UI feed), which keeps its own subscribers. */
+  tap(listener: (frames: unknown[]) => void): void {
+    this.listener = listener;
+  }
+
   publish(frames: unknown[]): void {
-    if (this.subscribers.size === 0 || frames.length === 0) return;
+    if (frames.length === 0) return;
+    this.listener?.(frames);
+    if (this.subscribers.size === 0) return;
     let text = "";
     for (const f of frames) text += `event: delta\ndata: ${JSON.stringify(f)}\n\n`;
     const chunk = encoder.encode(text);

@@ -7,6 +7,9 @@ import { SSE_HEADERS } from "../../lib/sse.js";
 import { missing } from "../refusals.js";
 import type { ThreadState } from "../thread-state.js";
 import type { DeltaHub } from "./delta-hub.js";
+import { AguiFeed } from "./agui-feed.js";
+import type { AguiPage } from "../../../src/api/agui.js";
+import type { SingleRun } from "../../../src/rules/agui-projection.js";
 import type { EventLog, SerializedEvent, StoredEvent } from "./event-log.js";
 
 export interface TailQuery {
@@ -19,6 +22,7 @@ export interface TailQuery {
 /** What the readers use of their Thread. */
 export interface ReadersThread {
   readonly config: Pick<RuntimeConfig, "heartbeatMs" | "streamSubscribers">;
+  readonly sql: SqlStorage;
   readonly log: EventLog;
   readonly deltas: DeltaHub;
   state(): ThreadState | null;
@@ -32,9 +36,18 @@ export class Readers {
   private readonly followers: FollowHub<StoredEvent, SerializedEvent>;
   /** Long polls waiting for the next durable event. */
   private readonly waiters = new Set<() => void>();
+  private readonly agui: AguiFeed;
 
   constructor(private readonly thread: ReadersThread) {
     this.followers = new FollowHub(thread.log, thread.config.heartbeatMs);
+    this.agui = new AguiFeed({ sql: thread.sql, log: thread.log, heartbeatMs: thread.config.heartbeatMs, threadId: () => thread.state()?.id ?? "" });
+    thread.deltas.tap((frames) => this.agui.deltas(frames));
+  }
+
+  /** `GET /threads/:id/agui-page`. */
+  async aguiPage(before: number | undefined, limit: number): Promise<Outcome<AguiPage>> {
+    if (!this.thread.state()) return missing();
+    return ok(await this.agui.page(before ?? this.thread.log.durableSeq + 1, limit));
   }
 
   async page(q: TailQuery): Promise<Outcome<string>> {
@@ -66,19 +79,29 @@ export class Readers {
   /** The SSE routes, which come in over fetch: /follow?after=N, /stream. */
   async serve(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    const after = Number(url.searchParams.get("after"));
     const outcome =
-      url.pathname === "/follow" ? this.follow(Number(url.searchParams.get("after")), request.signal) : url.pathname === "/stream" ? this.stream() : null;
+      url.pathname === "/follow"
+        ? this.follow(after, request.signal)
+        : url.pathname === "/stream"
+          ? this.stream()
+          : url.pathname === "/agui"
+            ? this.aguiStream(after, null, request.signal)
+            : url.pathname === "/agui-run"
+              ? this.aguiStream(after, singleRun(url.searchParams), request.signal)
+              : null;
     if (!outcome) return Response.json({ error: `no object route ${url.pathname}`, code: CODES.routeNotFound }, { status: 404 });
     if (!outcome.ok) return Response.json(outcome.body, { status: outcome.status });
     return new Response(outcome.value, { headers: SSE_HEADERS });
   }
 
-  counts(): { follow: number; stream: number } {
-    return { follow: this.followers.size, stream: this.thread.deltas.size };
+  counts(): { follow: number; stream: number; agui: number } {
+    return { follow: this.followers.size, stream: this.thread.deltas.size, agui: this.agui.size };
   }
 
   /** A batch was committed: followers get it once it is durable (false while it is not). */
   settle(events: SerializedEvent[], durable: boolean): boolean {
+    this.agui.settle(events, durable);
     return this.followers.settle(events, durable);
   }
 
@@ -93,6 +116,13 @@ export class Readers {
     const beyond = this.beyondEnd(after);
     if (beyond) return beyond;
     return ok(this.followers.open(after, { signal }));
+  }
+
+  private aguiStream(after: number, single: SingleRun | null, signal: AbortSignal): Outcome<ReadableStream<Uint8Array>> {
+    if (!this.thread.state()) return missing();
+    const beyond = this.beyondEnd(after);
+    if (beyond) return beyond;
+    return ok(this.agui.open(after, single, signal));
   }
 
   private stream(): Outcome<ReadableStream<Uint8Array>> {
@@ -121,4 +151,10 @@ export class Readers {
     if (after <= this.thread.log.durableSeq) return null;
     return refuse(400, `after=${after} is beyond the thread's last event (${this.thread.log.durableSeq})`, CODES.cursorBeyondEnd);
   }
+}
+
+/** A POST run's stream: `run` (the caller's run id) and `inputs` (the seqs of the messages it posted). */
+function singleRun(params: URLSearchParams): SingleRun {
+  const inputs = (params.get("inputs") ?? "").split(",").filter(Boolean).map(Number);
+  return { runId: params.get("run") ?? "", inputs: new Set(inputs), turnId: null };
 }

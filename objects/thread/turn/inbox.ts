@@ -36,7 +36,7 @@ export class Inbox {
 
   /** `onAccepted` runs inside the commit that writes the message, before anything that commit lets happen next. */
   async accept(
-    message: PostMessage,
+    message: PostMessage & { clientMessageId?: string },
     idempotencyKey?: string,
     onAccepted?: (seq: number) => void,
   ): Promise<Outcome<MessageAccepted & { replayed?: true }>> {
@@ -47,6 +47,7 @@ export class Inbox {
     const body = {
       text: message.text,
       ...(message.from ? { from: message.from } : {}),
+      ...(message.clientMessageId ? { clientMessageId: message.clientMessageId } : {}),
       ...(message.hold ? { hold: true } : {}),
       ...(message.onBusy ? { onBusy: message.onBusy } : {}),
       ...(message.seat ? { seat: message.seat } : {}),
