@@ -8,6 +8,9 @@ const CATCH_UP_PAGE = 500;
 /** A reader whose unsent frames pass this is closed; it resumes with `Last-Event-ID`. */
 const MAX_PENDING_BYTES = 1 << 20;
 
+/** A reply (or anything that ends one) closes the text being streamed. */
+const ENDS_STREAMING = new Set(["reply", "tool-call", "turn-started", "turn-ended", "turn-failed"]);
+
 const STATE_KINDS = AGUI_STATE_KINDS.map((k) => `'${k}'`).join(", ");
 
 class Reader {
@@ -95,11 +98,12 @@ export class AguiFeed {
       this.close();
       return;
     }
-    const events = this.readers.size > 0 || this.streaming ? parse(batch) : [];
-    for (const e of events) {
+    let live = false;
+    for (const r of this.readers) live ||= r.live;
+    for (const e of batch) {
       this.releaseDeltas(e.seq);
-      this.track(e);
-      this.send(e);
+      if (ENDS_STREAMING.has(e.kind)) this.streaming = null;
+      if (live) this.send(parse([e])[0]!);
     }
     this.releaseDeltas(Infinity);
   }
@@ -134,11 +138,6 @@ export class AguiFeed {
       this.streaming.text += f.delta;
     }
     for (const r of this.readers) if (r.live) this.write(r, frames(list.flatMap((f) => r.projection.delta(f)), null), r.cursor);
-  }
-
-  /** A reply (or anything that ends one) closes the text being streamed. */
-  private track(e: ProjectedEvent): void {
-    if (e.kind === "reply" || e.kind === "tool-call" || e.kind === "turn-started" || e.kind === "turn-ended" || e.kind === "turn-failed") this.streaming = null;
   }
 
   private send(e: ProjectedEvent): void {
