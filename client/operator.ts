@@ -20,6 +20,16 @@ export class OperatorCalls extends Transport {
     return this.route("POST /accounts/:id/access-token", { params: { id: account } });
   }
 
+  /** Clears an account's spent engine_b allowance (after buying credit). Local callers only: the runtime refuses it through a browser or a non-loopback Host. */
+  resetEngineBCredit(account: string) {
+    return this.route("POST /accounts/:id/engine-b/credit-reset", { params: { id: account } });
+  }
+
+  /** Clears the provider's refusal of `model` recorded against an account. Local callers only, as above. */
+  clearModelRefusal(account: string, model: string) {
+    return this.route("DELETE /accounts/:id/model-refusals/:model", { params: { id: account, model } });
+  }
+
   drain() {
     return this.route("GET /drain", {});
   }

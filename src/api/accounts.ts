@@ -136,8 +136,50 @@ export const AccountIdentity = z.object({
 });
 export type AccountIdentity = z.infer<typeof AccountIdentity>;
 
+/** Classes of a provider's refusal of one model for one account (src/api/engine.ts). */
+export const MODEL_REFUSAL_CLASSES = ["model-not-found", "unsupported-model"] as const;
+
+/**
+ * A model the provider refused this account (a turn failed `model-not-found` or
+ * `unsupported-model` on it): the pool picks another account of the provider for turns of
+ * that model until an operator clears it, or a turn of that model succeeds on the account.
+ */
+export const ModelRefusal = z.object({
+  model: z.string(),
+  class: z.enum(MODEL_REFUSAL_CLASSES),
+  /** When the provider last refused it. */
+  at: z.string(),
+  /** The refusal as the engine reported it, cut to 300 characters. */
+  message: z.string(),
+});
+export type ModelRefusal = z.infer<typeof ModelRefusal>;
+
+/**
+ * The account's allowance for engine_b (codex: a ChatGPT plan's usage limit, or API
+ * credit). `spent` once an engine_b turn on it failed because the provider said the
+ * allowance is spent; engine_b turns are not placed on it again until an operator resets
+ * it (`POST /accounts/:id/engine-b/credit-reset`) or an engine_b turn succeeds on it.
+ */
+export const EngineBCredit = z.object({
+  state: z.enum(["available", "spent"]),
+  /** When an engine_b turn last found it spent; null while available. */
+  spentAt: z.string().nullable(),
+  /** What the provider said, cut to 300 characters; null while available. */
+  message: z.string().nullable(),
+  /** When an operator last reset it, or null. */
+  resetAt: z.string().nullable(),
+});
+export type EngineBCredit = z.infer<typeof EngineBCredit>;
+
 /** One entry of `GET /accounts`. */
-export const AccountView = z.object({ id: z.string(), identity: AccountIdentity, health: AccountHealth });
+export const AccountView = z.object({
+  id: z.string(),
+  identity: AccountIdentity,
+  health: AccountHealth,
+  /** Models the provider refused this account, newest first. */
+  modelRefusals: z.array(ModelRefusal),
+  engineBCredit: EngineBCredit,
+});
 export type AccountView = z.infer<typeof AccountView>;
 
 /** `GET /accounts`: the accounts, whether the provider simulator stands in for the providers, and the engines' CLIs. */
@@ -146,6 +188,14 @@ export const AccountList = z.object({ accounts: z.array(AccountView), simulator:
 /** `POST /accounts/:id/access-token`. */
 export const AccessToken = z.object({ account: z.string(), tokenType: z.literal("Bearer"), accessToken: z.string(), expiresAt: z.string() });
 export type AccessToken = z.infer<typeof AccessToken>;
+
+/** `POST /accounts/:id/engine-b/credit-reset`: `reset` false when the allowance was not marked spent (nothing changed). */
+export const EngineBCreditReset = z.object({ account: z.string(), reset: z.boolean(), engineBCredit: EngineBCredit });
+export type EngineBCreditReset = z.infer<typeof EngineBCreditReset>;
+
+/** `DELETE /accounts/:id/model-refusals/:model`: the refusal it cleared. */
+export const ModelRefusalCleared = z.object({ account: z.string(), cleared: ModelRefusal });
+export type ModelRefusalCleared = z.infer<typeof ModelRefusalCleared>;
 
 /** The header the worker sends its per-boot token in to the account pool. */
 export const ACCOUNTS_TOKEN_HEADER = "x-service-accounts";

@@ -64,7 +64,7 @@ import { OperationAccepted, OperationDetail, OperationList, ReportOperation, Sta
 import { Subscribe, Subscription, SubscriptionList } from "./subscriptions.js";
 import { CycleEvent, GateRequest, GateResult, MergeRequest, MergeResult } from "./cycles.js";
 import { RuntimeToolCall, RuntimeToolResult } from "./tools.js";
-import { AccessToken, AccountList } from "./accounts.js";
+import { AccessToken, AccountList, EngineBCreditReset, ModelRefusalCleared } from "./accounts.js";
 import { CodeRoots, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "./code.js";
 import { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "./code-host.js";
 import { ArmRoom, BuildAgent, BuildThread, Capabilities, CostPerMergedPr, Finalize, Receipt, ReceiptQuery, ReviewPosted, RoomFound, RoomOnly, RoomQuery, RoundOnly, StartRound } from "./rooms.js";
@@ -106,10 +106,17 @@ export interface RouteContract {
   also?: readonly { status: 200 | 201 | 202; when: string; answer?: z.ZodType; codes?: readonly string[] }[];
   /** Refused with 503 `draining` while the host drains. */
   drains?: true;
+  /**
+   * Answers programs on this machine only (SPEC "Authentication" 3): a `Host` that is not
+   * a loopback name, or any browser's request (`Origin`), gets 403 `caller-not-local`
+   * (src/rules/caller-policy.ts); the document says so as `x-local-only`.
+   */
+  localOnly?: true;
   /** Errors in the completions (OpenAI) shape, not the runtime's. */
   completionsErrors?: true;
   /**
-   * Refusals beyond those every route of its kind may give (403 `untrusted-caller`; 400
+   * Refusals beyond those every route of its kind may give (403 `untrusted-caller`, and
+   * `caller-not-local` when `localOnly`; 400
    * `invalid-body` and 413 `body-too-large` with a body; 400 `invalid-query` with a query;
    * 400 `invalid-param` with a path parameter besides `:id`; 404 `thread-not-found` under `/threads/:id`).
    */
@@ -726,6 +733,25 @@ const DECLARED = {
       [429, CODES.accessTokenRateLimited],
       [409, CODES.credentialNotAvailable],
       [503, CODES.credentialUnreachable],
+    ],
+  },
+  "POST /accounts/:id/engine-b/credit-reset": {
+    summary: "Clears an account's spent engine_b allowance, so the next engine_b turn may run on it at once (after the operator bought credit). Local callers only.",
+    answer: EngineBCreditReset,
+    localOnly: true,
+    errors: [
+      [404, CODES.accountNotFound],
+      [503, CODES.accountPoolUnavailable],
+    ],
+  },
+  "DELETE /accounts/:id/model-refusals/:model": {
+    summary: "Clears the provider's refusal of one model recorded against an account, so turns of that model may run on it again. Local callers only.",
+    answer: ModelRefusalCleared,
+    localOnly: true,
+    errors: [
+      [404, CODES.accountNotFound],
+      [404, CODES.modelRefusalNotFound],
+      [503, CODES.accountPoolUnavailable],
     ],
   },
   "GET /v1/models": { summary: "The models completions can route (OpenAI's list shape).", answer: ModelList, completionsErrors: true, errors: [[503, COMPLETIONS_CODES.accountPoolUnavailable]] },

@@ -67,6 +67,10 @@ export const CODES = {
   accountProviderMismatch: "account-provider-mismatch",
   accountNotFound: "account-not-found",
   untrustedCaller: "untrusted-caller",
+  /** A route only programs on this machine may call (`localOnly` in the contract) was called with a Host that is not a loopback name, or from a browser (403). */
+  callerNotLocal: "caller-not-local",
+  /** `DELETE /accounts/:id/model-refusals/:model`: the account holds no refusal of that model (404). */
+  modelRefusalNotFound: "model-refusal-not-found",
   methodNotAllowed: "method-not-allowed",
   accessTokenRateLimited: "access-token-rate-limited",
   credentialNotAvailable: "credential-not-available",

@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { CODES } from "../api/errors.js";
 import type { AppEnv } from "./app-env.js";
-import { judgeCaller } from "../rules/caller-policy.js";
+import { judgeCaller, notLocalCaller } from "../rules/caller-policy.js";
 import { refused } from "./answer.js";
 
 /** Methods the API serves, for preflights. */
@@ -35,6 +35,26 @@ function withHeaders(res: Response, headers: Record<string, string>): Response {
   }
 }
 
+/** A call through a service binding (a program, never a browser) may carry no Host: its URL names the host instead. */
+function callerHeaders(req: Request): { get(name: string): string | null } {
+  return req.headers.has("host") ? req.headers : { get: (name: string) => (name === "host" ? new URL(req.url).host : req.headers.get(name)) };
+}
+
+/**
+ * The gate of a route its contract row marks `localOnly` (src/http/serve.ts puts it first):
+ * after the caller gate let the request in, a caller that is not a program on this machine
+ * gets 403 `caller-not-local` (src/rules/caller-policy.ts, `notLocalCaller`).
+ */
+export const localCallerOnly = Object.assign(
+  createMiddleware<AppEnv>(async (c, next) => {
+    const why = notLocalCaller(callerHeaders(c.req.raw));
+    if (why) refused(403, `refused: ${why}`, CODES.callerNotLocal);
+    await next();
+  }),
+  /** Read off the router by test/unit/contract.test.ts: the routes src/api/contract.ts marks `localOnly`. */
+  { localOnly: true as const },
+);
+
 /**
  * Every request passes here first (docs/operating.md, "Callers"): a `Host` that is not
  * this runtime's, or a browser page whose origin is not allowed, gets 403
@@ -43,8 +63,7 @@ function withHeaders(res: Response, headers: Record<string, string>): Response {
  */
 export const callerGate = createMiddleware<AppEnv>(async (c, next) => {
   const req = c.req.raw;
-  // A call through a service binding (a program, never a browser) may carry no Host: its URL names the host instead.
-  const headers = req.headers.has("host") ? req.headers : { get: (name: string) => (name === "host" ? new URL(req.url).host : req.headers.get(name)) };
+  const headers = callerHeaders(req);
   const verdict = judgeCaller(req.method, headers, c.var.config.callers);
   if (!verdict.ok) refused(403, `refused: ${verdict.why}`, CODES.untrustedCaller);
   const origin = verdict.corsOrigin;

@@ -43,6 +43,7 @@ const COMPLETIONS_ERROR: Schema = {
 function commonErrors(key: string, route: RouteContract): RouteError[] {
   const path = key.slice(key.indexOf(" ") + 1);
   const out: RouteError[] = [[403, CODES.untrustedCaller]];
+  if (route.localOnly) out.push([403, CODES.callerNotLocal]);
   if (route.body) out.push([400, CODES.invalidBody], [413, CODES.bodyTooLarge]);
   if (route.query) out.push([400, CODES.invalidQuery]);
   if (/:(?!id\b)\w+/.test(path)) out.push([400, CODES.invalidParam]);
@@ -103,6 +104,7 @@ function operation(key: string, route: RouteContract): Schema {
   return {
     operationId: key.replace(/[^A-Za-z0-9]+/g, "_").replace(/_$/, ""),
     summary: route.summary,
+    ...(route.localOnly ? { "x-local-only": true } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchema(route.body) } } } } : {}),
     responses: responses(key, route),

@@ -2,6 +2,7 @@ import type { Handler, Hono } from "hono";
 import type { z, ZodType } from "zod";
 import { CONTRACT, type Declared, type RouteKey } from "../api/contract.js";
 import type { AppEnv } from "./app-env.js";
+import { localCallerOnly } from "./caller-gate.js";
 import { notWhileDraining } from "./drain-gate.js";
 import { jsonBody, valid } from "./validate.js";
 
@@ -23,7 +24,7 @@ type Checked<R, Own extends ReadsItself> = {
 type ReadsItself = "body" | "query" | never;
 
 /**
- * Serves one route of the contract: the method, path, drain gate, body and query checks
+ * Serves one route of the contract: the method, path, local-caller gate, drain gate, body and query checks
  * all come from its declaration in src/api/contract.ts (as `createRoute` does for hono's
  * zod-openapi), so the router writes only what the route does.
  */
@@ -39,6 +40,7 @@ export function serve<K extends RouteKey, Own extends ReadsItself = never>(
   const path = key.slice(at + 1);
   const own = new Set<string>(readsItself);
   const checks = [
+    ...(row.localOnly ? [localCallerOnly] : []),
     ...(row.drains ? [notWhileDraining] : []),
     ...(row.query && !own.has("query") ? [valid("query", row.query)] : []),
     ...(row.body && !own.has("body") ? [jsonBody(row.body)] : []),

@@ -92,6 +92,25 @@ export function originAllowed(origin: string, host: string, policy: CallerPolicy
   return theirs.name === ours.name;
 }
 
+/**
+ * Whether the caller is a program on this machine, for the operator routes a contract row
+ * marks `localOnly` (SPEC "Authentication" 3; docs/operating.md, "Callers"): its `Host`
+ * is a loopback name, and it carries nothing a browser adds. A name SERVICE_ALLOWED_HOSTS
+ * adds is how the runtime is reached from elsewhere (a tunnel, a LAN name), so it is not
+ * enough; a page's `Origin`, even an allowed one, or a `Sec-Fetch-Site` marks a browser,
+ * and no page may reset what an account spends. Null when local; otherwise why not.
+ */
+export function notLocalCaller(headers: { get(name: string): string | null }): string | null {
+  const host = headers.get("host");
+  const parsed = host ? splitHost(host) : null;
+  if (!parsed || !isLoopback(parsed.name)) return `Host ${JSON.stringify(host ?? "")} is not a loopback name, and this route answers programs on this machine only`;
+  const origin = headers.get("origin");
+  if (origin !== null) return `the request comes from a browser page (Origin ${JSON.stringify(origin)}), and this route answers programs on this machine only`;
+  const site = headers.get("sec-fetch-site");
+  if (site !== null) return `the request comes from a browser (Sec-Fetch-Site ${JSON.stringify(site)}), and this route answers programs on this machine only`;
+  return null;
+}
+
 export type CallerVerdict =
   | { ok: true; /** The allowed origin to answer with CORS headers, when the request came from a browser page. */ corsOrigin: string | null }
   | { ok: false; why: string };

@@ -43,17 +43,66 @@ describe("the account pool", () => {
       2,
     );
 
+  /** A pi turn's placement of an openai model: any account, none excluded, unless the test says. */
+  const on = (p: AccountPool, provider: "openai" | "anthropic", only: string[] | null = null, exclude: string[] = [], engine: "pi" | "engine_b" = "pi", model = "gpt-5") => {
+    const picked = p.pick({ provider, engine, model, only, exclude });
+    return picked && ("account" in picked ? picked.account : picked.failure);
+  };
+
   it("picks in order, skipping excluded accounts, other providers and accounts cooling down", () => {
     const p = pool();
-    expect(p.pick("openai", null, [])).toBe("o1");
-    expect(p.pick("openai", ["o2", "o1"], [])).toBe("o2");
-    expect(p.pick("openai", null, ["o1"])).toBe("o2");
-    expect(p.pick("anthropic", ["o1", "o2"], [])).toBeNull();
+    expect(on(p, "openai")).toBe("o1");
+    expect(on(p, "openai", ["o2", "o1"])).toBe("o2");
+    expect(on(p, "openai", null, ["o1"])).toBe("o2");
+    expect(on(p, "anthropic", ["o1", "o2"])).toBeNull();
     p.response("o1", 429, { "retry-after": "30" }, '{"error":{"message":"Rate limit reached"}}');
-    expect(p.pick("openai", null, [])).toBe("o2");
+    expect(on(p, "openai")).toBe("o2");
     p.response("o2", 429, { "retry-after": "5" }, "slow down");
     // Every candidate cooling down: the one back first.
-    expect(p.pick("openai", null, [])).toBe("o2");
+    expect(on(p, "openai")).toBe("o2");
+  });
+
+  it("passes over an account the provider refused a model, for that model only, until it is cleared or served", () => {
+    const p = pool();
+    p.turnEnded("o1", "pi", "gpt-5", { class: "unsupported-model", error: "403 The model `gpt-5` is not supported for this account." });
+    expect(on(p, "openai")).toBe("o2");
+    expect(on(p, "openai", null, [], "pi", "gpt-4.1")).toBe("o1");
+    expect(p.views()[0]!.modelRefusals).toEqual([{ model: "gpt-5", class: "unsupported-model", at: expect.any(String), message: "403 The model `gpt-5` is not supported for this account." }]);
+    // Every account of the scope refused it: a failure of the refusal's class that names each and its clear route.
+    p.turnEnded("o2", "engine_b", "gpt-5", { class: "model-not-found", error: "404 model_not_found" });
+    const none = on(p, "openai") as { class: string; error: string };
+    expect(none.class).toBe("unsupported-model");
+    expect(none.error).toContain("DELETE /accounts/o1/model-refusals/gpt-5");
+    expect(none.error).toContain("DELETE /accounts/o2/model-refusals/gpt-5");
+    expect(p.clearModelRefusal("o1", "gpt-5")).toMatchObject({ ok: true, value: { account: "o1", cleared: { model: "gpt-5", class: "unsupported-model" } } });
+    expect(on(p, "openai")).toBe("o1");
+    expect(p.clearModelRefusal("o1", "gpt-5")).toMatchObject({ ok: false, status: 404, body: { code: "model-refusal-not-found" } });
+    expect(p.clearModelRefusal("nobody", "gpt-5")).toMatchObject({ ok: false, status: 404, body: { code: "account-not-found" } });
+    // A turn of the model that ran on the account is the provider serving it again.
+    p.turnEnded("o2", "pi", "gpt-5", null);
+    expect(p.views()[2]!.modelRefusals).toEqual([]);
+  });
+
+  it("marks an engine_b allowance spent only for a spent answer, passes it over for engine_b alone, and resets it", () => {
+    const p = pool();
+    // A rate limit is class quota too, but the proxy saw a rate limit: nothing is spent.
+    p.response("o1", 429, { "retry-after": "1" }, '{"error":{"code":"rate_limit_exceeded","message":"Rate limit reached"}}');
+    p.turnEnded("o1", "engine_b", "gpt-5", { class: "quota", error: "exceeded retry limit, last status: 429 Too Many Requests" });
+    expect(p.views()[0]!.engineBCredit.state).toBe("available");
+    p.response("o1", 429, {}, '{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}');
+    // A pi turn's spent quota is the health's cool-down, as before: no engine_b state.
+    p.turnEnded("o1", "pi", "gpt-5", { class: "quota", error: "429 You exceeded your current quota" });
+    expect(p.views()[0]!.engineBCredit.state).toBe("available");
+    p.turnEnded("o1", "engine_b", "gpt-5", { class: "quota", error: "Quota exceeded. Check your plan and billing details." });
+    expect(p.views()[0]!.engineBCredit).toMatchObject({ state: "spent", spentAt: expect.any(String), message: expect.stringContaining("Quota exceeded") });
+    expect(on(p, "openai", ["o1", "o2"], [], "engine_b")).toBe("o2");
+    expect((on(p, "openai", ["o1"], [], "engine_b") as { class: string; error: string }).class).toBe("quota");
+    const reset = p.resetEngineBCredit("o1");
+    expect(reset).toMatchObject({ ok: true, value: { account: "o1", reset: true, engineBCredit: { state: "available", resetAt: expect.any(String) } } });
+    // Reset, and no longer cooling down from the spent answer: the next engine_b turn goes to it first.
+    expect(on(p, "openai", ["o1", "o2"], [], "engine_b")).toBe("o1");
+    expect(p.resetEngineBCredit("o1")).toMatchObject({ ok: true, value: { reset: false } });
+    expect(p.resetEngineBCredit("nobody")).toMatchObject({ ok: false, status: 404, body: { code: "account-not-found" } });
   });
 
   it("records what the provider said, by class, and the organization it named", () => {

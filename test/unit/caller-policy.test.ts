@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CallerPolicyError, judgeCaller, readCallerPolicy, untrustedHost } from "../../src/rules/caller-policy.js";
+import { CallerPolicyError, judgeCaller, notLocalCaller, readCallerPolicy, untrustedHost } from "../../src/rules/caller-policy.js";
 import { allowedMethods } from "../../src/http/allowed-methods.js";
 
 const none = readCallerPolicy(undefined, undefined);
@@ -46,6 +46,32 @@ describe("which browser origins may call", () => {
     for (const bad of ["*", "https://*.example.com", "https://app.example.com/path", "app.example.com", "ftp://x"])
       expect(() => readCallerPolicy(undefined, bad), bad).toThrow(CallerPolicyError);
     expect(() => readCallerPolicy("a/b", undefined)).toThrow(CallerPolicyError);
+  });
+});
+
+describe("who is a local caller, for the routes that reset what an account spends", () => {
+  const local = (headers: Record<string, string>) => notLocalCaller(new Headers(headers));
+
+  it("is a program on this machine: a loopback Host at any port, no browser header", () => {
+    for (const host of ["127.0.0.1:4741", "localhost:4741", "[::1]:4741", "127.0.0.2", "LOCALHOST."]) expect(local({ host }), host).toBeNull();
+  });
+
+  it("is not a Host the operator allowed: the caller gate lets it in, the local rule does not", () => {
+    const policy = readCallerPolicy("runtime.internal, box.lan:8443", undefined);
+    for (const host of ["runtime.internal:4741", "box.lan:8443"]) {
+      expect(judge("POST", { host }, policy).ok, host).toBe(true);
+      expect(local({ host }), host).toContain("not a loopback name");
+    }
+    for (const host of ["attacker.example", "0.0.0.0:4741", "localhost.attacker.example", "", "a b"]) expect(local({ host }), host).toContain("not a loopback name");
+    expect(local({})).toContain("not a loopback name");
+  });
+
+  it("is never a browser page, even from an origin every other route allows", () => {
+    for (const origin of ["http://127.0.0.1:4741", "http://127.0.0.1:5189", "null"]) {
+      expect(local({ host: "127.0.0.1:4741", origin }), origin).toContain("browser page");
+    }
+    expect(judge("POST", { host: "127.0.0.1:4741", origin: "http://127.0.0.1:5189" }).ok).toBe(true);
+    for (const site of ["same-origin", "none", "cross-site"]) expect(local({ host: "127.0.0.1:4741", "sec-fetch-site": site }), site).toContain("browser");
   });
 });
 

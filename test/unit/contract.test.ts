@@ -17,7 +17,7 @@ const root = resolve(import.meta.dirname, "../..");
 interface RouterRoute {
   method: string;
   path: string;
-  handler: { drains?: true } & Record<symbol, { target: string; schema: unknown } | undefined>;
+  handler: { drains?: true; localOnly?: true } & Record<symbol, { target: string; schema: unknown } | undefined>;
 }
 const appModule = join(root, "src/app.ts");
 const validateModule = join(root, "src/http/validate.ts");
@@ -60,6 +60,8 @@ const NOT_A_ROUTE_S = new Set<string>([
   CODES.invalidQuery,
   CODES.invalidParam,
   CODES.untrustedCaller,
+  // Every `localOnly` route's, added to it by src/http/openapi.ts.
+  CODES.callerNotLocal,
   CODES.bodyTooLarge,
   CODES.draining,
   // The code service's answers to the worker's `/git/...` asks (docs/code-host.md, "Getting the code") that no route passes on: the worker names worktrees one mode each and makes them before it reads them.
@@ -85,6 +87,19 @@ describe("the contract (src/api/contract.ts)", () => {
       if (!validatedByHand.has(key)) expect(body, `${key}: body`).toBe(route.body);
       if (query !== undefined) expect(query, `${key}: query`).toBe(route.query);
       expect(handlers.some((h) => h.drains === true), `${key}: drains`).toBe(route.drains === true);
+      expect(handlers.some((h) => h.localOnly === true), `${key}: localOnly`).toBe(route.localOnly === true);
+    }
+  });
+
+  it("marks the operator's account resets local-only, and only them, in the router and the document", () => {
+    const local = Object.entries(CONTRACT).filter(([, route]) => route.localOnly).map(([key]) => key);
+    expect(local.sort()).toEqual(["DELETE /accounts/:id/model-refusals/:model", "POST /accounts/:id/engine-b/credit-reset"]);
+    const doc = openApiDocument("test") as { paths: Record<string, Record<string, { "x-local-only"?: true; responses: Record<string, { "x-codes"?: string[] }> }>> };
+    for (const key of Object.keys(CONTRACT)) {
+      const [method, path] = key.split(" ") as [string, string];
+      const op = doc.paths[path.replace(PATH_PARAM, "{$1}")]![method.toLowerCase()]!;
+      expect(op["x-local-only"], key).toBe(local.includes(key) ? true : undefined);
+      expect(op.responses["403"]?.["x-codes"]?.includes(CODES.callerNotLocal) ?? false, key).toBe(local.includes(key));
     }
   });
 

@@ -33,6 +33,8 @@ function view(id: string, cooling: { until: string; at: string; cls?: AccountFai
       lastFailure: cooling ? "spent" : null,
       coolingDownUntil: cooling?.until ?? null,
     },
+    modelRefusals: [],
+    engineBCredit: { state: "available", spentAt: null, message: null, resetAt: null },
   };
 }
 

@@ -39,10 +39,15 @@ export class Health {
     this.state.coolingDownUntil = null;
   }
 
+  /** Ends a cool-down early: an operator says what caused it is over (credit bought). */
+  rested(): void {
+    this.state.coolingDownUntil = null;
+  }
+
   failure(cls: AccountFailureClass, message: string, coolForMs?: number): void {
     this.state.lastFailureAt = new Date().toISOString();
     this.state.lastFailureClass = cls;
-    this.state.lastFailure = message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT)}…` : message;
+    this.state.lastFailure = clip(message);
     if (coolForMs !== undefined) this.state.coolingDownUntil = new Date(Date.now() + coolForMs).toISOString();
   }
 
@@ -66,6 +71,11 @@ export class Health {
     if (status === 402 || (status === 400 && SPENT.test(body))) return this.failure("quota", summary, retryMs(retryAfter));
     if (status === 429) return this.failure(SPENT.test(body) ? "quota" : "rate-limit", summary, retryMs(retryAfter));
   }
+}
+
+/** A provider's words as the pool keeps them: enough to recognise, never a whole transcript. */
+export function clip(message: string): string {
+  return message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT)}…` : message;
 }
 
 export function retryMs(retryAfter: string | undefined): number {

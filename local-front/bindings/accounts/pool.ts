@@ -1,6 +1,10 @@
 import {
   PROVIDER_BASE_URLS,
   type AccountFailureClass,
+  type EngineBCredit,
+  type EngineBCreditReset,
+  type ModelRefusal,
+  type ModelRefusalCleared,
   PROVIDER_TOKEN_URLS,
   type AccessToken,
   type AccountConfig,
@@ -8,11 +12,13 @@ import {
   type Provider,
   type PublicAccount,
 } from "../../../src/api/accounts.js";
+import type { TurnFailure } from "../../../src/api/engine.js";
 import { CODES } from "../../../src/api/errors.js";
+import type { Engine } from "../../../src/api/threads.js";
 import { ok, refuse, type Outcome } from "../../../src/api/outcome.js";
 import { MinuteBudget } from "../../../src/shared/minute-budget.js";
 import type { Upstream } from "../proxy/upstream.js";
-import { Health } from "./health.js";
+import { clip, Health, SPENT } from "./health.js";
 import { OAuthSession } from "./oauth.js";
 import type { TokenStore } from "./token-store.js";
 
@@ -33,7 +39,25 @@ interface Pooled {
   seenId: string | null;
   /** Access-token attempts in the last minute. */
   attempts: MinuteBudget;
+  /** Models the provider refused this account, by model id. */
+  refusals: Map<string, ModelRefusal>;
+  engineBCredit: EngineBCredit;
 }
+
+/** What a session is placed for: the pool passes over accounts that refused its model, and, for engine_b, whose allowance is spent. */
+export interface Placement {
+  provider: Provider;
+  engine: Engine;
+  model: string;
+  /** The accounts it may run on, in order; null: any. */
+  only: string[] | null;
+  exclude: string[];
+}
+
+const AVAILABLE: EngineBCredit = { state: "available", spentAt: null, message: null, resetAt: null };
+
+/** An engine_b failure that says the allowance is spent, where the proxy did not see the answer (proxy off, or a `proxyEnv`). */
+const SPENT_TEXT = new RegExp(`${SPENT.source}|usage limit`, "i");
 
 /** Response headers in which providers name the organization behind a key. */
 const IDENTITY_HEADERS = ["openai-organization", "anthropic-organization-id"];
@@ -59,6 +83,8 @@ export class AccountPool {
         oauth: config.oauth ? new OAuthSession({ ...config, oauth: config.oauth }, store, upstream) : null,
         seenId: null,
         attempts: new MinuteBudget(accessTokensPerMinute),
+        refusals: new Map(),
+        engineBCredit: AVAILABLE,
       });
   }
 
@@ -124,21 +150,77 @@ export class AccountPool {
         accountId: a.oauth?.accountId ?? a.seenId,
       },
       health: a.health.view(),
+      modelRefusals: [...a.refusals.values()].sort((x, y) => y.at.localeCompare(x.at)),
+      engineBCredit: a.engineBCredit,
     }));
   }
 
   /**
-   * The account a session of `provider` runs on: the first of `only` (in its order; all
-   * accounts when null) that serves the provider, is not in `exclude` and is not cooling
-   * down; if every candidate is cooling down, the one that comes back first.
+   * The account a session runs on: the first of `only` (in its order; all accounts when
+   * null) that serves the provider, is not in `exclude`, holds no refusal of the model
+   * and, for engine_b, has not spent its allowance, and is not cooling down; if every such
+   * account is cooling down, the one that comes back first. Null when no account of the
+   * provider is in scope; a failure when every one is passed over for a refusal or a spent
+   * allowance, saying which and how an operator clears it.
    */
-  pick(provider: Provider, only: string[] | null, exclude: string[]): string | null {
-    const candidates = (only ?? [...this.accounts.keys()])
+  pick(p: Placement): { account: string } | { failure: TurnFailure } | null {
+    const candidates = (p.only ?? [...this.accounts.keys()])
       .map((id) => this.accounts.get(id))
-      .filter((a): a is Pooled => a !== undefined && a.config.provider === provider && !exclude.includes(a.config.id));
-    const ready = candidates.find((a) => !a.health.coolingDown());
-    if (ready) return ready.config.id;
-    return candidates.sort((x, y) => x.health.coolingUntil() - y.health.coolingUntil())[0]?.config.id ?? null;
+      .filter((a): a is Pooled => a !== undefined && a.config.provider === p.provider && !p.exclude.includes(a.config.id));
+    if (candidates.length === 0) return null;
+    const spent = (a: Pooled) => p.engine === "engine_b" && a.engineBCredit.state === "spent";
+    const usable = candidates.filter((a) => !a.refusals.has(p.model) && !spent(a));
+    if (usable.length === 0) return { failure: passedOver(p, candidates.map((a) => ({ id: a.config.id, refusal: a.refusals.get(p.model) ?? null, spent: spent(a) }))) };
+    const ready = usable.find((a) => !a.health.coolingDown());
+    if (ready) return { account: ready.config.id };
+    return { account: usable.sort((x, y) => x.health.coolingUntil() - y.health.coolingUntil())[0]!.config.id };
+  }
+
+  /**
+   * How a turn on `id` ended, as it concerns the account: a refused model is recorded
+   * against it; an engine_b turn the provider refused for a spent allowance marks its
+   * engine_b credit spent; a turn that ran clears both for its model and engine, since the
+   * provider has just served them.
+   */
+  turnEnded(id: string, engine: Engine, model: string, failure: TurnFailure | null): void {
+    const account = this.accounts.get(id);
+    if (!account) return;
+    if (failure === null) {
+      account.refusals.delete(model);
+      if (engine === "engine_b" && account.engineBCredit.state === "spent") account.engineBCredit = { ...AVAILABLE, resetAt: account.engineBCredit.resetAt };
+      return;
+    }
+    if (failure.class === "model-not-found" || failure.class === "unsupported-model") {
+      account.refusals.set(model, { model, class: failure.class, at: new Date().toISOString(), message: clip(failure.error) });
+      return;
+    }
+    const seen = account.health.lastFailureClass();
+    const spent = failure.class === "quota" && (seen === "quota" || (seen !== "rate-limit" && SPENT_TEXT.test(failure.error)));
+    if (engine === "engine_b" && spent) account.engineBCredit = { state: "spent", spentAt: new Date().toISOString(), message: clip(failure.error), resetAt: account.engineBCredit.resetAt };
+  }
+
+  /** An operator's reset of the account's engine_b allowance (after buying credit): the next engine_b turn may run on it at once. */
+  resetEngineBCredit(id: string): Outcome<EngineBCreditReset> {
+    const account = this.accounts.get(id);
+    if (!account) return refuse(404, `no account ${id}`, CODES.accountNotFound);
+    const reset = account.engineBCredit.state === "spent";
+    if (reset) {
+      account.engineBCredit = { ...AVAILABLE, resetAt: new Date().toISOString() };
+      // The spent answer cooled the account down too; the operator says it can pay now.
+      if (account.health.lastFailureClass() === "quota") account.health.rested();
+    }
+    return ok({ account: id, reset, engineBCredit: account.engineBCredit });
+  }
+
+  /** An operator's clearing of a model's refusal on the account: turns of that model may run on it again. */
+  clearModelRefusal(id: string, model: string): Outcome<ModelRefusalCleared> {
+    const account = this.accounts.get(id);
+    if (!account) return refuse(404, `no account ${id}`, CODES.accountNotFound);
+    const refusal = account.refusals.get(model);
+    if (!refusal)
+      return refuse(404, `account ${id} holds no refusal of model ${JSON.stringify(model)}`, CODES.modelRefusalNotFound, { refused: [...account.refusals.keys()] });
+    account.refusals.delete(model);
+    return ok({ account: id, cleared: refusal });
   }
 
   async credential(id: string): Promise<CredentialResult> {
@@ -205,4 +287,17 @@ export class AccountPool {
     if (!account) throw new Error(`no account ${id}`);
     return account;
   }
+}
+
+/** Why no account in scope could take a session: each one's refusal of the model, or its spent engine_b allowance. */
+function passedOver(p: Placement, why: { id: string; refusal: ModelRefusal | null; spent: boolean }[]): TurnFailure {
+  const reasons = why.map((w) =>
+    w.refusal
+      ? `${w.id} was refused ${p.model} (${w.refusal.class}, ${w.refusal.at}; DELETE /accounts/${w.id}/model-refusals/${encodeURIComponent(p.model)} clears it)`
+      : `${w.id} has spent its engine_b allowance (POST /accounts/${w.id}/engine-b/credit-reset once it has credit)`,
+  );
+  const text = `no ${p.provider} account can take this ${p.engine} turn of ${p.model}: ${reasons.join("; ")}`;
+  // Credit an operator can buy fails over to the next fallback entry, as a spent allowance does; a refused model does not.
+  if (why.some((w) => w.spent)) return { class: "quota", error: text };
+  return { class: why[0]!.refusal!.class, error: text };
 }

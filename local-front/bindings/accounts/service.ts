@@ -16,7 +16,7 @@ export interface AccountService {
 
 /**
  * The account pool as a binding of the worker: health and identity for `GET /accounts`,
- * short-lived access tokens, and the completions endpoint's model calls (streamed back
+ * short-lived access tokens, the operator's engine_b credit reset and model-refusal clear, and the completions endpoint's model calls (streamed back
  * as NDJSON reports, src/api/completions.ts). Only the worker (holding this boot's token)
  * is answered; the worker decides whether its own caller is trusted.
  */
@@ -53,6 +53,10 @@ export async function startAccountService(pool: AccountPool, completions: Comple
     const m = /^\/accounts\/([^/]+)\/access-token$/.exec(path);
     if (req.method === "POST" && m)
       return pool.issueAccessToken(segment(m[1]!)).catch((err: unknown) => refuse(503, (err as Error).message, CODES.credentialUnreachable));
+    const reset = /^\/accounts\/([^/]+)\/engine-b\/credit-reset$/.exec(path);
+    if (req.method === "POST" && reset) return pool.resetEngineBCredit(segment(reset[1]!));
+    const refusal = /^\/accounts\/([^/]+)\/model-refusals\/([^/]+)$/.exec(path);
+    if (req.method === "DELETE" && refusal) return pool.clearModelRefusal(segment(refusal[1]!), decodeModelId(refusal[2]!));
     return refuse(404, `no account route ${req.method} ${path}`, CODES.routeNotFound);
   });
 }

@@ -6,6 +6,7 @@ import { providerOf } from "../../../src/rules/spawn.js";
 import type { AccountPool } from "../accounts/pool.js";
 import type { Placeholders } from "../proxy/placeholder.js";
 import type { SessionRoute } from "./session-network.js";
+import type { RunOutcome } from "./turn.js";
 
 /** The proxy sessions are pointed at: the runtime's own, or SERVICE_PROXY_URL's. */
 export interface SessionProxy {
@@ -77,7 +78,8 @@ function routeOf(env: Record<string, string>): SessionRoute | null {
 /**
  * Decides how a turn's session reaches its provider. The account is the thread's own,
  * or the first healthy one of its workspace's roster (of any unclaimed account without a
- * workspace) that serves the model's provider. With the proxy on, the session holds a
+ * workspace) that serves the model's provider, has not been refused the model and, for
+ * engine_b, has not spent its allowance (`AccountPool.pick`). With the proxy on, the session holds a
  * signed placeholder and the proxy's settings; a spawn's `proxyEnv` replaces the proxy
  * settings for that session; with the proxy off the session holds the real credential
  * and its network is left as it is. While the plain simulator runs it answers every call.
@@ -85,7 +87,9 @@ function routeOf(env: Record<string, string>): SessionRoute | null {
 export async function sessionAccess(deps: NetworkDeps, req: TurnRequest): Promise<{ access: SessionAccess } | { failure: TurnFailure }> {
   const provider = providerOf(req.engine, req.model);
   // A running simulator answers every call (SERVICE_SIMULATOR=on is "offline"; auto runs it when no account is configured).
-  const account = deps.simulatorUrl ? null : (req.account ?? deps.pool.pick(provider, req.accountChoice.only, req.accountChoice.exclude));
+  const picked = deps.simulatorUrl || req.account ? null : deps.pool.pick({ provider, engine: req.engine, model: req.model, ...req.accountChoice });
+  if (picked && "failure" in picked) return { failure: picked.failure };
+  const account = deps.simulatorUrl ? null : (req.account ?? picked?.account ?? null);
   const proxyEnv = req.proxyEnv;
   const network: Pick<SessionAccess, "env" | "route"> = proxyEnv
     ? { env: proxyEnv, route: routeOf(proxyEnv) }
@@ -112,4 +116,19 @@ export async function sessionAccess(deps: NetworkDeps, req: TurnRequest): Promis
   const cred = await deps.pool.credential(account);
   if (!cred.ok) return { failure: { class: "auth", error: cred.error } };
   return { access: { provider, account, baseUrl, apiKey: cred.credential.secret, bearer: cred.credential.kind === "oauth", ...network } };
+}
+
+/**
+ * Tells the pool how a turn on `account` ended (`AccountPool.turnEnded`: a refused model,
+ * a spent engine_b allowance, or a turn that ran), and passes the outcome on. Each engine
+ * wraps its run in it; a turn that never got an account tells nothing.
+ */
+export function tellPool(deps: NetworkDeps, req: TurnRequest, account: () => string | null, run: Promise<RunOutcome>): Promise<RunOutcome> {
+  return run.then((outcome) => {
+    const id = account();
+    const failure = outcome === null || "stop" in outcome ? null : outcome;
+    // An interrupted turn says nothing of the account.
+    if (id && failure?.class !== "interrupted") deps.pool.turnEnded(id, req.engine, req.model, failure);
+    return outcome;
+  });
 }

@@ -11,7 +11,7 @@ import { RUNTIME_TOOL_NAMES, RUNTIME_TOOLS_SERVER } from "../../../../src/api/to
 import { withTools, type TurnToolAccess } from "../tools/runtime-tools.js";
 import { classifyProviderError } from "../provider-failure.js";
 import { windowOf } from "../providers.js";
-import { sessionAccess, type NetworkDeps } from "../access.js";
+import { sessionAccess, tellPool, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
@@ -116,10 +116,13 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     };
   };
 
+  /** The account the session runs on, once chosen: the pool hears how the turn ended on it. */
+  let account: string | null = null;
   const run = async (): Promise<RunOutcome> => {
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
+    account = access.account;
     const scratch = join(deps.scratchDir, req.threadId);
     const cwd = req.cwd ?? scratch;
     // The CLI's config dir holds its sessions' transcripts: one per thread, so a session sees only its own.
@@ -281,7 +284,7 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
     await Promise.race([once(agent, "exit"), new Promise((r) => setTimeout(r, EXIT_WAIT_MS))]);
   };
   // The SDK throws once the CLI's process is gone; that process's end says why the turn did.
-  const ran = run().catch(async (err: unknown) => {
+  const ran = tellPool(deps.network, req, () => account, run()).catch(async (err: unknown) => {
     await exited();
     throw err;
   });

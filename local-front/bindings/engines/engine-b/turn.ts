@@ -10,7 +10,7 @@ import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
 import { RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
 import { withTools, type TurnToolAccess } from "../tools/runtime-tools.js";
-import { sessionAccess, type NetworkDeps } from "../access.js";
+import { sessionAccess, tellPool, type NetworkDeps } from "../access.js";
 import { engineHome, SessionStore } from "../sessions.js";
 import { childEnv } from "../child-env.js";
 import { preamble } from "../preamble.js";
@@ -67,12 +67,15 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
   /** Set while codex runs the turn: `turn/steer` adds input to it. */
   let steerNow: ((m: SteerRequest) => Promise<boolean>) | null = null;
 
+  /** The account the session runs on, once chosen: the pool hears how the turn ended on it. */
+  let account: string | null = null;
   const run = async (): Promise<RunOutcome> => {
     const binary = deps.binary;
     if (!binary.available || !binary.binary) return { class: "engine-unavailable", error: binary.reason ?? "engine_b is not available" };
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
+    account = access.account;
     // CODEX_HOME holds codex's sessions: one per thread, so a session sees only its own.
     const home = engineHome(deps.stateDir, "engine_b", req.threadId);
     // A thread whose codex thread lived in the shared home of earlier builds starts afresh, from the transcript.
@@ -272,7 +275,7 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
     }
   };
 
-  const done = reportEnd(run(), emit, (err) =>
+  const done = reportEnd(tellPool(deps.network, req, () => account, run()), emit, (err) =>
     interrupted ? INTERRUPTED : { class: "session", error: `engine_b: ${err.message}` },
   );
 

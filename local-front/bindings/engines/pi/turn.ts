@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnRequest } from "../../../../src/api/engine.js";
 import type { Sandbox } from "../../sandbox/fence.js";
 import { loopbackReach } from "../../sandbox/loopback-bridge.js";
-import { sessionAccess, type NetworkDeps } from "../access.js";
+import { sessionAccess, tellPool, type NetworkDeps } from "../access.js";
 import { piModel, windowOf } from "../providers.js";
 import { priceOf } from "../prices.js";
 import { INTERRUPTED, refusalText, reportEnd, Waiting, type EngineTurn, type RunOutcome } from "../turn.js";
@@ -60,10 +60,13 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps & { tools: TurnToolAcce
   let ending = false;
   let lastStatus: number | null = null;
 
+  /** The account the session runs on, once chosen: the pool hears how the turn ended on it. */
+  let account: string | null = null;
   const run = async (): Promise<RunOutcome> => {
     const chosen = await sessionAccess(deps.network, req);
     if ("failure" in chosen) return chosen.failure;
     const { access } = chosen;
+    account = access.account;
     const model = piModel(access, req.model);
     const priced = priceOf(access.provider, req.model) !== null;
     const apiKey = access.apiKey;
@@ -168,7 +171,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps & { tools: TurnToolAcce
     return null;
   };
 
-  const done = reportEnd(run(), emit, (err) => ({ class: "unknown", error: `pi crashed: ${err.message}` }));
+  const done = reportEnd(tellPool(deps.network, req, () => account, run()), emit, (err) => ({ class: "unknown", error: `pi crashed: ${err.message}` }));
 
   return {
     done,
