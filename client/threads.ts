@@ -121,4 +121,9 @@ export class ThreadCalls extends OperatorCalls {
   restore(id: string) {
     return this.route("POST /threads/:id/restore", { params: { id } });
   }
+
+  /** Generates an interface for the thread (docs/ui.md): the model's when `SERVICE_UI_MODEL` is set, else the template's; `source` picks one. */
+  generateInterface(id: string, body: RouteInput<"POST /threads/:id/ui/generate">["body"] = {}) {
+    return this.route("POST /threads/:id/ui/generate", { params: { id }, body });
+  }
 }

@@ -28,6 +28,7 @@ import type { TailQuery } from "./thread/log/readers.js";
 import type { AguiPage } from "../src/api/agui.js";
 import { buildParts, installTables, type ThreadParts } from "./thread/parts.js";
 import { steeringEntries } from "./thread/turn/steering.js";
+import type { GeneratedInterface, InterfaceSource } from "../src/api/ui.js";
 
 /**
  * One thread: the single writer of its event log, its row, its held messages and its
@@ -389,6 +390,13 @@ export class Thread extends DurableObject<Env> {
   /** A retain that named this thread, recorded in its log; a retired thread records it too, as what happened. */
   noteMemory(body: MemoryRetainedBody): Promise<Outcome<MessageAccepted>> {
     return this.record("memory-retained", body);
+  }
+
+  // ---- generated interfaces (docs/ui.md) ----
+
+  /** Builds an interface for the thread (the template's, or the model's) and records it as an `interface` event. */
+  generateInterface(source: InterfaceSource | undefined): Promise<Outcome<GeneratedInterface>> {
+    return this.parts.interfaces.generate(source);
   }
 
   // ---- the runtime's tools, as a running turn calls them (docs/tools.md) ----

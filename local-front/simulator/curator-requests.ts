@@ -1,12 +1,13 @@
-import { REFLECT_PROMPT, SUMMARY_PROMPT, TRANSCRIPT_LABELS as L } from "../../src/api/curator-prompts.js";
+import { REFLECT_PROMPT, SUMMARY_PROMPT, TRANSCRIPT_LABELS as L, UI_PROMPT } from "../../src/api/curator-prompts.js";
 import { personText, type Conversation, type Entry } from "./conversation.js";
 import { isDirectiveLine } from "./directive.js";
+import { interfaceAnswer } from "./interfaces.js";
 import { reflect, type Memory } from "./reflections.js";
 import { summarize, type Said, type SummaryShape } from "./summary.js";
 
 /**
- * Requests that ask the model to curate rather than to act: summarize a conversation or
- * reflect on memories. The simulator knows them by their prompts' texts: the runtime's
+ * Requests that ask the model to curate rather than to act: summarize a conversation,
+ * reflect on memories, or design a thread's interface. The simulator knows them by their prompts' texts: the runtime's
  * own, declared in `src/api/curator-prompts.ts`, and the engines' own compaction prompts,
  * whose opening words are below. What to write (how many words, which tags, how many
  * reflections) it reads from the prompt, as a model would.
@@ -107,6 +108,10 @@ export function curatorRequest(conv: Conversation): CuratorRequest | null {
   if (system.startsWith(REFLECT_PROMPT)) {
     const asked = [...conv.entries].reverse().find((e) => e.role === "user")?.text ?? "";
     return { answer: () => JSON.stringify(reflect(memoriesOf(spoken(asked)), countOf(REFLECT_PROMPT)), null, 2) };
+  }
+  if (system.startsWith(UI_PROMPT)) {
+    const asked = [...conv.entries].reverse().find((e) => e.role === "user")?.text ?? "";
+    return { answer: () => interfaceAnswer(system, asked) };
   }
   if (!last || (last.role !== "user" && last.role !== "context") || !ENGINE_SUMMARY_PROMPTS.some((p) => last.text.includes(p))) return null;
   const prompt = last.text;

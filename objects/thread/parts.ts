@@ -18,6 +18,7 @@ import { Watchers, WATCHERS_SCHEMA } from "./orchestration/watchers.js";
 import type { ThreadAccess } from "./thread-access.js";
 import { TurnDriver } from "./turn/driver.js";
 import { Inbox } from "./turn/inbox.js";
+import { Interfaces } from "./interfaces.js";
 import { TurnTools } from "./turn/tools.js";
 
 /** The Thread's parts, each built from the slice of the Thread and of the other parts it uses. */
@@ -38,6 +39,8 @@ export interface ThreadParts {
   readonly tools: TurnTools;
   readonly inbox: Inbox;
   readonly lifecycle: Lifecycle;
+  /** Generated interfaces (docs/ui.md). */
+  readonly interfaces: Interfaces;
   /** Every part that needs the object's one alarm, each reporting when it next does. */
   readonly timed: AlarmPart[];
 }
@@ -67,6 +70,7 @@ export function buildParts(access: ThreadAccess, creation: Creation): ThreadPart
   const tools = new TurnTools(access, handoffs);
   const inbox = new Inbox(access, idempotency, driver);
   const lifecycle = new Lifecycle(access, driver, creation, watchers);
+  const interfaces = new Interfaces(access, () => creation.row());
   const timed = [waits.alarm, handoffs.alarm, driver.startAlarm, driver.keepAliveAlarm, driver.reportAlarm, watchers.alarm];
-  return { readers, idempotency, watchers, waits, operations, gates, handoffs, compaction, loops, driver, subscriptions, seats, tools, inbox, lifecycle, timed };
+  return { readers, idempotency, watchers, waits, operations, gates, handoffs, compaction, loops, driver, subscriptions, seats, tools, inbox, lifecycle, interfaces, timed };
 }

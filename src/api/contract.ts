@@ -68,6 +68,7 @@ import { AccessToken, AccountList, EngineBCreditReset, ModelRefusalCleared } fro
 import { CodeRoots, FilesPage, FilesQuery, OutlineAnswer, OutlineQuery, ReadAnswer, ReadQuery, SearchAnswer, SearchBody } from "./code.js";
 import { ChecksPage, CommentsPage, CommentsQuery, DiffPage, OverlapAnswer, OverlapBody, PageQuery, PullsPage, PullsQuery } from "./code-host.js";
 import { ArmRoom, BuildAgent, BuildThread, Capabilities, CostPerMergedPr, Finalize, Receipt, ReceiptQuery, ReviewPosted, RoomFound, RoomOnly, RoomQuery, RoundOnly, StartRound } from "./rooms.js";
+import { GenerateInterface, GeneratedInterface } from "./ui.js";
 import { EditMemory, Memory, MemoryForgotten, MemoryPage, MemoryQuery, Recall, Recalled, Reflect, Reflected, Retain, Retained, ThreadMemoryQuery } from "./memory.js";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -483,6 +484,20 @@ const DECLARED = {
   "POST /threads/:id/questions/:requestId/answer": { summary: "Answers a question.", body: QuestionAnswerBody, answer: QuestionStatus, errors: QUESTION },
   "POST /threads/:id/questions/:requestId/dismiss": { summary: "Dismisses a question: the turn ends without another model call.", answer: QuestionStatus, errors: QUESTION },
   "POST /threads/:id/questions/:requestId/continue": { summary: "The model goes on without an answer.", answer: QuestionStatus, errors: QUESTION },
+  "POST /threads/:id/ui/generate": {
+    summary:
+      "Generates an interface for the thread: a component tree of the catalog (docs/ui.md), written by `SERVICE_UI_MODEL` when one is set (asked again once when the catalog refuses its tree), else by the template from the thread's state; stored as an `interface` event.",
+    body: GenerateInterface,
+    answer: GeneratedInterface,
+    drains: true,
+    errors: [
+      [409, CODES.threadArchived],
+      [409, CODES.uiModelNotConfigured],
+      [502, CODES.uiModelInvalid],
+      [503, CODES.uiModelUnavailable],
+      [503, CODES.blobStoreUnavailable],
+    ],
+  },
   "POST /threads/:id/role": { summary: "Retires a head to chat and frees the workspace's head slot.", body: RoleChange, answer: MessageAccepted, errors: [[409, CODES.notAHead]] },
   "POST /threads/:id/recover": {
     summary: "Reopens a degraded thread, acknowledging the gap in its history.",

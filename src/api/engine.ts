@@ -9,6 +9,7 @@
 import { z } from "zod";
 import type { EngineAttachment } from "./attachments.js";
 import type { Engine } from "./threads.js";
+import type { UiState } from "./ui.js";
 
 /** The header the worker sends its per-boot token in; the engine host answers nothing without it. */
 export const ENGINES_TOKEN_HEADER = "x-service-engines";
@@ -168,6 +169,19 @@ export type ReflectionAnswer = { reflections: { text: string; cites: string[] }[
 
 /** The answer: a summary and the model that wrote it, or why none did (each model's error). */
 export type SummaryAnswer = { summary: string; model: string } | { error: string };
+
+/**
+ * Body of `POST /interfaces`: the interface model writes a component tree for the thread
+ * from its state (docs/ui.md). `retry`: its last answer was refused, and why; it is asked
+ * again with both. The worker checks the tree; this call only asks.
+ */
+export interface InterfaceRequest extends Omit<SummaryRequest, "entries"> {
+  state: UiState;
+  retry: { answer: string; problem: string } | null;
+}
+
+/** The answer: the model's text and the model, or why no model wrote one. */
+export type InterfaceAnswer = { text: string; model: string } | { error: string };
 
 /** Why a turn failed: its class and the error's text. */
 export const TurnFailure = z.object({

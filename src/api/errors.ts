@@ -91,6 +91,12 @@ export const CODES = {
   previewNotFound: "preview-not-found",
   /** A handoff's summary that no curator model wrote (`context: "summary"`). */
   summaryUnavailable: "summary-unavailable",
+  /** `POST /threads/:id/ui/generate`: the model wrote a tree the catalog refuses, asked again and did again (502); nothing stored. */
+  uiModelInvalid: "ui-model-invalid",
+  /** `POST /threads/:id/ui/generate`: the interface model could not be asked, or wrote nothing (503); nothing stored. */
+  uiModelUnavailable: "ui-model-unavailable",
+  /** `POST /threads/:id/ui/generate` with `source: "model"` while `SERVICE_UI_MODEL` names none (409). */
+  uiModelNotConfigured: "ui-model-not-configured",
   /** `POST /threads/:id/compact` with `mode: "summary"` on engine_a or engine_b while a turn runs in the session it would compact. */
   engineBusy: "engine-busy",
   /** A message with `onBusy: "reject"` while a turn runs. */

@@ -12,6 +12,7 @@ import type { OperationKind, OperationOutcome } from "./operations.js";
 import type { CycleKind } from "./cycles.js";
 import type { Engine, OnBusy, ShownSpec } from "./threads.js";
 import type { LOOP_STOPS } from "./turns.js";
+import type { InterfaceSource, UiNode } from "./ui.js";
 
 export interface SpawnBody {
   /** Every default filled in; `proxyEnv` by its variable names only. */
@@ -376,6 +377,22 @@ export interface EventBodies {
   completion: CompletionEventBody;
   "memory-retained": MemoryRetainedBody;
   "memory-recalled": MemoryRecalledBody;
+  interface: InterfaceBody;
+}
+
+/**
+ * A generated interface for the thread (`POST /threads/:id/ui/generate`, docs/ui.md): a
+ * tree of the catalog's components, checked before it was stored. AG-UI clients get it as
+ * `ACTIVITY_SNAPSHOT` (docs/agui.md), which reads `interfaceId`, `tree`, `source`, `model`.
+ */
+export interface InterfaceBody {
+  interfaceId: string;
+  source: InterfaceSource;
+  /** The model that wrote it (`source: "model"`). */
+  model?: string;
+  tree: UiNode;
+  /** The last event of the log the interface reflects. */
+  basedOnSeq: number;
 }
 
 /**
@@ -455,6 +472,7 @@ export const EVENT_KINDS = [
   "completion",
   "memory-retained",
   "memory-recalled",
+  "interface",
 ] as const satisfies readonly EventKind[];
 
 /** A body stored apart from the log: the log keeps its SHA-256 and size. */

@@ -11,9 +11,20 @@ type Schema = Record<string, unknown>;
  * writes output, so a plain object answer lists every key it has and no other.
  */
 function jsonSchema(schema: z.ZodType, io: "input" | "output" = "input"): Schema {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Schema;
-  return rest;
+  const { $schema: _, $defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Schema;
+  if (!$defs) return rest;
+  // A recursive schema (an interface's tree) is a definition of its own, named by its `meta({id})`: the
+  // document keeps it once, in `components`, where a reference inside a path can reach it.
+  // zod names a definition without an id `__schema0` in every document it writes: two would overwrite each other.
+  const unnamed = Object.keys($defs as Schema).filter((name) => name.startsWith("__schema"));
+  if (unnamed.length > 0) throw new Error(`a recursive schema needs .meta({ id }) to be named in the document (${unnamed.join(", ")})`);
+  const [own, defs] = [rest, $defs].map((s) => JSON.parse(JSON.stringify(s).replaceAll('"#/$defs/', '"#/components/schemas/')) as Schema);
+  Object.assign(COMPONENTS, defs);
+  return own!;
 }
+
+/** The definitions the schemas refer to, gathered as the document is built. */
+const COMPONENTS: Record<string, Schema> = {};
 
 /** An event stream, with what each of its frames carries (`x-events`, by SSE `event:` name). */
 function eventStream(route: RouteContract): Schema {
@@ -128,6 +139,7 @@ export function openApiDocument(build: string): Schema {
     },
     servers: [{ url: "http://127.0.0.1:4741" }],
     paths,
+    ...(Object.keys(COMPONENTS).length ? { components: { schemas: COMPONENTS } } : {}),
   };
 }
 

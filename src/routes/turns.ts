@@ -105,3 +105,7 @@ serve(turns, "POST /threads/:id/loop/continue", async (c) =>
 );
 
 serve(turns, "POST /threads/:id/loop/stop", async (c) => answer(c, await thread(c, c.req.param("id")).stopLoop()));
+
+serve(turns, "POST /threads/:id/ui/generate", async (c) =>
+  answer(c, await thread(c, c.req.param("id")).generateInterface(c.req.valid("json").source)),
+);

@@ -18,7 +18,7 @@ interface Operation {
   responses: Record<string, Response>;
 }
 
-const document = openApiDocument("test") as { paths: Record<string, Record<string, Operation>> };
+const document = openApiDocument("test") as { paths: Record<string, Record<string, Operation>>; components?: Schema };
 
 /** Templates with fewer parameters first, so `/rooms/capabilities` wins over `/rooms/{id}`. */
 const templates = Object.keys(document.paths)
@@ -47,7 +47,8 @@ const compiled = new Map<Schema, ValidateFunction>();
 
 function validator(schema: Schema): ValidateFunction {
   let v = compiled.get(schema);
-  if (!v) compiled.set(schema, (v = ajv.compile(schema)));
+  // A recursive schema's references point into the document's `components`: each schema is compiled with them beside it.
+  if (!v) compiled.set(schema, (v = ajv.compile(document.components ? { ...schema, components: document.components } : schema)));
   return v;
 }
 

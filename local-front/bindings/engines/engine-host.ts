@@ -1,7 +1,7 @@
 import { CODES } from "../../../src/api/errors.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
-import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type ReflectionRequest, type SummaryRequest, type TurnEndNote, type TurnRequest } from "../../../src/api/engine.js";
+import { APPROVAL_DECISIONS, ENGINES_TOKEN_HEADER, QUESTION_ACTIONS, type EngineReport, type InterfaceRequest, type ReflectionRequest, type SummaryRequest, type TurnEndNote, type TurnRequest } from "../../../src/api/engine.js";
 import { writeReflections } from "../memory/reflect.js";
 import { runEngineATurn } from "./engine-a/turn.js";
 import type { EngineEntry, EngineHostState, VolumeState } from "../../../src/api/engines.js";
@@ -9,6 +9,7 @@ import type { EngineABinary } from "./engine-a/binary.js";
 import type { EngineBinary } from "./engine-b/binary.js";
 import { runEngineBTurn } from "./engine-b/turn.js";
 import { writeSummary } from "../curator/summary.js";
+import { writeInterface } from "../curator/interface.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
 import { invalid, readJson, segment, serveBinding } from "../http.js";
@@ -147,6 +148,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
     if (path === "/turns") return startTurn(body as TurnRequest, res);
     if (path === "/summaries") return ok(await writeSummary(body as SummaryRequest, deps.network));
     if (path === "/reflections") return ok(await writeReflections(body as ReflectionRequest, deps.network));
+    if (path === "/interfaces") return ok(await writeInterface(body as InterfaceRequest, deps.network));
     if (path === "/turn-ends") {
       const note = body as TurnEndNote;
       logTurnEnd(note, { class: note.class }, note.startedAt);
