@@ -741,8 +741,9 @@ const DECLARED = {
     ],
   },
   "POST /accounts/:id/access-token": {
-    summary: "A short-lived access token of an OAuth account, for a trusted caller on this host.",
+    summary: "A short-lived access token of an OAuth account, for a trusted caller on this host (never a browser page).",
     answer: AccessToken,
+    localOnly: true,
     errors: [
       [404, CODES.accountNotFound],
       [429, CODES.accessTokenRateLimited],

@@ -255,6 +255,9 @@ describe("GET /accounts and the access-token route", () => {
     expect([rebound.status, rebound.body.code]).toEqual([403, "untrusted-caller"]);
     const crossOrigin = await rawPost(front.url, "/accounts/oa-login/access-token", { origin: "https://attacker.example" });
     expect([crossOrigin.status, crossOrigin.body.code]).toEqual([403, "untrusted-caller"]);
+    // The application server's own origin may call the runtime from a browser, but a token never goes to a page.
+    const appPage = await rawPost(front.url, "/accounts/oa-login/access-token", { origin: "http://127.0.0.1:5189" });
+    expect([appPage.status, appPage.body.code]).toEqual([403, "caller-not-local"]);
 
     // SERVICE_ACCESS_TOKEN_RATE=3 a minute; one was issued by the test before.
     const statuses: number[] = [];

@@ -91,9 +91,9 @@ describe("the contract (src/api/contract.ts)", () => {
     }
   });
 
-  it("marks the operator's account resets local-only, and only them, in the router and the document", () => {
+  it("marks the operator's account resets and the access-token route local-only, and only them, in the router and the document", () => {
     const local = Object.entries(CONTRACT).filter(([, route]) => route.localOnly).map(([key]) => key);
-    expect(local.sort()).toEqual(["DELETE /accounts/:id/model-refusals/:model", "POST /accounts/:id/engine-b/credit-reset"]);
+    expect(local.sort()).toEqual(["DELETE /accounts/:id/model-refusals/:model", "POST /accounts/:id/access-token", "POST /accounts/:id/engine-b/credit-reset"]);
     const doc = openApiDocument("test") as { paths: Record<string, Record<string, { "x-local-only"?: true; responses: Record<string, { "x-codes"?: string[] }> }>> };
     for (const key of Object.keys(CONTRACT)) {
       const [method, path] = key.split(" ") as [string, string];
