@@ -6,7 +6,9 @@ import { onChain, seatModel, type SeatState, type ThreadState } from "../thread-
  * Where a failed turn moves on the thread's failover chain (SPEC "Errors", failover):
  * `quota` to the next entry, `auth` to the next entry on another engine. No other class
  * fails over: `model-not-found` and `tool` never do, and `unsupported-model` would retry
- * the same login (accounts, a later issue, bring other logins). Null when nothing is left,
+ * the same model; the account pool records a model's refusal on the account instead, and
+ * the thread's next turn of that model goes to another account of the provider
+ * (docs/credentials.md). Null when nothing is left,
  * and for a seat off the chain (joined later, or replaced: it runs on what it was given).
  */
 export function nextOnChain(s: ThreadState, seat: SeatState, failure: FailureClass): { step: number; to: EngineModel } | null {
