@@ -18,6 +18,7 @@ export interface ProjectedEvent {
 export const AGUI_STATE_KINDS = [
   "turn-started",
   "reply",
+  "tool-result",
   "approval-request",
   "question",
   "approval-resolved",
@@ -40,6 +41,8 @@ interface Turn {
   id: string;
   replies: number;
   usage: TokenUsage[];
+  /** The reply the model's message opened with, until a tool result ends that message: the parent of its tool calls. */
+  message: string | null;
 }
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
@@ -124,7 +127,7 @@ export class AguiProjection {
     switch (e.kind) {
       case "turn-started": {
         const wasOpen = this.runOpen;
-        this.turn = { id: str(b.turnId), replies: 0, usage: [] };
+        this.turn = { id: str(b.turnId), replies: 0, usage: [], message: null };
         this.interrupts.clear();
         this.text = null;
         if (this.single) {
@@ -137,6 +140,7 @@ export class AguiProjection {
       case "reply": {
         if (this.turn) this.turn.replies++;
         const messageId = this.turn ? this.replyId(this.turn.replies) : `r${e.seq}`;
+        if (this.turn) this.turn.message = messageId;
         const text = str(b.text);
         const out: AguiEvent[] = [];
         if (this.text?.messageId === messageId) {
@@ -152,14 +156,16 @@ export class AguiProjection {
       }
       case "tool-call": {
         const toolCallId = str(b.callId);
+        const parent = this.turn?.message;
         return this.inRun(e.seq, [
           ...this.closeText(),
-          { type: "TOOL_CALL_START", toolCallId, toolCallName: str(b.name) },
+          { type: "TOOL_CALL_START", toolCallId, toolCallName: str(b.name), ...(parent ? { parentMessageId: parent } : {}) },
           { type: "TOOL_CALL_ARGS", toolCallId, delta: JSON.stringify(b.input ?? null) },
           { type: "TOOL_CALL_END", toolCallId },
         ]);
       }
       case "tool-result":
+        if (this.turn) this.turn.message = null;
         return this.inRun(e.seq, [{ type: "TOOL_CALL_RESULT", messageId: `t${e.seq}`, toolCallId: str(b.callId), content: str(b.output), role: "tool" }]);
       case "approval-request":
       case "question": {
