@@ -205,7 +205,9 @@ export class AguiFeed {
       r.live = true;
       r.busy = false;
       r.lastWrite = Date.now();
-      const streaming = this.held.length === 0 ? this.streaming : null;
+      // The text delivered so far follows every durable event, all of which the reader has now seen;
+      // deltas held behind a commit come after that commit's events, as they do for every reader.
+      const streaming = this.streaming;
       if (streaming) this.write(r, frames(r.projection.delta({ type: "text", turnId: streaming.turnId, delta: streaming.text }), null), r.cursor);
     } catch {
       this.drop(r);
