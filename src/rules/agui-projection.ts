@@ -35,6 +35,8 @@ export interface SingleRun {
   inputs: ReadonlySet<number>;
   /** The turn a resume continued, when the run posted no message. */
   turnId: string | null;
+  /** The interrupts the run's resume entries answered: once all are resolved, a run that still has some open finishes with them. */
+  answered: ReadonlySet<string>;
 }
 
 interface Turn {
@@ -63,10 +65,15 @@ export class AguiProjection {
   /** A single run that has finished: nothing more is sent. */
   finished = false;
 
+  /** A single run's answered interrupts not yet resolved in the log. */
+  private readonly unanswered: Set<string> | null;
+
   constructor(
     private readonly threadId: string,
     private single: SingleRun | null = null,
-  ) {}
+  ) {
+    this.unanswered = single && single.answered.size > 0 ? new Set(single.answered) : null;
+  }
 
   /**
    * Takes in an event before the reader's position, for what it changes only: a single
@@ -184,6 +191,12 @@ export class AguiProjection {
         const wasOpen = this.runOpen;
         this.interrupts.delete(id);
         const custom: AguiEvent = { type: "CUSTOM", name: e.kind, value: b };
+        if (this.single) {
+          this.unanswered?.delete(id);
+          // The client answered what it meant to; the turn still waits on others, which this run hands back.
+          if (this.unanswered?.size === 0 && this.interrupts.size > 0) return [custom, ...this.closeText(), this.finish(this.single.runId)];
+          return [custom];
+        }
         if (this.runOpen) return wasOpen ? [custom] : [this.runStarted(this.turn!.id), custom];
         return this.inRun(e.seq, [custom]);
       }

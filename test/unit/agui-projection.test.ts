@@ -152,7 +152,7 @@ function scripts(): Script[] {
 
 /** What a stream reader's feed holds of the reply being written: as `AguiFeed` keeps it. */
 function streamingAt(steps: Step[]): { turnId: string; text: string } | null {
-  let streaming: { turnId: string; text: string } | null = null;
+  let streaming = null as { turnId: string; text: string } | null;
   for (const s of steps) {
     if ("delta" in s) {
       if (streaming?.turnId !== s.turnId) streaming = { turnId: s.turnId, text: "" };
@@ -360,5 +360,70 @@ describe("AguiProjection against the official AG-UI client", () => {
       const list = readerEvents(script, 0, 0).filter((e) => !(e.type === "TEXT_MESSAGE_END" && e.messageId === "T1.r2"));
       await expect(verify(list)).rejects.toThrow(/text messages are still active/);
     });
+  });
+});
+
+/** A POST run's stream: the fold to where it starts, its opening, then the rest live. */
+function singleRunEvents(script: Script, after: number, run: { inputs: number[]; answered?: string[] }): AguiEvent[] {
+  const p = new AguiProjection(THREAD, { runId: "client-run", inputs: new Set(run.inputs), turnId: null, answered: new Set(run.answered ?? []) });
+  for (const e of script.events) if (e.seq <= after && STATE.has(e.kind)) p.fold(e);
+  const out = p.opening();
+  const start = script.steps.findIndex((s) => "event" in s && s.event.seq === after) + 1;
+  for (const s of script.steps.slice(start)) {
+    out.push(...("event" in s ? p.event(s.event) : p.delta({ type: "text", turnId: s.turnId, delta: s.delta })));
+    if (p.finished) break;
+  }
+  return out;
+}
+
+describe("AguiProjection: one POST run", () => {
+  it("is one run with the client's id, through a turn that was already running, until its own turn ends", async () => {
+    const s = new Script("queued behind a running turn");
+    s.e("message", { text: "first" });
+    turn(s, "T0", [1]).d("fir").e("message", { text: "posted by the run", from: "ag-ui", clientMessageId: "u-9" });
+    s.d("st").e("reply", { turnId: "T0", text: "first" }).e("turn-ended", { turnId: "T0" });
+    turn(s, "T1", [3]).d("sec", "ond").e("reply", { turnId: "T1", text: "second" }).e("turn-ended", { turnId: "T1" });
+    s.e("message", { text: "after the run" });
+    const list = singleRunEvents(s, 2, { inputs: [3] });
+    await verify(list);
+    expect(list.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED")).toEqual([
+      { type: "RUN_STARTED", threadId: THREAD, runId: "client-run" },
+      { type: "RUN_FINISHED", threadId: THREAD, runId: "client-run", outcome: { type: "success" } },
+    ]);
+    const { messages } = await applied(list);
+    expect(messages.filter((m) => m.role === "assistant").map((m) => m.content)).toEqual(["first", "second"]);
+    expect(messages.find((m) => m.id === "u-9")).toMatchObject({ role: "user", content: "posted by the run" });
+  });
+
+  it("a resume continues the waiting turn and finishes at its end, or at its next interrupt", async () => {
+    const s = scripts().find((x) => x.name.startsWith("text beside a tool call"))!;
+    const asked = s.events.find((e) => e.kind === "approval-request")!.seq;
+    const list = singleRunEvents(s, asked, { inputs: [] });
+    await verify(list);
+    expect(list[0]).toMatchObject({ type: "RUN_STARTED", runId: "client-run" });
+    expect(list.at(-1)).toMatchObject({ type: "RUN_FINISHED", runId: "client-run", outcome: { type: "success" } });
+    const { messages } = await applied(list);
+    expect(messages.filter((m) => m.role === "assistant").map((m) => m.content)).toEqual(["Two files."]);
+
+    const q = scripts().find((x) => x.name.startsWith("questions"))!;
+    const first = q.events.find((e) => e.kind === "question")!.seq;
+    const again = singleRunEvents(q, first, { inputs: [] });
+    await verify(again);
+    expect(again.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ id: "q2", reason: "question" }] } });
+  });
+
+  it("a resume that answers one of two open interrupts finishes at once with the one still open", async () => {
+    const s = scripts().find((x) => x.name.startsWith("two approvals"))!;
+    const bothOpen = s.events.find((e) => e.kind === "seat-joined")!.seq;
+    const list = singleRunEvents(s, bothOpen, { inputs: [], answered: ["a2"] });
+    await verify(list);
+    expect(list.at(-1)).toMatchObject({ type: "RUN_FINISHED", runId: "client-run", outcome: { type: "interrupt", interrupts: [{ id: "a1" }] } });
+    expect(list.filter((e) => e.type === "RUN_FINISHED")).toHaveLength(1);
+    // A run that answers both goes on to the turn's end.
+    const both = singleRunEvents(s, bothOpen, { inputs: [], answered: ["a1", "a2"] });
+    await verify(both);
+    expect(both.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+    const { messages } = await applied(both);
+    expect(messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["/work", "denied"]);
   });
 });
