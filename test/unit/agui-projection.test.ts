@@ -377,6 +377,24 @@ function singleRunEvents(script: Script, after: number, run: { inputs: number[];
 }
 
 describe("AguiProjection: one POST run", () => {
+  it("passes the verifier as one run, whichever message of whichever script it posted and wherever its stream starts", async () => {
+    for (const script of scripts()) {
+      for (const t of script.events.filter((e) => e.kind === "turn-started")) {
+        const inputs = t.body.inputs as number[];
+        for (let after = 0; after < inputs[0]!; after++) {
+          const list = singleRunEvents(script, after, { inputs });
+          const where = `${script.name}: run of ${inputs}, after ${after}`;
+          await expect(verify(list), where).resolves.toBeUndefined();
+          expect(list.filter((e) => e.type === "RUN_STARTED"), where).toHaveLength(1);
+          const last = list.at(-1)!;
+          const ends = script.events.some((e) => (e.kind === "turn-ended" || e.kind === "turn-failed") && e.body.turnId === t.body.turnId);
+          if (ends) expect(["RUN_FINISHED", "RUN_ERROR"], where).toContain(last.type);
+          for (const e of list) expect(EventSchemas.safeParse(e).success, JSON.stringify(e)).toBe(true);
+        }
+      }
+    }
+  });
+
   it("is one run with the client's id, through a turn that was already running, until its own turn ends", async () => {
     const s = new Script("queued behind a running turn");
     s.e("message", { text: "first" });
