@@ -59,6 +59,8 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 export class AguiProjection {
   private turn: Turn | null = null;
   private readonly interrupts = new Map<string, Interrupt>();
+  /** Held messages (by seq) and their text as last edited: a release shows the message then. */
+  private readonly held = new Map<number, string>();
   /** The reply streaming now, from live deltas: its id and the text sent of it. */
   private text: { messageId: string; sent: string } | null = null;
   private started = false;
@@ -84,6 +86,11 @@ export class AguiProjection {
     this.single = null;
     this.event(e);
     this.single = single;
+  }
+
+  /** A message held at the reader's position, with its text then (the feed reads these from the log). */
+  holding(seq: number, text: string): void {
+    this.held.set(seq, text);
   }
 
   /** Whether a run is open on the wire between events. */
@@ -211,9 +218,25 @@ export class AguiProjection {
       case "turn-failed":
         return this.turnEnd(e);
       case "message": {
-        if (b.hold === true) return this.inRun(e.seq, [{ type: "CUSTOM", name: "message-held", value: { seq: e.seq, ...b } }]);
+        if (b.hold === true) {
+          this.held.set(e.seq, str(b.text));
+          return this.inRun(e.seq, [{ type: "CUSTOM", name: "message-held", value: { seq: e.seq, ...b } }]);
+        }
         const id = b.from === AGUI_SENDER && typeof b.clientMessageId === "string" ? b.clientMessageId : `m${e.seq}`;
         return this.inRun(e.seq, textMessage(id, "user", str(b.text)));
+      }
+      case "message-edited":
+        if (typeof b.target === "number" && this.held.has(b.target)) this.held.set(b.target, str(b.text));
+        return this.inRun(e.seq, [{ type: "CUSTOM", name: e.kind, value: b }]);
+      case "message-deleted":
+        if (typeof b.target === "number") this.held.delete(b.target);
+        return this.inRun(e.seq, [{ type: "CUSTOM", name: e.kind, value: b }]);
+      case "message-released": {
+        const text = typeof b.target === "number" ? this.held.get(b.target) : undefined;
+        if (text === undefined) return this.inRun(e.seq, [{ type: "CUSTOM", name: e.kind, value: b }]);
+        this.held.delete(b.target as number);
+        // The person's message, as it stood when it was let go: the turn that answers it follows.
+        return this.inRun(e.seq, textMessage(`m${b.target as number}`, "user", text));
       }
       case "system":
         return this.inRun(e.seq, textMessage(`s${e.seq}`, "system", str(b.text)));

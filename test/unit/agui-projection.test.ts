@@ -136,6 +136,7 @@ function scripts(): Script[] {
   outside.e("seat-joined", { seat: "b", engine: "pi", model: "sim-2", placement: "local", role: "peer" });
   outside.e("window", { kind: "summary", cut: [[1, 2]], tokensBefore: 10, tokensAfter: 5, trigger: "request" });
   outside.e("cycle", { cycle: "note", text: "hi" }).e("subscription-added", { watch: "w1" }).e("archive", { reason: null }).e("restore", {});
+  outside.e("message", { text: "drop me", hold: true }).e("message-deleted", { target: 13 });
   outside.e("message-released", { target: 2 });
   turn(outside, "T1", [2]).e("system", { level: "info", text: "inside a turn", turnId: "T1" });
   outside.e("interface", { interfaceId: "ui_3", source: "<X/>", tree: {} }).d("ok").e("reply", { turnId: "T1", text: "ok" });
@@ -171,6 +172,7 @@ const STATE = new Set<string>(AGUI_STATE_KINDS);
  */
 function readerEvents(script: Script, after: number, live: number, opts: { opening?: boolean } = {}): AguiEvent[] {
   const p = new AguiProjection(THREAD);
+  for (const [seq, text] of heldAt(script, after)) p.holding(seq, text);
   for (const e of script.events) if (e.seq <= after && STATE.has(e.kind)) p.fold(e);
   const out: AguiEvent[] = opts.opening === false ? (p.opening(), []) : p.opening();
   for (const s of script.steps.slice(0, live)) if ("event" in s && s.event.seq > after) out.push(...p.event(s.event));
@@ -178,6 +180,18 @@ function readerEvents(script: Script, after: number, live: number, opts: { openi
   if (streaming) out.push(...p.delta({ type: "text", turnId: streaming.turnId, delta: streaming.text }));
   for (const s of script.steps.slice(live)) out.push(...("event" in s ? p.event(s.event) : p.delta({ type: "text", turnId: s.turnId, delta: s.delta })));
   return out;
+}
+
+/** The messages held at `after` and their text as last edited then, as the feed reads them from the log. */
+function heldAt(script: Script, after: number): Map<number, string> {
+  const held = new Map<number, string>();
+  for (const { seq, kind, body } of script.events) {
+    if (seq > after) break;
+    if (kind === "message" && body.hold === true) held.set(seq, String(body.text));
+    if (kind === "message-edited" && held.has(Number(body.target))) held.set(Number(body.target), String(body.text));
+    if (kind === "message-released" || kind === "message-deleted") held.delete(Number(body.target));
+  }
+  return held;
 }
 
 /** Every (after, live) a reader can have: after any seq, live at any later step. */
@@ -248,6 +262,7 @@ function expected(script: Script) {
     }
     if (kind === "tool-result") results.set(String(body.callId), String(body.output));
     if (kind === "message" && body.hold !== true) users.set(body.from === "ag-ui" ? String(body.clientMessageId) : `m${seq}`, String(body.text));
+    if (kind === "message-released") users.set(`m${body.target}`, heldAt(script, seq - 1).get(Number(body.target))!);
     if (kind === "approval-request") open.set(String(body.approvalId), "tool-approval");
     if (kind === "question") open.set(String(body.requestId), "question");
     if (kind === "approval-resolved") open.delete(String(body.approvalId));
@@ -301,6 +316,7 @@ describe("AguiProjection against the official AG-UI client", () => {
             if (e.kind === "tool-result") expect(results.find((r) => r.toolCallId === e.body.callId)?.content, `${where}: result ${e.body.callId}`).toBe(e.body.output);
             if (e.kind === "reply") expect(messages.find((m) => m.id === want.replyIds.get(e.seq))?.content, `${where}: reply ${e.seq}`).toBe(e.body.text);
             if (e.kind === "message" && e.body.hold !== true) expect(messages.some((m) => m.role === "user" && m.content === e.body.text), `${where}: message ${e.seq}`).toBe(true);
+            if (e.kind === "message-released") expect(messages.find((m) => m.id === `m${e.body.target}`), `${where}: released ${e.seq}`).toMatchObject({ role: "user", content: want.users.get(`m${e.body.target}`) });
             if (e.kind === "interface") expect(messages.find((m) => m.id === e.body.interfaceId), `${where}: interface ${e.seq}`).toMatchObject({ role: "activity", activityType: "interface" });
           }
           // A tool result sits right after the assistant message that called it.
@@ -366,6 +382,7 @@ describe("AguiProjection against the official AG-UI client", () => {
 /** A POST run's stream: the fold to where it starts, its opening, then the rest live. */
 function singleRunEvents(script: Script, after: number, run: { inputs: number[]; answered?: string[] }): AguiEvent[] {
   const p = new AguiProjection(THREAD, { runId: "client-run", inputs: new Set(run.inputs), turnId: null, answered: new Set(run.answered ?? []) });
+  for (const [seq, text] of heldAt(script, after)) p.holding(seq, text);
   for (const e of script.events) if (e.seq <= after && STATE.has(e.kind)) p.fold(e);
   const out = p.opening();
   const start = script.steps.findIndex((s) => "event" in s && s.event.seq === after) + 1;

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { AguiFeed } from "../../objects/thread/log/agui-feed.js";
 import { BlobStore } from "../../objects/thread/log/blob-store.js";
 import { EventLog, type SerializedEvent } from "../../objects/thread/log/event-log.js";
-import { newThread } from "./support.js";
+import { newThread, sse, value } from "./support.js";
 
 /**
  * The feed's ordering of live text behind events still being committed, driven step by
@@ -56,5 +56,25 @@ describe("AguiFeed", () => {
       const written = list.filter((e) => e.type === "TEXT_MESSAGE_CONTENT" && e.messageId === "T1.r1").map((e) => e.delta);
       expect(written.join("")).toBe("The quick brown fox");
     });
+  });
+
+  it("a held message a reader joined after is shown, as last edited, when it is released", async () => {
+    const { stub } = await newThread();
+    const draft = value(await stub.postMessage({ text: "first draft", hold: true })).seq;
+    value(await stub.editHeld(draft, { text: "final text" }));
+    const gone = value(await stub.postMessage({ text: "never sent", hold: true })).seq;
+    const deleted = value(await stub.deleteHeld(gone)).seq;
+    const reader = (await sse(stub, `/agui?after=${deleted}`)).body!.getReader();
+    value(await stub.editHeld(draft, { hold: false }));
+    const decoder = new TextDecoder();
+    let raw = "";
+    const frames = () => [...raw.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as BaseEvent & Record<string, unknown>);
+    while (frames().filter((e) => e.type === "RUN_FINISHED" || e.type === "RUN_ERROR").length < 2) raw += decoder.decode((await reader.read()).value, { stream: true });
+    await reader.cancel();
+    const list = frames();
+    await expect(lastValueFrom(from(list).pipe(verifyEvents(false), toArray()))).resolves.toBeDefined();
+    const user = list.filter((e) => e.type === "TEXT_MESSAGE_START" && e.role === "user").map((e) => e.messageId);
+    expect(user).toEqual([`m${draft}`]);
+    expect(list.find((e) => e.type === "TEXT_MESSAGE_CONTENT" && e.messageId === `m${draft}`)).toMatchObject({ delta: "final text" });
   });
 });
