@@ -117,9 +117,14 @@ export class AguiFeed {
       .one().seq;
     if (start === null) return projection;
     const rows = this.thread.sql
-      .exec<StoredEvent>(`SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq >= ? AND seq <= ? AND kind IN (${STATE_KINDS}) ORDER BY seq`, start, seq)
+      .exec<StoredEvent>(
+        `SELECT seq, ts, kind, CASE WHEN kind IN ('reply', 'tool-result') THEN NULL ELSE body END AS body, blob, bytes
+           FROM events WHERE seq >= ? AND seq <= ? AND kind IN (${STATE_KINDS}) ORDER BY seq`,
+        start,
+        seq,
+      )
       .toArray();
-    // Only replies can be stored apart, and the fold needs none of their text.
+    // The fold counts replies and tool results but reads none of their text, the only bodies large enough to be stored apart.
     for (const row of rows) projection.fold({ seq: row.seq, kind: row.kind, body: row.body ? (JSON.parse(row.body) as Record<string, unknown>) : {} });
     return projection;
   }
