@@ -253,7 +253,7 @@ describe("AG-UI live through the front", () => {
     ["engine_a", { model: "claude-sim" }],
     ["engine_b", { engine: "engine_b", model: "gpt-sim" }],
   ] as const) {
-    it(`an HttpAgent run on ${engine}: the streamed reply is the log's reply`, async () => {
+    it(`HttpAgent runs on ${engine}: the streamed reply is the log's reply, and a tool call allowed through a resume`, async () => {
       const id = await spawn({ cwd: work, ...spec });
       expect((await call(base, "GET", `/threads/${id}`)).body.engine).toBe(engine);
       const agent = new HttpAgent({ url: `${base}/threads/${id}/agui`, threadId: id });
@@ -266,6 +266,21 @@ describe("AG-UI live through the front", () => {
       const log: LoggedEvent[] = await events(base, id);
       expect(log.filter((e) => e.kind === "reply").map((e) => e.body.text)).toEqual([reply]);
       expect(newMessages).toEqual([expect.objectContaining({ role: "assistant", content: reply })]);
+      await idle(id);
+
+      // A tool call it asks about, allowed through a resume: the interrupt names the call the client holds.
+      agent.addMessage({ id: `u-${engine}-tool`, role: "user", content: sim({ tool: { name: "shell", input: { command: `echo agui-${engine}` } } }) });
+      await agent.runAgent({ runId: `run-${engine}-tool` });
+      expect(agent.pendingInterrupts).toEqual([expect.objectContaining({ reason: "tool-approval" })]);
+      const interrupt = agent.pendingInterrupts[0]!;
+      const calls = agent.messages.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []) : []));
+      expect(calls.map((c) => c.id)).toContain(interrupt.toolCallId);
+      await agent.runAgent({ runId: `run-${engine}-allow`, resume: [{ interruptId: interrupt.id, status: "resolved", payload: { decision: "allow" } }] });
+      expect(agent.pendingInterrupts).toEqual([]);
+      const result = agent.messages.find((m) => m.role === "tool" && m.toolCallId === interrupt.toolCallId);
+      expect(String(result?.content)).toContain(`agui-${engine}`);
+      const after = await events(base, id);
+      expect(agent.messages.filter((m) => m.role === "assistant" && m.content).map((m) => m.content)).toEqual(after.filter((e) => e.kind === "reply").map((e) => e.body.text));
       await idle(id);
     });
   }
