@@ -26,8 +26,10 @@ beforeAll(async () => {
   base = front.url;
 });
 afterAll(async () => {
-  await front?.stop();
-  removeDir(front.dataDir);
+  if (front) {
+    await front.stop();
+    removeDir(front.dataDir);
+  }
   removeDir(work);
 });
 
@@ -95,7 +97,7 @@ describe("AG-UI live through the front", () => {
   it("a reader that opens GET /agui while a reply streams gets the whole reply, as the log holds it", async () => {
     const id = await spawn();
     const reply = "The quick brown fox jumps over the lazy dog, and then over it again.";
-    await call(base, "POST", `/threads/${id}/messages`, { text: sim({ reply, chunks: 14, delayMs: 120 }) });
+    await call(base, "POST", `/threads/${id}/messages`, { text: sim({ reply, chunks: 20, delayMs: 150 }) });
     const head = await midReply(id);
     const turnId = (await events(base, id)).find((e) => e.kind === "turn-started")!.body.turnId;
     const finished = (f: RawFollow) => () => aguiFrames(f).some((x) => x.event.type === "RUN_FINISHED" && (x.event as { runId?: string }).runId === turnId);
