@@ -54,7 +54,7 @@ export const AguiEvent = z.discriminatedUnion("type", [
   z.object({ type: z.literal("TEXT_MESSAGE_START"), ...Base, messageId: z.string(), role: z.enum(["assistant", "user", "system"]) }),
   z.object({ type: z.literal("TEXT_MESSAGE_CONTENT"), ...Base, messageId: z.string(), delta: z.string().min(1) }),
   z.object({ type: z.literal("TEXT_MESSAGE_END"), ...Base, messageId: z.string() }),
-  z.object({ type: z.literal("TOOL_CALL_START"), ...Base, toolCallId: z.string(), toolCallName: z.string() }),
+  z.object({ type: z.literal("TOOL_CALL_START"), ...Base, toolCallId: z.string(), toolCallName: z.string(), parentMessageId: z.string().optional() }),
   z.object({ type: z.literal("TOOL_CALL_ARGS"), ...Base, toolCallId: z.string(), delta: z.string() }),
   z.object({ type: z.literal("TOOL_CALL_END"), ...Base, toolCallId: z.string() }),
   z.object({ type: z.literal("TOOL_CALL_RESULT"), ...Base, messageId: z.string(), toolCallId: z.string(), content: z.string(), role: z.literal("tool") }),

@@ -9,6 +9,8 @@ import { newUserMessages, resumeAnswers } from "../rules/agui-input.js";
 export interface AguiRunStart {
   after: number;
   inputs: number[];
+  /** The interrupts the resume entries answered. */
+  answered: string[];
 }
 
 /**
@@ -38,5 +40,5 @@ export async function startAguiRun(env: Env, threadId: string, input: RunAgentIn
     inputs.push(posted.seq);
     if (posted.replayed) after = Math.min(after, posted.seq - 1);
   }
-  return { after, inputs };
+  return { after, inputs, answered: answers.map((a) => a.id) };
 }

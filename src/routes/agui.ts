@@ -27,6 +27,6 @@ serve(agui, "POST /threads/:id/agui", async (c) => {
   const stub = thread(c, id);
   const input = c.req.valid("json");
   const start = await startAguiRun(c.env, id, input);
-  const params = new URLSearchParams({ after: String(start.after), run: input.runId, inputs: start.inputs.join(",") });
+  const params = new URLSearchParams({ after: String(start.after), run: input.runId, inputs: start.inputs.join(","), answered: JSON.stringify(start.answered) });
   return stub.fetch(`https://thread/agui-run?${params}`);
 });

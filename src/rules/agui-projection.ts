@@ -18,6 +18,7 @@ export interface ProjectedEvent {
 export const AGUI_STATE_KINDS = [
   "turn-started",
   "reply",
+  "tool-result",
   "approval-request",
   "question",
   "approval-resolved",
@@ -34,12 +35,16 @@ export interface SingleRun {
   inputs: ReadonlySet<number>;
   /** The turn a resume continued, when the run posted no message. */
   turnId: string | null;
+  /** The interrupts the run's resume entries answered: once all are resolved, a run that still has some open finishes with them. */
+  answered: ReadonlySet<string>;
 }
 
 interface Turn {
   id: string;
   replies: number;
   usage: TokenUsage[];
+  /** The reply the model's message opened with, until a tool result ends that message: the parent of its tool calls. */
+  message: string | null;
 }
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
@@ -54,16 +59,23 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 export class AguiProjection {
   private turn: Turn | null = null;
   private readonly interrupts = new Map<string, Interrupt>();
+  /** Held messages (by seq) and their text as last edited: a release shows the message then. */
+  private readonly held = new Map<number, string>();
   /** The reply streaming now, from live deltas: its id and the text sent of it. */
   private text: { messageId: string; sent: string } | null = null;
   private started = false;
   /** A single run that has finished: nothing more is sent. */
   finished = false;
 
+  /** A single run's answered interrupts not yet resolved in the log. */
+  private readonly unanswered: Set<string> | null;
+
   constructor(
     private readonly threadId: string,
     private single: SingleRun | null = null,
-  ) {}
+  ) {
+    this.unanswered = single && single.answered.size > 0 ? new Set(single.answered) : null;
+  }
 
   /**
    * Takes in an event before the reader's position, for what it changes only: a single
@@ -74,6 +86,11 @@ export class AguiProjection {
     this.single = null;
     this.event(e);
     this.single = single;
+  }
+
+  /** A message held at the reader's position, with its text then (the feed reads these from the log). */
+  holding(seq: number, text: string): void {
+    this.held.set(seq, text);
   }
 
   /** Whether a run is open on the wire between events. */
@@ -124,7 +141,7 @@ export class AguiProjection {
     switch (e.kind) {
       case "turn-started": {
         const wasOpen = this.runOpen;
-        this.turn = { id: str(b.turnId), replies: 0, usage: [] };
+        this.turn = { id: str(b.turnId), replies: 0, usage: [], message: null };
         this.interrupts.clear();
         this.text = null;
         if (this.single) {
@@ -137,6 +154,7 @@ export class AguiProjection {
       case "reply": {
         if (this.turn) this.turn.replies++;
         const messageId = this.turn ? this.replyId(this.turn.replies) : `r${e.seq}`;
+        if (this.turn) this.turn.message = messageId;
         const text = str(b.text);
         const out: AguiEvent[] = [];
         if (this.text?.messageId === messageId) {
@@ -152,14 +170,16 @@ export class AguiProjection {
       }
       case "tool-call": {
         const toolCallId = str(b.callId);
+        const parent = this.turn?.message;
         return this.inRun(e.seq, [
           ...this.closeText(),
-          { type: "TOOL_CALL_START", toolCallId, toolCallName: str(b.name) },
+          { type: "TOOL_CALL_START", toolCallId, toolCallName: str(b.name), ...(parent ? { parentMessageId: parent } : {}) },
           { type: "TOOL_CALL_ARGS", toolCallId, delta: JSON.stringify(b.input ?? null) },
           { type: "TOOL_CALL_END", toolCallId },
         ]);
       }
       case "tool-result":
+        if (this.turn) this.turn.message = null;
         return this.inRun(e.seq, [{ type: "TOOL_CALL_RESULT", messageId: `t${e.seq}`, toolCallId: str(b.callId), content: str(b.output), role: "tool" }]);
       case "approval-request":
       case "question": {
@@ -178,6 +198,12 @@ export class AguiProjection {
         const wasOpen = this.runOpen;
         this.interrupts.delete(id);
         const custom: AguiEvent = { type: "CUSTOM", name: e.kind, value: b };
+        if (this.single) {
+          this.unanswered?.delete(id);
+          // The client answered what it meant to; the turn still waits on others, which this run hands back.
+          if (this.unanswered?.size === 0 && this.interrupts.size > 0) return [custom, ...this.closeText(), this.finish(this.single.runId)];
+          return [custom];
+        }
         if (this.runOpen) return wasOpen ? [custom] : [this.runStarted(this.turn!.id), custom];
         return this.inRun(e.seq, [custom]);
       }
@@ -192,9 +218,25 @@ export class AguiProjection {
       case "turn-failed":
         return this.turnEnd(e);
       case "message": {
-        if (b.hold === true) return this.inRun(e.seq, [{ type: "CUSTOM", name: "message-held", value: { seq: e.seq, ...b } }]);
+        if (b.hold === true) {
+          this.held.set(e.seq, str(b.text));
+          return this.inRun(e.seq, [{ type: "CUSTOM", name: "message-held", value: { seq: e.seq, ...b } }]);
+        }
         const id = b.from === AGUI_SENDER && typeof b.clientMessageId === "string" ? b.clientMessageId : `m${e.seq}`;
         return this.inRun(e.seq, textMessage(id, "user", str(b.text)));
+      }
+      case "message-edited":
+        if (typeof b.target === "number" && this.held.has(b.target)) this.held.set(b.target, str(b.text));
+        return this.inRun(e.seq, [{ type: "CUSTOM", name: e.kind, value: b }]);
+      case "message-deleted":
+        if (typeof b.target === "number") this.held.delete(b.target);
+        return this.inRun(e.seq, [{ type: "CUSTOM", name: e.kind, value: b }]);
+      case "message-released": {
+        const text = typeof b.target === "number" ? this.held.get(b.target) : undefined;
+        if (text === undefined) return this.inRun(e.seq, [{ type: "CUSTOM", name: e.kind, value: b }]);
+        this.held.delete(b.target as number);
+        // The person's message, as it stood when it was let go: the turn that answers it follows.
+        return this.inRun(e.seq, textMessage(`m${b.target as number}`, "user", text));
       }
       case "system":
         return this.inRun(e.seq, textMessage(`s${e.seq}`, "system", str(b.text)));

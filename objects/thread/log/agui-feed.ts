@@ -115,17 +115,55 @@ export class AguiFeed {
   /** A projection at `seq`: the turn running there folded from its start (only the kinds that change the projection). */
   private projectionAt(seq: number, single: SingleRun | null): AguiProjection {
     const projection = new AguiProjection(this.thread.threadId(), single);
+    for (const h of this.heldAt(seq)) projection.holding(h.seq, h.text);
     const start = this.thread.sql
       .exec<{ seq: number | null }>("SELECT max(seq) AS seq FROM events WHERE kind = 'turn-started' AND seq <= ?", seq)
       .one().seq;
     if (start === null) return projection;
     const rows = this.thread.sql
-      .exec<StoredEvent>(`SELECT seq, ts, kind, body, blob, bytes FROM events WHERE seq >= ? AND seq <= ? AND kind IN (${STATE_KINDS}) ORDER BY seq`, start, seq)
+      .exec<StoredEvent>(
+        `SELECT seq, ts, kind, CASE WHEN kind IN ('reply', 'tool-result') THEN NULL ELSE body END AS body, blob, bytes
+           FROM events WHERE seq >= ? AND seq <= ? AND kind IN (${STATE_KINDS}) ORDER BY seq`,
+        start,
+        seq,
+      )
       .toArray();
-    // Only replies can be stored apart, and the fold needs none of their text.
+    // The fold counts replies and tool results but reads none of their text, the only bodies large enough to be stored apart.
     for (const row of rows) projection.fold({ seq: row.seq, kind: row.kind, body: row.body ? (JSON.parse(row.body) as Record<string, unknown>) : {} });
     return projection;
   }
+
+  /**
+   * The messages still held at `seq`, with their text as last edited by then: what a
+   * release after `seq` shows. One whose text is stored apart (a blob) is left out: its
+   * release is shown as the bare `message-released` event.
+   */
+  private heldAt(seq: number): { seq: number; text: string }[] {
+    const sql = this.thread.sql;
+    const held = sql
+      .exec<{ seq: number; body: string | null }>(
+        `SELECT seq, body FROM events m WHERE kind = 'message' AND seq <= ? AND json_extract(body, '$.hold') = 1
+           AND NOT EXISTS (SELECT 1 FROM events g WHERE g.kind IN ('message-released', 'message-deleted') AND g.seq <= ? AND json_extract(g.body, '$.target') = m.seq)`,
+        seq,
+        seq,
+      )
+      .toArray();
+    return held.flatMap((m) => {
+      const edit = sql
+        .exec<{ body: string | null }>(
+          "SELECT body FROM events WHERE kind = 'message-edited' AND seq <= ? AND json_extract(body, '$.target') = ? ORDER BY seq DESC LIMIT 1",
+          seq,
+          m.seq,
+        )
+        .toArray()[0];
+      // An edit stored apart names its target only inside its blob: with one about, the text is not known here.
+      const blobEdit = sql.exec("SELECT 1 FROM events WHERE kind = 'message-edited' AND body IS NULL AND seq > ? AND seq <= ? LIMIT 1", m.seq, seq).toArray().length > 0;
+      if (blobEdit) return [];
+      const body = edit ? edit.body : m.body;
+      return body === null ? [] : [{ seq: m.seq, text: String((JSON.parse(body) as { text?: unknown }).text ?? "") }];
+    });
+  }
+
 
   private releaseDeltas(before: number): void {
     while (this.held.length > 0 && this.held[0]!.after < before) this.deliverDeltas(this.held.shift()!.frames);
@@ -204,7 +242,9 @@ export class AguiFeed {
       r.live = true;
       r.busy = false;
       r.lastWrite = Date.now();
-      const streaming = this.held.length === 0 ? this.streaming : null;
+      // The text delivered so far follows every durable event, all of which the reader has now seen;
+      // deltas held behind a commit come after that commit's events, as they do for every reader.
+      const streaming = this.streaming;
       if (streaming) this.write(r, frames(r.projection.delta({ type: "text", turnId: streaming.turnId, delta: streaming.text }), null), r.cursor);
     } catch {
       this.drop(r);

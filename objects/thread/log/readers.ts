@@ -153,8 +153,9 @@ export class Readers {
   }
 }
 
-/** A POST run's stream: `run` (the caller's run id) and `inputs` (the seqs of the messages it posted). */
+/** A POST run's stream: `run` (the caller's run id), `inputs` (the seqs of the messages it posted), `answered` (the interrupt ids it answered, JSON). */
 function singleRun(params: URLSearchParams): SingleRun {
   const inputs = (params.get("inputs") ?? "").split(",").filter(Boolean).map(Number);
-  return { runId: params.get("run") ?? "", inputs: new Set(inputs), turnId: null };
+  const answered = JSON.parse(params.get("answered") ?? "[]") as string[];
+  return { runId: params.get("run") ?? "", inputs: new Set(inputs), turnId: null, answered: new Set(answered) };
 }
