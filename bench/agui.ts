@@ -59,12 +59,16 @@ interface TurnTimes {
   stream: number[];
 }
 
-/** One turn whose reply is `deltas` pieces `delayMs` apart, read over `stream`, and over `agui` at once unless `alone`. */
-async function turn(front: Front, threadId: string, deltas: number, delayMs: number, alone = false): Promise<TurnTimes> {
+/** Who reads a turn besides the `stream` reader timed: an `agui` reader (timed too), a second `stream` reader, or nobody. */
+type Beside = "agui" | "stream" | "nobody";
+
+/** One turn whose reply is `deltas` pieces `delayMs` apart, read over `stream`, and by whoever is `beside` it. */
+async function turn(front: Front, threadId: string, deltas: number, delayMs: number, beside: Beside = "agui"): Promise<TurnTimes> {
   const after = (await front.client.tail(threadId, { before: "latest", limit: 1 })).events.at(-1)!.seq;
-  const agui = alone ? null : new Reader(`${front.url}/threads/${threadId}/agui?after=${after}`);
+  const agui = beside === "agui" ? new Reader(`${front.url}/threads/${threadId}/agui?after=${after}`) : null;
+  const other = beside === "stream" ? new Reader(`${front.url}/threads/${threadId}/stream`) : null;
   const stream = new Reader(`${front.url}/threads/${threadId}/stream`);
-  await Promise.all([agui?.open, stream.open]);
+  await Promise.all([agui?.open, other?.open, stream.open]);
   const started = performance.now();
   // The reply is "echo: " and the text: long enough for every piece to be a delta of its own.
   await front.client.post(threadId, { text: sim({ chunks: deltas, delayMs }, "x".repeat(deltas * 2)) });
@@ -84,25 +88,21 @@ async function turn(front: Front, threadId: string, deltas: number, delayMs: num
     aguiText = parsed.filter((f) => f.e.type === "TEXT_MESSAGE_CONTENT" && f.e.messageId === reply && f.id === null);
   }
   while (streamText().length < deltas && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-  await Promise.all([agui?.close(), stream.close()]);
+  await Promise.all([agui?.close(), other?.close(), stream.close()]);
   const text = streamText();
   if ((agui && aguiText.length !== deltas) || text.length !== deltas)
     throw new Error(`agui bench: the turn's reply came as ${aguiText.length} AG-UI deltas and ${text.length} stream deltas, not ${deltas}`);
-  if (alone) while ((await front.client.turn(threadId)).running && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  if (!agui) while ((await front.client.turn(threadId)).running && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
   return { agui: aguiText.map((f) => f.at - started), stream: text.map((f) => f.at - started) };
 }
 
-/** `TURNS` turns (after three to warm up), each read over both routes, and as many in between read over `stream` alone. */
-async function measure(front: Front, deltas: number, delayMs: number): Promise<{ both: TurnTimes[]; alone: TurnTimes[] }> {
+/** `TURNS` rounds of three turns (after a round to warm up): one read over both routes, one with a second `stream` reader instead, one with none. */
+async function measure(front: Front, deltas: number, delayMs: number, besides: Beside[]): Promise<Record<Beside, TurnTimes[]>> {
   const { threadId } = await front.client.spawn();
-  for (let i = 0; i < 3; i++) await turn(front, threadId, deltas, delayMs, i % 2 === 1);
-  const both: TurnTimes[] = [];
-  const alone: TurnTimes[] = [];
-  for (let i = 0; i < TURNS; i++) {
-    both.push(await turn(front, threadId, deltas, delayMs));
-    alone.push(await turn(front, threadId, deltas, delayMs, true));
-  }
-  return { both, alone };
+  for (const beside of besides) await turn(front, threadId, deltas, delayMs, beside);
+  const out: Record<Beside, TurnTimes[]> = { agui: [], stream: [], nobody: [] };
+  for (let i = 0; i < TURNS; i++) for (const beside of besides) out[beside].push(await turn(front, threadId, deltas, delayMs, beside));
+  return out;
 }
 
 export async function aguiRows(front: Front, row: Row, fmt: Fmt): Promise<void> {
@@ -110,10 +110,11 @@ export async function aguiRows(front: Front, row: Row, fmt: Fmt): Promise<void> 
   const extra = (times: TurnTimes[]) => times.flatMap((t) => t.agui.map((a, i) => a - t.stream[i]!));
 
   // Every piece at once: the deltas come as fast as the engine passes them on, so each route's own cost per delta shows.
-  const { both: burst, alone } = await measure(front, 200, 0);
+  const { agui: burst, stream: twoStreams, nobody } = await measure(front, 200, 0, ["agui", "stream", "nobody"]);
   const lastAgui = burst.map((t) => t.agui.at(-1)!);
   const lastStream = burst.map((t) => t.stream.at(-1)!);
-  const lastAlone = alone.map((t) => t.stream.at(-1)!);
+  const lastBesideStream = twoStreams.map((t) => t.stream.at(-1)!);
+  const lastAlone = nobody.map((t) => t.stream.at(-1)!);
   row(
     `a streamed reply of 200 deltas (no pause) over GET /agui, from the post to its last delta (${TURNS} turns, a reader on each route in the same turn)`,
     `${ms(lastAgui)}; per delta after the same delta over /stream: ${ms(extra(burst))}`,
@@ -121,17 +122,17 @@ export async function aguiRows(front: Front, row: Row, fmt: Fmt): Promise<void> 
     fmt(percentile(lastAgui, 50) / percentile(lastStream, 50), 2),
     "",
   );
-  // The AG-UI feed takes each delta before the stream's readers do: what a reader of it costs them.
+  // The AG-UI feed takes each delta before the stream's readers do: what a reader of it costs them, against what a second stream reader costs.
   row(
     `the same reply over GET /stream while an AG-UI reader follows the thread, from the post to its last delta (${TURNS} turns)`,
     ms(lastStream),
-    `over GET /stream with no AG-UI reader, turns in between on the same thread: ${ms(lastAlone)}`,
-    fmt(percentile(lastStream, 50) / percentile(lastAlone, 50), 2),
+    `while a second /stream reader does, turns in between on the same thread: ${ms(lastBesideStream)}; with no other reader: ${ms(lastAlone)}`,
+    fmt(percentile(lastStream, 50) / percentile(lastBesideStream, 50), 2),
     "",
   );
 
   // As a model writes: each delta's latency from the post, over each route.
-  const { both: paced } = await measure(front, 50, 10);
+  const { agui: paced } = await measure(front, 50, 10, ["agui"]);
   const eachAgui = paced.flatMap((t) => t.agui);
   const eachStream = paced.flatMap((t) => t.stream);
   const firstAgui = paced.map((t) => t.agui[0]!);

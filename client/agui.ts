@@ -97,10 +97,10 @@ export class AguiContinuity {
         if (!open) return this.repeated(event, id) ? [] : [event];
         const cut = Math.min(open.again, event.delta.length);
         open.again -= cut;
+        open.sent += event.delta.length - cut;
+        if (cut === 0) return [event];
         const delta = event.delta.slice(cut);
-        open.sent += delta.length;
-        if (cut > 0 && !delta) return [];
-        return [{ ...event, delta }];
+        return delta ? [{ ...event, delta }] : [];
       }
       case "TEXT_MESSAGE_END":
         if (!this.texts.delete(event.messageId)) return this.repeated(event, id) ? [] : [event];
