@@ -163,6 +163,34 @@ describe("the client library's AG-UI calls", () => {
     await verified(frames.map((f) => f.event));
   });
 
+  it("follows across a front restart in the middle of a streamed reply, and the stream stays one the official client accepts", async () => {
+    const port = String(await freePort());
+    const first = await startFront({ env: { SERVICE_AGENTS_PORT: port } });
+    fronts.push(first);
+    const c = new RuntimeClient({ baseUrl: first.url, pollMs: 100 });
+    const { threadId } = await c.spawn();
+    const frames: AguiFrame[] = [];
+    const stop = new AbortController();
+    const following = (async () => {
+      for await (const f of c.followAgui(threadId, { signal: stop.signal })) frames.push(f);
+    })();
+    await c.post(threadId, { text: sim({ chunks: 60, delayMs: 100 }, "a reply the restart cuts in the middle of its text") });
+    await waitFor(async () => frames.filter((f) => f.event.type === "TEXT_MESSAGE_CONTENT" && f.seq === null).length >= 3);
+    expect(await first.stop()).toBe(0);
+    const second = await startFront({ dataDir: first.dataDir, env: { SERVICE_AGENTS_PORT: port } });
+    fronts.push(second);
+    const ended = await waitFor(async () => {
+      const log = (await c.tail(threadId, { after: 0, limit: 1000 })).events;
+      return log.find((e) => e.kind === "turn-ended" || e.kind === "turn-failed")?.seq;
+    }, 60_000);
+    await waitFor(async () => frames.some((f) => f.seq !== null && f.seq >= ended), 30_000);
+    stop.abort();
+    await following;
+    await verified(frames.map((f) => f.event));
+    const seqs = frames.flatMap((f) => (f.seq === null ? [] : [f.seq]));
+    expect(new Set(seqs).size).toBe(seqs.length);
+  });
+
   it("resumes in the middle of a streamed reply: the run is not started again and no text is repeated", async () => {
     const c = new RuntimeClient({ baseUrl: proxyUrl, pollMs: 100 });
     const { threadId } = await c.spawn();
