@@ -9,6 +9,7 @@ import { AguiContinuity, RuntimeClient, RuntimeError, type AguiEvent } from "../
 const STREAMS: Record<string, string> = {
   "/threads/thr_bad/agui": `id: 1\ndata: ${JSON.stringify({ type: "RUN_STARTED", threadId: "thr_bad" })}\n\n`,
   "/threads/thr_bad/agui-run": `data: ${JSON.stringify({ type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "" })}\n\n`,
+  "/threads/thr_bad/follow": `id: 1\ndata: ${JSON.stringify({ seq: "one", ts: "t", kind: "message", body: {} })}\n\n`,
   "/threads/thr_cut/agui-run": `data: ${JSON.stringify({ type: "RUN_STARTED", threadId: "thr_cut", runId: "r" })}\n\n`,
 };
 
@@ -47,6 +48,10 @@ describe("the client library's AG-UI streams fail as its other calls do", () => 
     expect(followed).toMatchObject({ kind: "decode", message: expect.stringContaining("runId") });
     const run = await drain(await client().runAgui("thr_bad", input("thr_bad")));
     expect(run).toMatchObject({ kind: "decode", message: expect.stringContaining("delta") });
+  });
+
+  it("decode: a followed log event of the wrong shape ends follow, as AG-UI's do, rather than reconnecting for ever", async () => {
+    expect(await drain(client().follow("thr_bad"))).toMatchObject({ kind: "decode", message: expect.stringContaining("seq") });
   });
 
   it("transport: a run's stream that ends before the run does", async () => {
