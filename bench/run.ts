@@ -22,6 +22,7 @@ import { memoryRows } from "./memory.js";
 import { codeRows } from "./code.js";
 import { codeHostRows } from "./code-host.js";
 import { roomRows } from "./rooms.js";
+import { aguiRows } from "./agui.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
@@ -389,8 +390,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,callers,follow,tail,turns,seats,operations,tools,memory,code,codehost,completions,sandbox,spawn,startup,compaction runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,seats,operations,tools,memory,code,codehost,rooms,completions,sandbox,spawn,startup,compaction").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,agui,seats,operations,tools,memory,code,codehost,completions,sandbox,spawn,startup,compaction runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,agui,seats,operations,tools,memory,code,codehost,rooms,completions,sandbox,spawn,startup,compaction").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -414,6 +415,10 @@ async function main(): Promise<void> {
     if (ONLY.has("turns")) {
       log("turns");
       await turns(front);
+    }
+    if (ONLY.has("agui") && front.simulatorUrl) {
+      log("AG-UI: a streamed reply over agui and stream");
+      await aguiRows(front, row, fmt);
     }
     if (ONLY.has("seats") && front.simulatorUrl) {
       log("seats, steering, attachments");

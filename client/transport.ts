@@ -69,12 +69,13 @@ export class Transport {
   }
 
   /** The runtime's answer, whatever its status; no answer at all is a `transport` failure. */
-  protected async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  protected async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
     try {
       return await fetch(this.baseUrl + path, {
         method,
         headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
       });
     } catch (err) {
       throw new RuntimeError("transport", `${method} ${path}: ${(err as Error).message}`);

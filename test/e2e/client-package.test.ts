@@ -46,10 +46,12 @@ describe("the client library as a package", () => {
 const client = new RuntimeClient();
 const { threadId } = await client.spawn({ title: "from the package" });
 const row = await client.thread(threadId);
+const page = await client.aguiPage(threadId);
 const missing = await client.thread("thr_00000000000000000000000000").catch((e) => e);
 console.log(JSON.stringify({
   resolved: import.meta.resolve("@agent-runtime/client"),
   title: row.title,
+  aguiGroups: page.groups.length,
   missing: missing instanceof RuntimeError ? [missing.kind, missing.status, missing.code] : String(missing),
 }));
 `,
@@ -57,10 +59,14 @@ console.log(JSON.stringify({
     const out = JSON.parse(execFileSync(process.execPath, ["use.mjs"], { cwd: app, encoding: "utf8", env: { ...process.env, SERVICE_AGENTS_URL: front().url } })) as {
       resolved: string;
       title: string;
+      aguiGroups: number;
       missing: unknown;
     };
     expect(out.resolved).toMatch(/app\/node_modules\/@agent-runtime\/client\/dist\/client\/index\.js$/);
     expect(out.title).toBe("from the package");
+    // The AG-UI calls check their answers with the contract's AG-UI schemas, which the package carries.
+    expect(out.aguiGroups).toBe(1);
+    expect(files).toContain("dist/src/api/agui.js");
     expect(out.missing).toEqual(["rejected", 404, "thread-not-found"]);
 
     // A TypeScript application server gets the types; the root's typescript only checks them.
@@ -74,6 +80,7 @@ console.log(JSON.stringify({
 const spec: ClientSpawnSpec = { title: "typed", engine: "pi" };
 const { threadId }: { threadId: string } = await new RuntimeClient().spawn(spec);
 for await (const event of new RuntimeClient().follow(threadId, { after: 0 })) if (event.kind === "reply") console.log(event.seq);
+for await (const { seq, event } of new RuntimeClient().followAgui(threadId)) if (event.type === "TEXT_MESSAGE_CONTENT") console.log(seq, event.delta);
 export const kind: "transport" | "rejected" | "decode" = new RuntimeError("decode", "x").kind;
 // @ts-expect-error the client library's engines are engine_a and pi
 export const wrong: ClientSpawnSpec = { engine: "gpt" };
