@@ -245,10 +245,10 @@ export class Thread extends DurableObject<Env> {
     return this.parts.waits.resolveApproval(approvalId, decision);
   }
 
-  /** The approvals and questions open now, which AG-UI `resume` entries answer. */
-  openWaits(): Outcome<{ id: string; kind: "approval" | "question" }[]> {
+  /** The approvals and questions AG-UI `resume` entries name, open or closed. */
+  waitsNamed(ids: string[]): Outcome<{ id: string; kind: "approval" | "question"; open: boolean }[]> {
     if (!this.state) return missing();
-    return ok(this.tables.openWaits().map((w) => ({ id: w.id, kind: w.kind })));
+    return ok(this.tables.waitsNamed(ids).map((w) => ({ id: w.id, kind: w.kind, open: w.status === "open" })));
   }
 
   question(requestId: string): Outcome<QuestionStatus> {

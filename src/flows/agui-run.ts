@@ -23,10 +23,15 @@ export interface AguiRunStart {
 export async function startAguiRun(env: Env, threadId: string, input: RunAgentInput): Promise<AguiRunStart> {
   const stub = threadOf(env, threadId);
   const head = valueOf(await stub.get()).lastSeq;
-  const answers = resumeAnswers(input.resume ?? [], valueOf(await stub.openWaits()));
+  const resume = input.resume ?? [];
+  const answers = resumeAnswers(resume, valueOf(await stub.waitsNamed(resume.map((r) => r.interruptId))));
   if (!Array.isArray(answers)) fail(answers);
   const messages = newUserMessages(input.messages);
   if (!Array.isArray(messages)) fail(messages);
+  if (answers.length === 0 && messages.length === 0 && resume.length > 0)
+    refused(409, "every interrupt this run answers is closed already, and it brings no new message", CODES.aguiInterruptClosed, {
+      interruptIds: resume.map((r) => r.interruptId),
+    });
   if (answers.length === 0 && messages.length === 0)
     refused(400, "nothing to run: no user message after the conversation's last reply, and no resume entry", CODES.aguiNothingToRun);
   for (const a of answers) {

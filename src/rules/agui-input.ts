@@ -44,15 +44,21 @@ function textOf(content: unknown): string {
 /**
  * What each `resume` entry does to the interrupt it names: an approval is allowed or
  * denied (cancelled: denied), a question answered, dismissed or continued (cancelled:
- * dismissed). An entry naming nothing open, or with a payload its interrupt does not
- * take, refuses the whole run before anything is written.
+ * dismissed). An entry naming an interrupt closed since (answered by someone else, or its
+ * turn ended: the official client keeps an interrupt until a run finishes, which a failed
+ * run never does) is passed over, so a client can go on with a new message. An entry
+ * naming none of the thread's, or with a payload its interrupt does not take, refuses the
+ * whole run before anything is written.
  */
-export function resumeAnswers(entries: readonly ResumeEntry[], open: readonly { id: string; kind: "approval" | "question" }[]): ResumeAnswer[] | Refusal {
-  const kinds = new Map(open.map((w) => [w.id, w.kind]));
+export function resumeAnswers(entries: readonly ResumeEntry[], named: readonly { id: string; kind: "approval" | "question"; open: boolean }[]): ResumeAnswer[] | Refusal {
+  const waits = new Map(named.map((w) => [w.id, w]));
   const out: ResumeAnswer[] = [];
   for (const entry of entries) {
-    const kind = kinds.get(entry.interruptId);
-    if (!kind) return refuse(409, `interrupt ${entry.interruptId} is not open on this thread`, CODES.aguiInterruptClosed, { interruptId: entry.interruptId });
+    const wait = waits.get(entry.interruptId);
+    if (!wait) return refuse(409, `interrupt ${entry.interruptId} is not one of this thread's approvals or questions`, CODES.aguiInterruptClosed, { interruptId: entry.interruptId });
+    // Closed already (answered elsewhere, or its turn ended): the client's copy is stale, and its answer moot.
+    if (!wait.open) continue;
+    const kind = wait.kind;
     if (kind === "approval") {
       if (entry.status === "cancelled") {
         out.push({ kind, id: entry.interruptId, decision: "deny" });

@@ -106,6 +106,21 @@ describe("AG-UI through the official client", () => {
     expect(tool).toMatchObject({ toolCallId: interrupt.toolCallId });
     expect(String(tool!.content)).toContain("agui-ok");
     await idle(id);
+
+    // A client whose copy of an interrupt is stale (closed since) can still go on with a new message.
+    const stale = { interruptId: interrupt.id, status: "resolved", payload: { decision: "allow" } };
+    const alone = await call(base, "POST", `/threads/${id}/agui`, { threadId: id, runId: "run-3", messages: [], resume: [stale] });
+    expect(alone).toMatchObject({ status: 409, body: { code: "agui-interrupt-closed" } });
+    const messages = [...agent.messages, { id: "u-2", role: "user", content: "and now?" }];
+    const res = await fetch(`${base}/threads/${id}/agui`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ threadId: id, runId: "run-3", messages, resume: [stale] }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"RUN_FINISHED"');
+    expect((await events(base, id)).filter((e) => e.kind === "message").map((e) => e.body.clientMessageId)).toEqual(["u-1", "u-2"]);
   });
 
   it("refuses a run with nothing to run, and a resume naming no open interrupt, before writing", async () => {

@@ -308,6 +308,15 @@ export class TurnTables {
     return row ? toWait(row) : null;
   }
 
+  /** The waits with these ids, open or closed (an AG-UI resume may name one someone else closed). */
+  waitsNamed(ids: readonly string[]): Wait[] {
+    if (ids.length === 0) return [];
+    return this.sql
+      .exec<WaitRow>(`SELECT * FROM waits WHERE id IN (${ids.map(() => "?").join(", ")}) ORDER BY seq`, ...ids)
+      .toArray()
+      .map(toWait);
+  }
+
   openWaits(turnId?: string): Wait[] {
     const rows = turnId
       ? this.sql.exec<WaitRow>("SELECT * FROM waits WHERE status = 'open' AND turn_id = ? ORDER BY seq", turnId)
