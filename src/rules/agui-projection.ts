@@ -111,6 +111,9 @@ export class AguiProjection {
       if (this.single.inputs.size === 0 && this.single.turnId === null) this.single.turnId = this.turn?.id ?? null;
       out.push({ type: "RUN_STARTED", threadId: this.threadId, runId: this.single.runId });
     } else if (this.runOpen) out.push(this.runStarted(this.turn!.id));
+    // A reader joining while the turn waits on a person is told what it waits on: the
+    // official client learns its pending interrupts only from a run's end.
+    else if (this.turn && this.interrupts.size > 0) out.push(this.runStarted(this.turn.id), this.finish(this.turn.id));
     if (this.text && this.runOpen) {
       out.push({ type: "TEXT_MESSAGE_START", messageId: this.text.messageId, role: "assistant" });
       if (this.text.sent) out.push({ type: "TEXT_MESSAGE_CONTENT", messageId: this.text.messageId, delta: this.text.sent });

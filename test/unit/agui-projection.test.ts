@@ -354,6 +354,13 @@ describe("AguiProjection against the official AG-UI client", () => {
     ]);
   });
 
+  it("a reader that joins while interrupts wait is told of them at once", async () => {
+    const script = scripts().find((s) => s.name.startsWith("a log that ends"))!;
+    const last = script.events.at(-1)!.seq;
+    const { pendingInterrupts } = await applied(readerEvents(script, last, script.steps.length));
+    expect(pendingInterrupts.map((i) => i.id)).toEqual(["a1", "q1"]);
+  });
+
   describe("controls: the checks above can fail", () => {
     const script = scripts()[1]!;
     const mid = script.events.find((e) => e.kind === "tool-result")!.seq;
