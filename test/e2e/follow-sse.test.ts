@@ -11,7 +11,8 @@ afterAll(async () => {
 
 describe("follow over the front", () => {
   it("streams frame by frame with the SSE headers, ids = seq", async () => {
-    const front = await startFront({ env: { SERVICE_SSE_HEARTBEAT_MS: "500" } });
+    // The subscriber cap is for the stream test below (a cap per thread, on `stream` readers only): one front serves both.
+    const front = await startFront({ env: { SERVICE_SSE_HEARTBEAT_MS: "500", SERVICE_STREAM_SUBSCRIBERS: "2" } });
     fronts.push(front);
     const { threadId } = await front.client.spawn();
     const res = await fetch(`${front.url}/threads/${threadId}/follow?after=0`);
@@ -92,8 +93,7 @@ describe("follow over the front", () => {
 
 describe("stream over the front", () => {
   it("opens with SSE headers and refuses past the subscriber cap with 429", async () => {
-    const front = await startFront({ env: { SERVICE_STREAM_SUBSCRIBERS: "2" } });
-    fronts.push(front);
+    const front = fronts[0]!;
     const { threadId } = await front.client.spawn();
     const a = await fetch(`${front.url}/threads/${threadId}/stream`);
     const b = await fetch(`${front.url}/threads/${threadId}/stream`);

@@ -185,19 +185,17 @@ describe.each(EVERY_ENGINE)("memory through the runtime's tools on %s", (engine,
 });
 
 describe("memory without a curator, and the alert", () => {
+  // One front with no curator for both tests: the alert's test restarts it last.
+  const plain = useFront();
+
   it("reflects with the runtime's default model when no curator model is configured", async () => {
-    const f = await startFront();
-    try {
-      const a = await retain({ text: "The deploy failed on Friday: a migration held a lock." }, f.url);
-      const script = JSON.stringify([{ text: "Migrations that lock tables fail deploys: run them apart.", cites: [a.body.id] }]);
-      await retain({ text: `The Monday deploy waited on the same lock.\n@sim ${JSON.stringify({ reply: script })}` }, f.url);
-      const reflected = await call(f.url, "POST", `${M}/reflect`, {});
-      expect(reflected.status, JSON.stringify(reflected.body)).toBe(200);
-      expect(reflected.body).toMatchObject({ model: "sim-1", reflections: [{ kind: "reflection", cites: [a.body.id] }] });
-    } finally {
-      await f.stop();
-      removeDir(f.dataDir);
-    }
+    const f = plain();
+    const a = await retain({ text: "The deploy failed on Friday: a migration held a lock." }, f.url);
+    const script = JSON.stringify([{ text: "Migrations that lock tables fail deploys: run them apart.", cites: [a.body.id] }]);
+    await retain({ text: `The Monday deploy waited on the same lock.\n@sim ${JSON.stringify({ reply: script })}` }, f.url);
+    const reflected = await call(f.url, "POST", `${M}/reflect`, {});
+    expect(reflected.status, JSON.stringify(reflected.body)).toBe(200);
+    expect(reflected.body).toMatchObject({ model: "sim-1", reflections: [{ kind: "reflection", cites: [a.body.id] }] });
   });
 
   it("reflects by itself once enough memory accumulated (SERVICE_MEMORY_REFLECT_EVERY)", async () => {
@@ -220,8 +218,8 @@ describe("memory without a curator, and the alert", () => {
   });
 
   it("raises and clears the alert across a restart", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-memory-alert-"));
-    let f = await startFront({ dataDir });
+    let f = plain();
+    const { dataDir } = f;
     try {
       expect((await call(f.url, "GET", "/health")).body.memoryAlert).toBeNull();
       const big = await retain({ text: "x".repeat(9000) }, f.url);
@@ -240,8 +238,8 @@ describe("memory without a curator, and the alert", () => {
       expect((await call(f.url, "GET", "/health")).body.memoryAlert).toBeNull();
       expect((await call(f.url, "POST", `${M}/recall`, { query: "nightly job memory" })).body.memories).toHaveLength(1);
     } finally {
-      await f.stop();
-      removeDir(dataDir);
+      // The last front started here; the shared one removes the data directory.
+      if (f !== plain()) await f.stop();
     }
   });
 });
