@@ -6,13 +6,10 @@ import type { ThreadNews } from "../workspace/feed.js";
 import type { EventLog } from "./log/event-log.js";
 import { summarize, type ThreadState } from "./thread-state.js";
 
-/** How long after unpushed activity the catalog's safety alarm comes. */
-const SAFETY_ALARM_MS = 60_000;
-
 /** What the push uses of its Thread. */
 export interface CatalogSyncThread {
   readonly env: Env;
-  readonly config: Pick<RuntimeConfig, "catalogSyncMs">;
+  readonly config: Pick<RuntimeConfig, "catalogSyncMs" | "catalogSafetyMs">;
   readonly log: Pick<EventLog, "durableSeq" | "lastSeq">;
   state(): ThreadState | null;
   /** When the thread last changed, as its row shows it. */
@@ -42,7 +39,7 @@ export class CatalogSync {
     name: "catalog",
     // A new instance does not know whether the last one's push landed: any alarm pushes what changed.
     everyAlarm: true,
-    nextDueAt: () => this.pushRetryAt ?? (this.unpushedSince !== null ? this.unpushedSince + SAFETY_ALARM_MS : null),
+    nextDueAt: () => this.pushRetryAt ?? (this.unpushedSince !== null ? this.unpushedSince + this.thread.config.catalogSafetyMs : null),
     runDue: () => this.fromAlarm(),
   };
 
@@ -57,7 +54,7 @@ export class CatalogSync {
    * Activity reaches the catalog from an in-memory timer, at most once per
    * `catalogSyncMs`. A durable alarm per push would cost two more commits each time
    * (setting it and deleting it once fired), which with many busy threads took a fifth
-   * off the append rate. The alarm stays as a safety net, a minute after the first
+   * off the append rate. The alarm stays as a safety net, `catalogSafetyMs` (a minute) after the first
    * activity no push has covered, so activity from just before a crash still reaches the
    * catalog after a restart; it moves only when it is later than that, about once a minute.
    */

@@ -66,6 +66,7 @@ export const SETTINGS = {
   streamBuffer: operator("SERVICE_STREAM_BUFFER", positive, "256", "Frames queued per `stream` reader before its oldest are dropped"),
   defaultModel: operator("SERVICE_DEFAULT_MODEL", text, "sim-1", "Model of a spawn that names none (and no `engine_a`)"),
   catalogSyncMs: operator("SERVICE_CATALOG_SYNC_MS", positive, "1000", "How often a busy thread's activity reaches the thread list"),
+  catalogSafetyMs: operator("SERVICE_CATALOG_SAFETY_MS", positive, "60000", "How long after a thread's activity its durable alarm pushes it to the thread list, should the in-memory push have been lost with its instance"),
   completionsDefaultWorkspace: operator("SERVICE_COMPLETIONS_DEFAULT_WORKSPACE", optional, null, "Workspace charged by completions calls without `x-service-workspace`"),
   sessionCap: operator("SERVICE_SESSION_CAP", positive, "16", "Live sessions (turns running or waiting on a person) before spawns and forks get 429 `session-cap`"),
   sessionIdleMs: operator("SERVICE_SESSION_IDLE_MS", positive, "1800000", "How long a session must have waited on a person before it is evicted to make room at the cap"),

@@ -10,7 +10,10 @@ import { useFront } from "../support/use-front.js";
 const work = mkdtempSync(join(tmpdir(), "agent-runtime-waits-"));
 afterAll(() => removeDir(work));
 
-const front = useFront();
+// The catalog's safety alarm comes 20 s after a thread's activity here, not a minute, so the
+// gate's approval below can outlast it in half a minute rather than a minute.
+const SAFETY_MS = 20_000;
+const front = useFront({ env: { SERVICE_CATALOG_SAFETY_MS: String(SAFETY_MS) } });
 
 async function idle(base: string, id: string): Promise<void> {
   await waitFor(async () => {
@@ -62,8 +65,8 @@ describe("wait timeouts given", () => {
   });
 });
 
-// A gate's approval waits with no turn running. Its timeout, past a minute, comes after the
-// catalog's safety alarm (a minute after the spawn): the old code let that earlier alarm
+// A gate's approval waits with no turn running. Its timeout comes after the catalog's
+// safety alarm (`SAFETY_MS` after the spawn): the old code let that earlier alarm
 // win and, once it had fired with no turn running, set none again, and the restart took the
 // in-memory timer along. Nothing touches the thread after the restart: only its alarm can
 // expire the approval (the workspace's approval index is read instead of the thread).
@@ -73,13 +76,13 @@ describe("a gate's approval across a restart", () => {
     const first = front();
     let second: Awaited<ReturnType<typeof startFront>> | undefined;
     try {
-      const timeout = 61_000;
+      const timeout = SAFETY_MS + 10_000;
       const id = (await call(first.url, "POST", "/spawn", { model: "sim-1", approvalTimeoutMs: timeout })).body.threadId as string;
       const gate = (await call(first.url, "POST", `/threads/${id}/gate`, { mode: "human", step: "ship", async: true })).body;
       expect(gate).toMatchObject({ passed: null, approvalId: expect.stringMatching(/^appr_/) });
       const opened = Date.parse((await events(first.url, id)).find((e) => e.seq === gate.seq)!.ts);
       await first.stop();
-      second = await startFront({ dataDir: first.dataDir });
+      second = await startFront({ dataDir: first.dataDir, env: { SERVICE_CATALOG_SAFETY_MS: String(SAFETY_MS) } });
       const base = second.url;
       const listed = async () => ((await call(base, "GET", "/workspaces/default/approvals")).body.approvals as { approvalId: string }[]).some((a) => a.approvalId === gate.approvalId);
       expect(await listed()).toBe(true);
