@@ -21,7 +21,7 @@ import { startCodeHost } from "./code-host.js";
 import { Worktrees } from "./bindings/git/worktrees.js";
 import { spawn } from "node:child_process";
 import { startNetwork } from "./network.js";
-import { startRuntime } from "./process/workerd.js";
+import { prepareWorker, startRuntime } from "./process/workerd.js";
 import { readShardLayout } from "./process/shard-layout.js";
 import { fencedPlaces, SANDBOX_PACKAGES, secretPlaces } from "./bindings/sandbox/config.js";
 import { recordPlaces } from "./bindings/sandbox/registry.js";
@@ -59,6 +59,8 @@ async function main(): Promise<void> {
 
 async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<unknown>)[]): Promise<void> {
   const layout = readShardLayout(config.dataDir);
+  // Bundled while the services below start: the bundle needs none of them.
+  const bundled = prepareWorker(config);
   const network = await startNetwork(config);
   undo.push(() => network.close());
   // Recorded whatever this runtime's own sandbox mode: other runtimes' sessions must not read its places either.
@@ -122,7 +124,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
     accountsToken,
     code: code.address,
     codeToken,
-  }, layout);
+  }, layout, bundled);
   undo.push(() => runtime.dispose());
   const home = runtime.shards[0]!.direct;
   worker = home;

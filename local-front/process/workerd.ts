@@ -44,16 +44,36 @@ export interface Boot {
   accountsToken: string;
 }
 
+/** The worker as wrangler.toml describes it, and its bundle. */
+export interface PreparedWorker {
+  workerOptions: ReturnType<typeof unstable_getMiniflareWorkerOptions>["workerOptions"];
+  script: string;
+}
+
+/**
+ * Reads wrangler.toml and starts bundling the worker. The bundle is esbuild's own process,
+ * so the front starts its services while it runs, rather than before or after. A failure
+ * is kept for `startRuntime` to throw, where the front starts workerd.
+ */
+export function prepareWorker(config: FrontConfig): Promise<PreparedWorker> {
+  const worker = (async () => {
+    const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(config.projectDir, "wrangler.toml"));
+    return { workerOptions, script: await bundleWorker(config.projectDir, main ?? "src/index.ts") };
+  })();
+  // A step that fails before startRuntime awaits it leaves nothing unhandled.
+  worker.catch(() => undefined);
+  return worker;
+}
+
 /**
  * The host as `layout.count` workerd processes running the same worker, each with its
  * own stores (docs/decisions.md, "Two workerd processes"). Each serves HTTP on a direct
  * socket and its ShardPeer entrypoint on a second one, which the other reaches through
  * its SHARD_PEER binding.
  */
-export async function startRuntime(config: FrontConfig, boot: Boot, layout: ShardLayout): Promise<Runtime> {
+export async function startRuntime(config: FrontConfig, boot: Boot, layout: ShardLayout, worker: Promise<PreparedWorker>): Promise<Runtime> {
   if (layout.count > 2) throw new Error(`the front runs at most two workerd processes, not ${layout.count}`);
-  const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(config.projectDir, "wrangler.toml"));
-  const script = await bundleWorker(config.projectDir, main ?? "src/index.ts");
+  const { workerOptions, script } = await worker;
   const start = async (n: number, peerPorts: number[]): Promise<Shard> => {
     const dirs = shardDirs(n);
     const other = layout.count === 2 ? peerPorts[1 - n]! : null;

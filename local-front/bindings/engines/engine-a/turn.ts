@@ -1,4 +1,4 @@
-import { query, type HookCallback, type PermissionResult, type SDKCompactBoundaryMessage, type SDKMessage, type SDKUserMessage, type SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
+import type { HookCallback, PermissionResult, SDKCompactBoundaryMessage, SDKMessage, SDKUserMessage, SpawnedProcess } from "@anthropic-ai/claude-agent-sdk";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -160,6 +160,8 @@ export function runEngineATurn(req: TurnRequest, deps: EngineADeps, emit: (r: En
         else await Promise.race([inputDone, new Promise<void>((r) => (wakeInput = r))]);
       }
     }
+    // The SDK (a large bundle) loads with the first engine_a turn, not with the front.
+    const { query } = await import("@anthropic-ai/claude-agent-sdk");
     const q = query({
       prompt: prompt(),
       options: {

@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { RUNTIME_TOOLS, RUNTIME_TOOLS_SERVER } from "../../../../src/api/tools.js";
 import { CODES } from "../../../../src/api/errors.js";
 import { refuse, type Refusal } from "../../../../src/api/outcome.js";
@@ -28,6 +26,8 @@ export interface ToolServer {
 export async function startToolServer(link: RuntimeLink): Promise<ToolServer> {
   const scopes = new Map<string, ToolScope>();
   let host = "";
+  // The MCP SDK loads with the first call of an engine_a or engine_b session, not with the front.
+  let sdk: Promise<[typeof import("@modelcontextprotocol/sdk/server/mcp.js"), typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js")]> | null = null;
 
   const serve = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<Refusal | void> => {
     if (url.pathname !== "/mcp") return refuse(404, `no route ${url.pathname}: the runtime's tools are at /mcp`, CODES.routeNotFound);
@@ -37,6 +37,7 @@ export async function startToolServer(link: RuntimeLink): Promise<ToolServer> {
     if (!scope) return refuse(401, "a running turn's bearer token is needed", CODES.turnNotRunning);
     // Stateless: no session to resume (GET) or end (DELETE).
     if (req.method !== "POST") return refuse(405, "POST only", CODES.methodNotAllowed, undefined, { allow: "POST" });
+    const [{ McpServer }, { StreamableHTTPServerTransport }] = await (sdk ??= Promise.all([import("@modelcontextprotocol/sdk/server/mcp.js"), import("@modelcontextprotocol/sdk/server/streamableHttp.js")]));
     const server = new McpServer({ name: RUNTIME_TOOLS_SERVER, version: "1.0.0" });
     for (const name of scope.tools)
       server.registerTool(name, { description: describeTool(name, scope), inputSchema: RUNTIME_TOOLS[name].input as AnySchema }, async (input: unknown, extra: { signal: AbortSignal }) => {
