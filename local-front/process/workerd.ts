@@ -1,12 +1,12 @@
 import { Log, LogLevel, Miniflare } from "miniflare";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import type { ShardLayout } from "../../src/shared/shards.js";
 import type { FrontConfig } from "./config.js";
 import { freePort } from "./free-port.js";
 import { shardDirs } from "./shard-layout.js";
 import { bundleWorker } from "./worker-bundle.js";
+import { readWorkerConfig, type WorkerConfig } from "./worker-config.js";
 
 /** One workerd process of the host. */
 export interface Shard {
@@ -46,7 +46,7 @@ export interface Boot {
 
 /** The worker as wrangler.toml describes it, and its bundle. */
 export interface PreparedWorker {
-  workerOptions: ReturnType<typeof unstable_getMiniflareWorkerOptions>["workerOptions"];
+  workerOptions: WorkerConfig["workerOptions"];
   script: string;
 }
 
@@ -57,8 +57,8 @@ export interface PreparedWorker {
  */
 export function prepareWorker(config: FrontConfig): Promise<PreparedWorker> {
   const worker = (async () => {
-    const { workerOptions, main } = unstable_getMiniflareWorkerOptions(join(config.projectDir, "wrangler.toml"));
-    return { workerOptions, script: await bundleWorker(config.projectDir, main ?? "src/index.ts") };
+    const { workerOptions, main } = readWorkerConfig(join(config.projectDir, "wrangler.toml"));
+    return { workerOptions, script: await bundleWorker(config.projectDir, main) };
   })();
   // A step that fails before startRuntime awaits it leaves nothing unhandled.
   worker.catch(() => undefined);
