@@ -6,9 +6,6 @@
  */
 import { z } from "zod";
 
-/** The AG-UI protocol version these routes speak. */
-export const AGUI_PROTOCOL_VERSION = "1.0";
-
 /** The sender a message posted through `POST /threads/:id/agui` is recorded with. */
 export const AGUI_SENDER = "ag-ui";
 

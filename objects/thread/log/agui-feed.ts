@@ -98,6 +98,8 @@ export class AguiFeed {
       this.close();
       return;
     }
+    // The append path of every thread passes here: with no reader and nothing streaming or held, there is nothing to do.
+    if (this.readers.size === 0 && this.held.length === 0 && this.streaming === null) return;
     let live = false;
     for (const r of this.readers) live ||= r.live;
     for (const e of batch) {
