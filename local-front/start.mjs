@@ -1,9 +1,9 @@
-// `npm start`: the front runs TypeScript through tsx, whose loader starts an esbuild
-// process before a line of the front has run; that process (and any the loader starts
-// later) would inherit every variable the user exported, provider keys included. So this
-// launcher, plain JavaScript, starts the front with only the system's variables and hands
-// it the whole environment on a pipe (fd 3), which local-front/process/launched-env.ts reads
-// first thing. Signals go on to the front, and its exit code comes back.
+// `npm start`: builds the front (local-front/front-bundle.mjs, a second or less, and nothing
+// when no source changed) and runs it. Both start with only the system's variables: esbuild
+// starts a process of its own, which would inherit every variable the user exported,
+// provider keys included. The front gets the whole environment on a pipe (fd 3), which
+// local-front/process/launched-env.ts reads first thing. Signals go on to the child of the
+// moment, and the front's exit code comes back.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,8 +13,18 @@ const env = { SERVICE_ENV_FD: "3" };
 for (const [name, value] of Object.entries(process.env)) if (SYSTEM.has(name) || name.startsWith("LC_")) env[name] = value;
 
 const projectDir = join(dirname(fileURLToPath(import.meta.url)), "..");
-const front = spawn(process.execPath, ["--import", "tsx", "local-front/main.ts"], { cwd: projectDir, env, stdio: ["inherit", "inherit", "inherit", "pipe"] });
+let child = null;
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => (child ? child.kill(signal) : process.exit(128)));
+
+const builder = spawn(process.execPath, ["local-front/front-bundle.mjs"], { cwd: projectDir, env, stdio: ["ignore", "pipe", "inherit"] });
+child = builder;
+let bundle = "";
+builder.stdout.on("data", (d) => (bundle += d));
+const built = await new Promise((resolve) => builder.on("exit", (code, signal) => resolve(code === 0 ? bundle : (process.exit(code ?? (signal ? 128 : 1)), null))));
+
+// Source maps on: a stack in the front's log names the TypeScript file and line.
+const front = spawn(process.execPath, ["--enable-source-maps", built], { cwd: projectDir, env, stdio: ["inherit", "inherit", "inherit", "pipe"] });
+child = front;
 front.stdio[3].on("error", () => undefined);
 front.stdio[3].end(JSON.stringify(process.env));
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => front.kill(signal));
 front.on("exit", (code, signal) => process.exit(code ?? (signal ? 128 : 1)));

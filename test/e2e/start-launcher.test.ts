@@ -12,7 +12,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-launcher-"));
 afterAll(() => removeDir(dataDir));
 
 describe("npm start's launcher", () => {
-  it("hands the front its environment on a pipe: the front reads the key, and no process under it holds it, the TypeScript loader's included", async () => {
+  it("hands the front its environment on a pipe: the front reads the key, and no process under it holds it, the esbuild the front starts included", async () => {
     const launcher = spawn(process.execPath, ["local-front/start.mjs"], {
       cwd: PROJECT_DIR,
       env: {

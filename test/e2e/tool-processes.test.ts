@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { alive, identify } from "../../local-front/bindings/sandbox/identity.js";
-import { PROJECT_DIR, removeDir, startFront, type Front } from "../support/front.js";
+import { PROJECT_DIR, frontCommand, removeDir, startFront, type Front } from "../support/front.js";
 import { call, sim, waitFor } from "../support/http.js";
 
 /** Processes whose command line holds `marker`. */
@@ -93,7 +93,8 @@ describe("what the runtime starts, it stops; nothing else", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-zombie-"));
     dirs.push(dataDir);
     // The front's parent never reaps it: once killed, the front stays a zombie, which `kill -0` calls alive.
-    const parent = spawn("sh", ["-c", `"${process.execPath}" --import tsx local-front/main.ts & exec sleep 3600`], {
+    const command = [process.execPath, ...(await frontCommand())].map((a) => `"${a}"`).join(" ");
+    const parent = spawn("sh", ["-c", `${command} & exec sleep 3600`], {
       cwd: PROJECT_DIR,
       env: { ...process.env, SERVICE_AGENTS_PORT: "0", SERVICE_AGENTS_DATA_DIR: dataDir, SERVICE_ENGINE_STATE_DIR: join(dataDir, "engine"), SERVICE_KEEPER_PAUSE_GB: "0", SERVICE_KEEPER_RESUME_GB: "0", SERVICE_SANDBOX: "off" },
       stdio: ["ignore", "pipe", "pipe"],

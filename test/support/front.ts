@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { RuntimeClient } from "../../client/index.js";
+import { frontBundle } from "../../local-front/front-bundle.mjs";
 import { checkAnswersOf } from "./answer-check.js";
 
 const projectDir = resolve(import.meta.dirname, "../..");
@@ -20,14 +21,20 @@ export interface Front {
   kill9(): Promise<void>;
 }
 
+/** `npm start`'s command for the front of `dir` (this checkout by default): Node on its bundle, built if its sources changed. */
+export async function frontCommand(dir = projectDir): Promise<string[]> {
+  return ["--enable-source-maps", await frontBundle(dir)];
+}
+
 /**
  * Starts the real front (`npm start`'s command) on an ephemeral port, and waits for its start line.
  * `projectDir`: a checkout other than this one (the reload script's test runs one of its own).
  */
 export async function startFront(options: { dataDir?: string; env?: Record<string, string>; projectDir?: string } = {}): Promise<Front> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "agent-runtime-e2e-"));
-  const proc = spawn(process.execPath, ["--import", "tsx", "local-front/main.ts"], {
-    cwd: options.projectDir ?? projectDir,
+  const cwd = options.projectDir ?? projectDir;
+  const proc = spawn(process.execPath, await frontCommand(cwd), {
+    cwd,
     // Engine resume state beside the data, so a test never touches ~/.service/engine.
     // The disk keeper off unless a test turns it on: a test machine's free space is not the test's business.
     env: {

@@ -1,0 +1,2 @@
+/** The bundle of `projectDir`'s front (`local-front/main.ts`), built if its sources changed; its path. */
+export function frontBundle(projectDir: string): Promise<string>;
