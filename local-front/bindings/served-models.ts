@@ -1,4 +1,5 @@
-import { getModels, type KnownProvider } from "@mariozechner/pi-ai";
+import type { KnownProvider } from "@mariozechner/pi-ai";
+import { getModels } from "./model-table.js";
 import { servedCatalog, type ServedModel } from "../../src/api/simulated-models.js";
 
 let served: ServedModel[] | null = null;

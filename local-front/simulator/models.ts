@@ -1,4 +1,5 @@
-import { getModels, type KnownProvider } from "@mariozechner/pi-ai";
+import type { KnownProvider } from "@mariozechner/pi-ai";
+import { getModels } from "../bindings/model-table.js";
 import { SIMULATED_MODELS, servedCatalog, type ServedModel } from "../../src/api/simulated-models.js";
 import type { Directive } from "./directive.js";
 

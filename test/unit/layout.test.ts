@@ -13,7 +13,8 @@ const MAY_IMPORT: [folder: string, allowed: string[]][] = [
   ["src/routes/", ["src/"]],
   ["src/", ["src/", "objects/"]],
   ["objects/", ["src/api/", "src/shared/", "src/rules/", "src/platform/", "objects/"]],
-  ["local-front/simulator/", ["src/api/", "local-front/simulator/"]],
+  // pi-ai's model table, loaded without the rest of the package: the one the runtime reads too.
+  ["local-front/simulator/", ["src/api/", "local-front/simulator/", "local-front/bindings/model-table.ts"]],
   ["local-front/code-host-simulator/", ["src/api/", "local-front/code-host-simulator/", "local-front/simulator/body.ts"]],
   ["local-front/", ["src/api/", "src/shared/", "src/rules/", "src/platform/config.ts", "local-front/"]],
   ["client/", ["src/api/", "client/"]],

@@ -1,4 +1,5 @@
-import { getModels, type KnownProvider } from "@mariozechner/pi-ai";
+import type { KnownProvider } from "@mariozechner/pi-ai";
+import { getModels } from "../model-table.js";
 import type { Provider } from "../../../src/api/accounts.js";
 import type { ModelEntry } from "../../../src/api/completions.js";
 import { servedModels } from "../served-models.js";

@@ -1,9 +1,10 @@
-import { completeSimple, type AssistantMessage } from "@mariozechner/pi-ai";
+import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { SummaryRequest } from "../../../src/api/engine.js";
 import { sessionAccess, type NetworkDeps } from "../engines/access.js";
 import { providerOf } from "../../../src/rules/spawn.js";
 import { piModel } from "../engines/providers.js";
 import { withSessionRoute } from "../engines/session-network.js";
+import { piPackages } from "../pi-packages.js";
 
 /** Why a curator's answer is no summary: an error, an empty text, a stream cut off or stopped at its output limit. */
 function unusable(m: AssistantMessage): string | null {
@@ -43,8 +44,9 @@ export async function askCurator(
     const { access } = chosen;
     const model = piModel(access, id);
     const signal = AbortSignal.timeout(req.timeoutMs);
+    const { ai } = await piPackages();
     const message = await withSessionRoute(access.route, () =>
-      completeSimple(model, { systemPrompt: document ? `${prompt}\n\n${document}` : prompt, messages: [{ role: "user", content: ask, timestamp: Date.now() }] }, { apiKey: access.apiKey, maxRetries: 0, signal }),
+      ai.completeSimple(model, { systemPrompt: document ? `${prompt}\n\n${document}` : prompt, messages: [{ role: "user", content: ask, timestamp: Date.now() }] }, { apiKey: access.apiKey, maxRetries: 0, signal }),
     ).catch((err: unknown): null => {
       errors.push(`${id}: ${(err as Error).message}`);
       return null;

@@ -1,4 +1,5 @@
-import { getModels, type Api, type KnownProvider, type Model } from "@mariozechner/pi-ai";
+import type { Api, KnownProvider, Model } from "@mariozechner/pi-ai";
+import { getModels } from "../model-table.js";
 import type { Provider } from "../../../src/api/accounts.js";
 import { simulatedPriced } from "../../../src/api/simulated-models.js";
 import { isEngineAAlias } from "../../../src/rules/spawn.js";

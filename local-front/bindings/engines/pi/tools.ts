@@ -1,5 +1,5 @@
 import type { AgentTool, AgentToolResult } from "@mariozechner/pi-agent-core";
-import { Type, type TSchema } from "@mariozechner/pi-ai";
+import type { TSchema, Type as TypeBuilder } from "@mariozechner/pi-ai";
 import { capToolOutput } from "../../../../src/rules/tool-output.js";
 import type { Sandbox, SessionPlaces } from "../../sandbox/fence.js";
 import type { RuntimeToolName } from "../../../../src/api/tools.js";
@@ -131,7 +131,7 @@ function tool<T extends TSchema>(t: AgentTool<T>): AgentTool {
  * they are not confined to it: the thread's permissions (`ask` by default) are the gate,
  * and the sandbox (local-front/bindings/sandbox/fence.ts) hides the host's secrets from all of them.
  */
-export function piTools(ctx: ToolContext): AgentTool[] {
+export function piTools(Type: typeof TypeBuilder, ctx: ToolContext): AgentTool[] {
   return [
     tool({
       name: "shell",
@@ -191,12 +191,12 @@ export function piTools(ctx: ToolContext): AgentTool[] {
         return text("(the user dismissed the question)", true);
       },
     }),
-    ...ctx.runtime.scope.tools.map((name) => runtimeTool(name, ctx.runtime)),
+    ...ctx.runtime.scope.tools.map((name) => runtimeTool(Type, name, ctx.runtime)),
   ];
 }
 
 /** One of the runtime's tools: the same schema, description and call as engine_a's and engine_b's MCP server's. */
-function runtimeTool(name: RuntimeToolName, runtime: ToolContext["runtime"]): AgentTool {
+function runtimeTool(Type: typeof TypeBuilder, name: RuntimeToolName, runtime: ToolContext["runtime"]): AgentTool {
   return tool({
     name,
     label: name.replace(/_/g, " "),

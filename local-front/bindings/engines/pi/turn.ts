@@ -1,5 +1,5 @@
-import { Agent, type AgentMessage } from "@mariozechner/pi-agent-core";
-import { streamSimple, type AssistantMessage, type ToolCall } from "@mariozechner/pi-ai";
+import type { Agent, AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AssistantMessage, ToolCall } from "@mariozechner/pi-ai";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { ApprovalDecision, EngineReport, Json, TurnRequest } from "../../../../src/api/engine.js";
@@ -16,6 +16,7 @@ import { toMessages } from "./transcript.js";
 import { imagesOf, placeAttachments } from "../attachments.js";
 import { newId } from "../../../../src/shared/ids.js";
 import { isRuntimeTool, type TurnToolAccess } from "../tools/runtime-tools.js";
+import { piPackages } from "../../pi-packages.js";
 
 const SYSTEM_PROMPT =
   "You are pi, a coding agent run by an agent runtime. Work in the given working directory with your tools. " +
@@ -74,7 +75,8 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps & { tools: TurnToolAcce
     const cwd = req.cwd ?? scratch;
     await mkdir(cwd, { recursive: true });
     await placeAttachments(cwd, req.inputs);
-    const tools = piTools({
+    const { ai, core } = await piPackages();
+    const tools = piTools(ai.Type, {
       places: { cwd, own: req.cwd ? [] : [scratch], reach: loopbackReach(access.env), ...(req.worktree ? { worktree: req.worktree } : {}) },
       sandbox: deps.sandbox,
       env: access.env,
@@ -88,11 +90,11 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps & { tools: TurnToolAcce
     // A message the provider did not finish (its stream cut, or stopped at the output limit)
     // may carry a tool call with half its arguments: the turn ends there, running none of them.
     let unfinished: "cut" | "length" | null = null;
-    const a = new Agent({
+    const a = new core.Agent({
       initialState: { systemPrompt: SYSTEM_PROMPT, model, thinkingLevel: "off", tools, messages: toMessages(req.transcript, model) },
       getApiKey: () => apiKey,
       streamFn: (m, ctx, options) =>
-        streamSimple(m, ctx, {
+        ai.streamSimple(m, ctx, {
           ...options,
           apiKey,
           maxRetries: 0,
