@@ -136,6 +136,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   });
   undo.push(async () => hostReports.stop());
   await hostReports.now();
+  await network.ready;
   const upstreams = runtime.shards.map((s) => ({ host: s.direct.hostname, port: Number(s.direct.port) }));
   const relays = config.followRelay ? new FollowRelays((id) => upstreams[shardOfThread(id, layout)]!, config.heartbeatMs, config.callers) : null;
   const pipe = await startPipe({ host: config.host, port: config.port }, (_method, target) => upstreams[shardOfRequest(target, layout)]!, relays);

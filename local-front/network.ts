@@ -27,6 +27,8 @@ export interface Network {
   upstream: Upstream;
   /** One line for the start log. */
   describe: string;
+  /** Once the proxy can answer a session's first connection: the front opens its door after it. */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -65,8 +67,10 @@ function sessionProxy(config: FrontConfig, proxy: CredentialProxy | null, ca: Pr
 
 export async function startNetwork(config: FrontConfig): Promise<Network> {
   const ownProxy = config.proxy.on && !config.proxy.externalUrl;
-  const ca = ownProxy || config.providerUpstream === "simulator" ? loadOrCreateCa(config.proxy.caPath) : null;
+  const ca = ownProxy || config.providerUpstream === "simulator" ? await loadOrCreateCa(config.proxy.caPath) : null;
   const simulator = config.simulator ? await startSimulator({ port: config.simulatorPort }) : null;
+  // The simulator standing in for the providers serves its first certificate as it listens.
+  if (config.providerUpstream === "simulator") await ca!.ready;
   const upstreamSimulator =
     config.providerUpstream === "simulator" ? await startSimulator({ tls: { certFor: (host) => ca!.leaf(host) }, credentials: { ...simulatorCredentials(config.accounts), stateFile: join(config.dataDir, "simulator", "oauth.json"), accessTokenSeconds: config.simulatorTokenSeconds } }) : null;
   const upstream = providerUpstream(upstreamSimulator ? { port: upstreamSimulator.port, ca: ca!.certPem } : null);
@@ -90,6 +94,7 @@ export async function startNetwork(config: FrontConfig): Promise<Network> {
     simulator,
     upstreamSimulator,
     upstream,
+    ready: ca?.ready ?? Promise.resolve(),
     describe: `${models} proxy=${toSessions?.url ?? "off"} upstream=${upstreamSimulator ? upstreamSimulator.url : upstream.name}`,
     close: async () => {
       await proxy?.close();

@@ -1,7 +1,8 @@
-import { createPrivateKey, generateKeyPairSync, randomBytes } from "node:crypto";
+import { createPrivateKey, generateKeyPair, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { rootCertificates } from "node:tls";
+import { promisify } from "node:util";
 import forge from "node-forge";
 
 /** What a TLS server needs for one host name. */
@@ -16,15 +17,25 @@ export interface ProxyCa {
   certPem: string;
   /** The system's roots and the CA in one file, for tools that read a single bundle. */
   bundlePath: string;
+  /** Once the leaves' key is made: `leaf` may be called from then on. */
+  ready: Promise<void>;
   /** A certificate for `host`, signed by the CA; made once per host and kept in memory. */
   leaf(host: string): LeafCert;
 }
 
 const CA_NAME = "agent-runtime credential proxy CA";
 
-function newKeyPair(): { privatePem: string; publicKey: forge.pki.PublicKey; privateKey: forge.pki.rsa.PrivateKey } {
-  // node:crypto makes the key (forge's pure-JS RSA generation takes seconds); forge signs.
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+type KeyPair = { privatePem: string; publicKey: forge.pki.PublicKey; privateKey: forge.pki.rsa.PrivateKey };
+
+const generateRsa = promisify(generateKeyPair);
+
+/**
+ * node:crypto makes the key (forge's pure-JS RSA generation takes seconds), on libuv's
+ * threads: a 2048-bit key takes 0.1 to 1 s, which the front's start spends meanwhile on
+ * the rest; forge signs.
+ */
+async function newKeyPair(): Promise<KeyPair> {
+  const { privateKey } = await generateRsa("rsa", { modulusLength: 2048 });
   const privatePem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   const forgeKey = forge.pki.privateKeyFromPem(privatePem) as forge.pki.rsa.PrivateKey;
   return { privatePem, privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
@@ -37,8 +48,8 @@ function serial(): string {
   return bytes.toString("hex");
 }
 
-function createCa(): { keyPem: string; certPem: string } {
-  const keys = newKeyPair();
+async function createCa(): Promise<{ keyPem: string; certPem: string }> {
+  const keys = await newKeyPair();
   const cert = forge.pki.createCertificate();
   cert.publicKey = keys.publicKey;
   cert.serialNumber = serial();
@@ -65,10 +76,16 @@ function isIp(host: string): boolean {
  * or generated there on first start. The key never leaves that file (mode 0600); the
  * certificate alone is written beside it for sessions to trust.
  */
-export function loadOrCreateCa(path: string): ProxyCa {
+export async function loadOrCreateCa(path: string): Promise<ProxyCa> {
+  // One key for every leaf, made beside the CA's, while the front goes on starting: the
+  // leaves live in memory for this process only, and none is asked for before `ready`.
+  let leafKeys: KeyPair | null = null;
+  const ready = newKeyPair().then((k) => void (leafKeys = k));
+  // Its failure is the start's, when the front awaits `ready`; until then it is no unhandled rejection.
+  ready.catch(() => undefined);
   if (!existsSync(path)) {
     mkdirSync(dirname(path), { recursive: true });
-    const { keyPem, certPem } = createCa();
+    const { keyPem, certPem } = await createCa();
     writeFileSync(path, certPem + keyPem, { mode: 0o600 });
   }
   const pem = readFileSync(path, "utf8");
@@ -84,16 +101,16 @@ export function loadOrCreateCa(path: string): ProxyCa {
   chmodSync(certPath, 0o644);
   const bundlePath = writeTrustBundle(certPem, dirname(path));
 
-  // One key for every leaf: the leaves live in memory for this process only.
-  const leafKeys = newKeyPair();
   const leaves = new Map<string, LeafCert>();
   return {
     certPath,
     certPem,
     bundlePath,
+    ready,
     leaf(host: string): LeafCert {
       const known = leaves.get(host);
       if (known) return known;
+      if (!leafKeys) throw new Error("the proxy CA's leaf key is not made yet: await ready first");
       const cert = forge.pki.createCertificate();
       cert.publicKey = leafKeys.publicKey;
       cert.serialNumber = serial();
