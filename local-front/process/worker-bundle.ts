@@ -1,7 +1,11 @@
-import { build } from "esbuild";
+import { build, stop } from "esbuild";
 import { resolve } from "node:path";
 
-/** Bundles the router worker and its objects in memory, as wrangler would for deploy. */
+/**
+ * Bundles the router worker and its objects in memory, as wrangler would for deploy. The
+ * front bundles once a start, so esbuild's process (about 70 MB) is stopped after it
+ * rather than kept idle for the front's life.
+ */
 export async function bundleWorker(projectDir: string, main: string): Promise<string> {
   const result = await build({
     entryPoints: [resolve(projectDir, main)],
@@ -14,6 +18,6 @@ export async function bundleWorker(projectDir: string, main: string): Promise<st
     mainFields: ["module", "main"],
     external: ["cloudflare:*"],
     logLevel: "silent",
-  });
+  }).finally(() => stop());
   return result.outputFiles[0]!.text;
 }

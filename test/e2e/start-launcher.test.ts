@@ -12,7 +12,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "agent-runtime-launcher-"));
 afterAll(() => removeDir(dataDir));
 
 describe("npm start's launcher", () => {
-  it("hands the front its environment on a pipe: the front reads the key, and no process under it holds it, the esbuild the front starts included", async () => {
+  it("hands the front its environment on a pipe: the front reads the key, and no process under it holds it", async () => {
     const launcher = spawn(process.execPath, ["local-front/start.mjs"], {
       cwd: PROJECT_DIR,
       env: {
@@ -41,7 +41,8 @@ describe("npm start's launcher", () => {
     const accounts = await call(url, "GET", "/accounts");
     expect(JSON.stringify(accounts.body)).toContain("env-openai");
     const all = descendants(launcher.pid!);
-    expect(all.some((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("esbuild"))).toBe(true);
+    // What there is to look at: the front and its workerd processes, at least.
+    expect(all.filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("workerd")).length).toBeGreaterThanOrEqual(2);
     for (const pid of all) {
       let environ: string;
       try {
