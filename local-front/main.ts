@@ -16,7 +16,7 @@ import { startEngineHost } from "./bindings/engines/engine-host.js";
 import type { RuntimeLink } from "./bindings/engines/tools/runtime-tools.js";
 import { startHostReports } from "./bindings/host-report.js";
 import { startCodeService } from "./bindings/code/service.js";
-import { newToken } from "./bindings/http.js";
+import { bindingSocket, newToken } from "./bindings/http.js";
 import { startCodeHost } from "./code-host.js";
 import { Worktrees } from "./bindings/git/worktrees.js";
 import { spawn } from "node:child_process";
@@ -59,8 +59,27 @@ async function main(): Promise<void> {
 
 async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<unknown>)[]): Promise<void> {
   const layout = readShardLayout(config.dataDir);
-  // Bundled while the services below start: the bundle needs none of them.
-  const bundled = prepareWorker(config);
+  // workerd starts while the front makes the services it calls: they need none of it, and
+  // it needs only their addresses, taken here (what it asks of one before it serves waits).
+  const sockets = { engines: await bindingSocket(), accounts: await bindingSocket(), code: await bindingSocket() };
+  undo.push(() => Promise.all(Object.values(sockets).map((s) => s.close())));
+  const enginesToken = newToken();
+  const internalToken = newToken();
+  const codeToken = newToken();
+  const accountsToken = newToken();
+  const starting = startRuntime(config, {
+    engines: sockets.engines.address,
+    accounts: sockets.accounts.address,
+    bootId: randomBytes(8).toString("hex"),
+    internalToken,
+    enginesToken,
+    accountsToken,
+    code: sockets.code.address,
+    codeToken,
+  }, layout, prepareWorker(config));
+  // Its failure is the start's, thrown where it is awaited below; a later step's failure stops it.
+  starting.catch(() => undefined);
+  undo.push(async () => (await starting.catch(() => null))?.dispose());
   const network = await startNetwork(config);
   undo.push(() => network.close());
   // Recorded whatever this runtime's own sandbox mode: other runtimes' sessions must not read its places either.
@@ -73,8 +92,6 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const notInstalled = config.sandbox === "on" ? installMissing(SANDBOX_PACKAGES, config.sandboxInstall === "auto", (line) => console.log(line)) : null;
   const sandbox = Sandbox.start(config.sandbox, fencedPlaces(config, network.deps.proxy), lock.started, config.dataDir, notInstalled);
   undo.push(async () => sandbox.close());
-  const enginesToken = newToken();
-  const internalToken = newToken();
   // Turns start only once the worker is up, and their tool calls come after.
   let worker: URL | null = null;
   const runtimeTools: RuntimeLink = (body, signal) =>
@@ -95,9 +112,9 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       codeRoots: config.codeRoots.map((r) => r.path),
     },
     enginesToken,
+    sockets.engines,
   );
   undo.push(() => engines.close());
-  const codeToken = newToken();
   // ripgrep walks the checkouts inside the session sandbox when there is one (docs/code.md, "The fence").
   const codeHost = await startCodeHost(config);
   undo.push(() => codeHost.close());
@@ -110,22 +127,12 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
         : spawn(argv[0]!, argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] }),
     codeHost.clients,
     new Worktrees(config.dataDir, codeHost.clients, () => config.codeRoots.map((r) => r.path)),
+    sockets.code,
   );
   undo.push(() => code.close());
-  const accountsToken = newToken();
-  const accounts = await startAccountService(network.pool, network.completions, accountsToken);
+  const accounts = await startAccountService(network.pool, network.completions, accountsToken, sockets.accounts);
   undo.push(() => accounts.close());
-  const runtime = await startRuntime(config, {
-    engines: engines.address,
-    accounts: accounts.address,
-    bootId: randomBytes(8).toString("hex"),
-    internalToken,
-    enginesToken,
-    accountsToken,
-    code: code.address,
-    codeToken,
-  }, layout, bundled);
-  undo.push(() => runtime.dispose());
+  const runtime = await starting;
   const home = runtime.shards[0]!.direct;
   worker = home;
   const workerd = findWorkerdChildren();

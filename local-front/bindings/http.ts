@@ -86,35 +86,60 @@ export interface BindingServer {
   close(): Promise<void>;
 }
 
-/** Serves `route` on a loopback port of its own, behind the token gate, answering faults as a coded 500. */
-export async function serveBinding(options: BindingOptions, route: BindingRoute): Promise<BindingServer> {
-  const { name, gate, refusalOf, timeouts } = options;
-  const answer = async (req: IncomingMessage, res: ServerResponse) => {
-    if (gate && !holdsToken(req.headers[gate.header], gate.token)) {
-      req.resume();
-      return replyOutcome(res, refuse(403, `${name} answers the runtime's worker only`, CODES.internalOnly));
-    }
-    const answered = await route(req, res, new URL(req.url ?? "/", "http://binding"));
-    if (answered) replyOutcome(res, answered);
-  };
-  const server = createServer((req, res) => {
-    answer(req, res).catch((err: unknown) => {
-      if (res.headersSent) return res.destroy();
-      const refusal = err instanceof Refused ? err.refusal : refusalOf?.(err);
-      replyOutcome(res, refusal ?? refuse(500, `${name} failed: ${(err as Error).message}`, CODES.bindingFailed));
-    });
-  });
-  if (timeouts) {
-    server.requestTimeout = timeouts.request;
-    server.headersTimeout = timeouts.headers;
-  }
+/**
+ * A binding's loopback port, taken before the binding can answer: workerd starts with its
+ * address while the front makes the binding, and a request that comes meanwhile waits for
+ * `serve`, not refused.
+ */
+export interface BindingSocket {
+  address: string;
+  /** Serves `route` behind the token gate, answering faults as a coded 500; once only. */
+  serve(options: BindingOptions, route: BindingRoute): BindingServer;
+  close(): Promise<void>;
+}
+
+export async function bindingSocket(): Promise<BindingSocket> {
+  let handle: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+  const waiting: [IncomingMessage, ServerResponse][] = [];
+  const server = createServer((req, res) => (handle ? handle(req, res) : waiting.push([req, res])));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return {
-    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    address,
+    close,
+    serve({ name, gate, refusalOf, timeouts }, route) {
+      if (handle) throw new Error(`${name} is served already`);
+      const answer = async (req: IncomingMessage, res: ServerResponse) => {
+        if (gate && !holdsToken(req.headers[gate.header], gate.token)) {
+          req.resume();
+          return replyOutcome(res, refuse(403, `${name} answers the runtime's worker only`, CODES.internalOnly));
+        }
+        const answered = await route(req, res, new URL(req.url ?? "/", "http://binding"));
+        if (answered) replyOutcome(res, answered);
+      };
+      // The server reads its timeouts at each check of its connections, so these hold from here on.
+      if (timeouts) {
+        server.requestTimeout = timeouts.request;
+        server.headersTimeout = timeouts.headers;
+      }
+      handle = (req, res) =>
+        void answer(req, res).catch((err: unknown) => {
+          if (res.headersSent) return res.destroy();
+          const refusal = err instanceof Refused ? err.refusal : refusalOf?.(err);
+          replyOutcome(res, refusal ?? refuse(500, `${name} failed: ${(err as Error).message}`, CODES.bindingFailed));
+        });
+      for (const [req, res] of waiting.splice(0)) handle(req, res);
+      return { address, close };
+    },
   };
+}
+
+/** Serves `route` on a loopback port: the one taken beforehand (`socket`), or a new one. */
+export async function serveBinding(options: BindingOptions, route: BindingRoute, socket?: BindingSocket): Promise<BindingServer> {
+  return (socket ?? (await bindingSocket())).serve(options, route);
 }

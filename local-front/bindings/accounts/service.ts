@@ -3,7 +3,7 @@ import { ACCOUNTS_TOKEN_HEADER, type ModelCatalogAnswer } from "../../../src/api
 import type { CompletionCall, CompletionReport } from "../../../src/api/completions.js";
 import { CODES } from "../../../src/api/errors.js";
 import { ok, refuse } from "../../../src/api/outcome.js";
-import { readJson, segment, serveBinding } from "../http.js";
+import { readJson, segment, serveBinding, type BindingSocket } from "../http.js";
 import { runCompletion, type CompletionDeps } from "../completions/call.js";
 import { servedModels } from "../served-models.js";
 import type { AccountPool } from "./pool.js";
@@ -20,7 +20,7 @@ export interface AccountService {
  * as NDJSON reports, src/api/completions.ts). Only the worker (holding this boot's token)
  * is answered; the worker decides whether its own caller is trusted.
  */
-export async function startAccountService(pool: AccountPool, completions: CompletionDeps, token: string): Promise<AccountService> {
+export async function startAccountService(pool: AccountPool, completions: CompletionDeps, token: string, socket?: BindingSocket): Promise<AccountService> {
   const complete = async (req: IncomingMessage, res: ServerResponse) => {
     const call = (await readJson(req)) as CompletionCall;
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
@@ -58,7 +58,7 @@ export async function startAccountService(pool: AccountPool, completions: Comple
     const refusal = /^\/accounts\/([^/]+)\/model-refusals\/([^/]+)$/.exec(path);
     if (req.method === "DELETE" && refusal) return pool.clearModelRefusal(segment(refusal[1]!), decodeModelId(refusal[2]!));
     return refuse(404, `no account route ${req.method} ${path}`, CODES.routeNotFound);
-  });
+  }, socket);
 }
 
 /** A model id from its path segment; a malformed escape names no model. */

@@ -6,7 +6,7 @@ import { codeHostRoute } from "../code-host/routes.js";
 import { gitRoute } from "../git/routes.js";
 import type { Worktrees } from "../git/worktrees.js";
 import type { HostClients } from "../code-host/clients.js";
-import { invalid, readJson, serveBinding } from "../http.js";
+import { invalid, readJson, serveBinding, type BindingSocket } from "../http.js";
 import { fenced, type RootEntry } from "./fence.js";
 import { GitFailed, headOf, trackedFiles } from "./git.js";
 import { globMatcher, GlobInvalid } from "./glob.js";
@@ -49,7 +49,7 @@ async function files(root: RootEntry, q: FilesQuery): Promise<Outcome<FilesPage>
  * (docs/code-host.md). Only the worker, which holds this boot's token, may ask: it
  * decides who reads what.
  */
-export async function startCodeService(roots: RootEntry[], token: string, spawnRg: RgSpawner, codeHost: HostClients, worktrees: Worktrees): Promise<CodeService> {
+export async function startCodeService(roots: RootEntry[], token: string, spawnRg: RgSpawner, codeHost: HostClients, worktrees: Worktrees, socket?: BindingSocket): Promise<CodeService> {
   const byName = new Map(roots.map((r) => [r.name, r]));
   const rootOf = (name: string): Outcome<RootEntry> =>
     byName.get(name) ? ok(byName.get(name)!) : refuse(404, `no code root ${name}`, CODES.codeRootNotFound, { roots: roots.map((r) => r.name) });
@@ -102,5 +102,6 @@ export async function startCodeService(roots: RootEntry[], token: string, spawnR
       refusalOf: (err) => (err instanceof GitFailed ? refuse(503, err.message, CODES.codeGitFailed) : err instanceof GlobInvalid ? refuse(400, err.message, CODES.codeGlobInvalid) : null),
     },
     (req, _res, url) => route(req, url),
+    socket,
   );
 }

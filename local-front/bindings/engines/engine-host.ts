@@ -12,7 +12,7 @@ import { writeSummary } from "../curator/summary.js";
 import { writeInterface } from "../curator/interface.js";
 import { runPiTurn, type PiDeps } from "./pi/turn.js";
 import type { EngineTurn } from "./turn.js";
-import { invalid, readJson, segment, serveBinding } from "../http.js";
+import { invalid, readJson, segment, serveBinding, type BindingSocket } from "../http.js";
 import { ok, refuse, type Outcome, type Refusal } from "../../../src/api/outcome.js";
 import { logTurnEnd } from "./turn-log.js";
 import { mergeWork } from "../git/merge.js";
@@ -89,7 +89,7 @@ function withProxyCause(r: EngineReport & { type: "end" }, cause: string | null)
   return { ...r, failure: { ...r.failure, error: `${cause}; the engine reported: ${r.failure.error}` } };
 }
 
-export async function startEngineHost(deps: EngineDeps, token: string): Promise<EngineHost> {
+export async function startEngineHost(deps: EngineDeps, token: string, socket?: BindingSocket): Promise<EngineHost> {
   const turns = new Map<string, EngineTurn>();
   const toolServer = await startToolServer(deps.runtime);
 
@@ -191,7 +191,7 @@ export async function startEngineHost(deps: EngineDeps, token: string): Promise<
   };
 
   // A turn waiting on a person may keep its report stream open for hours.
-  const { address, close } = await serveBinding({ name: "the engine host", gate: { header: ENGINES_TOKEN_HEADER, token }, timeouts: { request: 0, headers: 60_000 } }, route);
+  const { address, close } = await serveBinding({ name: "the engine host", gate: { header: ENGINES_TOKEN_HEADER, token }, timeouts: { request: 0, headers: 60_000 } }, route, socket);
   return {
     address,
     close: async () => {
