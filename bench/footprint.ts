@@ -20,9 +20,11 @@ const rssMb = (pid: number): number => {
   }
 };
 
+/** `pid` and every process under it. */
 function tree(pid: number): number[] {
-  const out = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" }).trim();
-  return [pid, ...(out ? out.split(/\s+/).map(Number).flatMap(tree) : [])];
+  const pairs = execFileSync("ps", ["-eo", "pid=,ppid="], { encoding: "utf8" }).trim().split("\n").map((l) => l.trim().split(/\s+/).map(Number) as [number, number]);
+  const under = (p: number): number[] => [p, ...pairs.filter(([, parent]) => parent === p).flatMap(([child]) => under(child))];
+  return under(pid);
 }
 
 /** The CPU (user and system, in ms) `pid` has used so far, from /proc. */
