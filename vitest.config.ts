@@ -35,7 +35,7 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/unit/**/*.test.ts", "test/simulator/**/*.test.ts", "test/e2e/**/*.test.ts"],
-          globalSetup: ["./test/support/debian-packages.ts", "./test/support/tool-packages.ts", "./test/support/front-bundle.ts"],
+          globalSetup: ["./test/support/debian-packages.ts", "./test/support/tool-packages.ts", "./test/support/front-bundle.ts", "./test/support/answer-document.ts"],
           // Two files at a time, not vitest's one on two cores: an end-to-end file mostly waits
           // on the fronts and engines it starts, and the suite took 14 minutes run one by one.
           maxWorkers: 2,

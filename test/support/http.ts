@@ -1,4 +1,5 @@
 import { answerProblem } from "./answer-check.js";
+export { waitFor } from "./wait-for.js";
 
 /**
  * A raw JSON call: status and parsed body, whatever the status (tests look at refusals too).
@@ -46,12 +47,3 @@ export function sim(directive: Record<string, unknown>, text = "go"): string {
   return `@sim ${JSON.stringify(directive)}\n${text}`;
 }
 
-export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

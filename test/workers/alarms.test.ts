@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Thread } from "../../objects/thread.js";
-import { waitFor } from "../support/http.js";
+import { waitFor } from "../support/wait-for.js";
 import { newThread, stubOf, value } from "./support.js";
 
 // The object's one alarm (objects/lib/alarm-schedule.ts): every timed thing expires on time

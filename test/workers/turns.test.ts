@@ -1,4 +1,4 @@
-import { waitFor } from "../support/http.js";
+import { waitFor } from "../support/wait-for.js";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { newThread, value } from "./support.js";

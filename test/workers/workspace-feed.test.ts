@@ -6,7 +6,7 @@ import type { ThreadSummary } from "../../src/api/threads.js";
 import type { FeedEntry } from "../../src/api/workspace-feed.js";
 import { workspaceOf } from "../../src/platform/stubs.js";
 import { newThreadId } from "../../src/shared/ids.js";
-import { waitFor } from "../support/http.js";
+import { waitFor } from "../support/wait-for.js";
 import { dataFrames, idsSeenWhileWriting, newThread, readFrames, SPEC, stubOf, value } from "./support.js";
 
 const ws = (name: string) => workspaceOf(env, name);
