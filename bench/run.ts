@@ -13,7 +13,7 @@ import { startDurableObjectFloor, startSplitDurableObjectFloor, startSqliteFloor
 import { streamSimple, type Api, type Model } from "@mariozechner/pi-ai";
 import OpenAI from "openai";
 import { startSimulator } from "../local-front/simulator/server.js";
-import { percentile, postLoad, sequential, type LoadResult } from "./load.js";
+import { percentile, postLoad, sequential, treeCpuMs, type LoadResult } from "./load.js";
 import { defaultConfigThread, longThread, reductionTimes } from "./compaction.js";
 import { seatRows } from "./seats.js";
 import { operationRows } from "./operations.js";
@@ -274,13 +274,30 @@ async function turns(front: Front): Promise<void> {
   };
   await sequential(20, oneAtATime);
   await sequential(20, direct);
-  const viaRuntime = await sequential(200, oneAtATime);
-  const straight = await sequential(200, direct);
+  // CPU of every process the call runs in: the front (which also runs the simulator) with its workerd processes, and this one.
+  const cpuOf = async (n: number, call: () => Promise<void>) => {
+    const front0 = treeCpuMs(front.proc.pid!);
+    const self0 = process.cpuUsage();
+    const latency = await sequential(n, call);
+    const front1 = treeCpuMs(front.proc.pid!);
+    const self = process.cpuUsage(self0);
+    const cpu = front0 === null || front1 === null ? NaN : (front1 - front0 + (self.user + self.system) / 1000) / n;
+    return { ...latency, cpu };
+  };
+  const viaRuntime = await cpuOf(200, oneAtATime);
+  const straight = await cpuOf(200, direct);
   row(
     "a turn: send -> pi -> simulator -> reply (sequential)",
     `p50 ${fmt(viaRuntime.p50, 1)} ms, p99 ${fmt(viaRuntime.p99, 1)} ms`,
     `the same model call straight from Node (pi-ai): p50 ${fmt(straight.p50, 1)} ms`,
     fmt(viaRuntime.p50 / straight.p50, 2),
+    "",
+  );
+  row(
+    "a turn's CPU, all processes (the front, its workerd processes, the client; sequential)",
+    `${fmt(viaRuntime.cpu, 1)} ms a turn`,
+    `the same model call straight from Node (pi-ai), simulator included: ${fmt(straight.cpu, 1)} ms`,
+    fmt(viaRuntime.cpu / straight.cpu, 2),
     "",
   );
   // The client library's sendAndFollow: post, then the log over follow until the turn's end.

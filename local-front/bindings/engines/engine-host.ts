@@ -104,6 +104,16 @@ export async function startEngineHost(deps: EngineDeps, token: string, socket?: 
     res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-cache" });
     res.flushHeaders();
     let ended = false;
+    // What an engine reports in one go (a model call's reply, tool calls and usage) leaves
+    // as one chunk of the stream: the Thread records reports that come together in one commit.
+    let batch = "";
+    const send = () => {
+      const lines = batch;
+      batch = "";
+      if (res.writableEnded || res.destroyed) return;
+      res.write(lines);
+      if (ended) res.end();
+    };
     const emit = (r: EngineReport) => {
       if (ended || res.writableEnded) return;
       if (r.type === "end") {
@@ -111,8 +121,8 @@ export async function startEngineHost(deps: EngineDeps, token: string, socket?: 
         logTurnEnd(request, r.failure ?? null, startedAt);
         r = withProxyCause(r, deps.proxyFailureSince(request.threadId, startedAt));
       }
-      res.write(`${JSON.stringify(r)}\n`);
-      if (ended) res.end();
+      if (batch === "") process.nextTick(send);
+      batch += `${JSON.stringify(r)}\n`;
     };
     // The worker fenced the spawn's cwd as written; a link can still lead into a root, so its real path is checked here, where the session starts.
     const fence = request.buildFence && request.cwd ? rootHolding(request.cwd, deps.codeRoots) : null;

@@ -58,9 +58,10 @@ export async function askEngine(
   const timer = setTimeout(() => runner.cancel({ class: "session", error: `the engine's compaction did not end within ${limit} ms` }), limit);
   const end = await runner.run(response, {
     delta: () => {},
-    durable: async (report) => {
-      if (report.type === "usage") await recordUsage(thread, id, report, () => meter.noteCall(report, false));
-      else if (report.type === "compacted") window = await records.recordEngineCompaction(trigger, report.preTokens);
+    durable: async (reports) => {
+      for (const report of reports)
+        if (report.type === "usage") await recordUsage(thread, id, report, () => meter.noteCall(report, false));
+        else if (report.type === "compacted") window = await records.recordEngineCompaction(trigger, report.preTokens);
     },
   });
   clearTimeout(timer);

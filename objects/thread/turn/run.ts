@@ -4,11 +4,11 @@ import { seatField } from "../../../src/rules/seat-view.js";
 import { capToolOutput } from "../../../src/rules/tool-output.js";
 import type { Compaction } from "../compaction/compaction.js";
 import type { Waits } from "../orchestration/waits.js";
-import type { ThreadAccess } from "../thread-access.js";
-import { recordTurnEvent, recordUsage } from "./events.js";
+import type { Accepted, ThreadAccess } from "../thread-access.js";
+import { prepareTurnEvent, prepareUsage, recordTurnEvent } from "./events.js";
 import { engineInputs, viewOf } from "./inputs.js";
 import type { LiveTurn } from "./live.js";
-import type { TurnEnd } from "./runner.js";
+import { isGrouped, type GroupedReport, type TurnEnd } from "./runner.js";
 import type { Steering } from "./steering.js";
 
 /** What running a turn uses of its Thread: the engine, the log and tables its reports go to. */
@@ -78,24 +78,40 @@ async function runOnce(thread: RunThread, parts: RunParts, live: LiveTurn, reque
   // The kind of the last durable report: a turn that completes right after a tool result
   // stalled (the engine ran a tool and stopped without answering).
   let last: string | null = null;
+  // A reply, tool calls and usage that came together: each prepared in order, then all in one commit.
+  const appendTogether = async (reports: readonly GroupedReport[]): Promise<void> => {
+    const writes: { report: GroupedReport; write: () => Accepted | null; degraded: boolean }[] = [];
+    for (const report of reports) {
+      if (report.type === "usage") {
+        const write = await prepareUsage(thread, live.id, report, () => parts.compaction.noteCall(report, true));
+        if (write) writes.push({ report, write: () => (write(), null), degraded: false });
+        continue;
+      }
+      const prepared =
+        report.type === "reply"
+          ? await prepareTurnEvent(thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text, ...seatField(live.seat) })
+          : await prepareTurnEvent(
+              thread,
+              "tool-call",
+              { turnId: live.id, callId: report.callId, name: report.name, input: report.input },
+              { role: "tool-call", callId: report.callId, name: report.name, input: report.input, ...seatField(live.seat) },
+            );
+      writes.push({ report, ...prepared });
+    }
+    if (writes.length === 0) return;
+    const written = await thread.commits.write(() => writes.map((w) => w.write()));
+    writes.forEach((w, i) => {
+      if (w.report.type === "reply") live.lastReply = { seq: written[i]!.seq, text: w.report.text };
+    });
+    if (writes.some((w) => w.degraded)) void thread.syncCatalogNow();
+  };
   const end = await live.runner.run(response, {
     delta: (frame) => thread.deltas.publish([{ turnId: live.id, ...frame }]),
-    durable: async (report) => {
-      if (report.type !== "usage") last = report.type;
+    durable: async (reports) => {
+      for (const r of reports) if (r.type !== "usage") last = r.type;
+      const report = reports[0]!;
+      if (reports.length > 1 || isGrouped(report)) return appendTogether(reports as GroupedReport[]);
       switch (report.type) {
-        case "reply": {
-          const e = await recordTurnEvent(thread, "reply", { turnId: live.id, text: report.text }, { role: "assistant", text: report.text, ...seatField(live.seat) });
-          if (e) live.lastReply = { seq: e.seq, text: report.text };
-          return;
-        }
-        case "tool-call":
-          await recordTurnEvent(
-            thread,
-            "tool-call",
-            { turnId: live.id, callId: report.callId, name: report.name, input: report.input },
-            { role: "tool-call", callId: report.callId, name: report.name, input: report.input, ...seatField(live.seat) },
-          );
-          return;
         case "tool-result": {
           // Capped here, where every engine's results are recorded, so no engine host can send the log more.
           const output = capToolOutput(report.output);
@@ -124,8 +140,6 @@ async function runOnce(thread: RunThread, parts: RunParts, live: LiveTurn, reque
             question: report.question,
           });
           return;
-        case "usage":
-          return recordUsage(thread, live.id, report, () => parts.compaction.noteCall(report, true));
         case "compacted":
           // The engine compacted its session on its own, mid-turn.
           await parts.compaction.recordEngineCompaction("engine", report.preTokens);

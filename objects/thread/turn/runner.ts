@@ -12,10 +12,22 @@ export interface TurnEnd {
   lost?: boolean;
 }
 
-/** What the runner hands its owner: deltas at once, durable reports one at a time, in order. */
+export type DurableReport = Exclude<EngineReport, { type: "delta" | "ping" | "end" }>;
+
+/** Reports that only append their event: several of them that came together are written in one commit. */
+export type GroupedReport = Extract<DurableReport, { type: "reply" | "tool-call" | "usage" }>;
+const GROUPED: ReadonlySet<string> = new Set<GroupedReport["type"]>(["reply", "tool-call", "usage"]);
+export const isGrouped = (r: EngineReport | null): r is GroupedReport => r !== null && GROUPED.has(r.type);
+
+/**
+ * What the runner hands its owner: deltas at once, durable reports in order, each group
+ * settled before anything after it is handed on. A group is one report, or a run of
+ * `GROUPED` reports that arrived together (a model call's reply, tool calls and usage
+ * come in one write of the engine host): each is its own event, in one commit.
+ */
 export interface TurnSink {
   delta(frame: Record<string, unknown>): void;
-  durable(report: Exclude<EngineReport, { type: "delta" | "ping" | "end" }>): Promise<void>;
+  durable(reports: readonly DurableReport[]): Promise<void>;
 }
 
 /**
@@ -39,6 +51,20 @@ export class TurnRunner {
     }
     const decoder = new TextDecoder();
     let buffered = "";
+    const group: DurableReport[] = [];
+    // A report this side cannot record is this side's fault, not the engine host's: the
+    // turn fails here (and the engine host, seeing the stream cut, stops it).
+    const settle = async (): Promise<TurnEnd | null> => {
+      if (group.length === 0) return null;
+      const reports = group.splice(0);
+      try {
+        await sink.durable(reports);
+      } catch (err) {
+        void this.reader?.cancel().catch(() => {});
+        return fail("unknown", `the runtime could not record the engine's ${reports.map((r) => r.type).join(" and ")}: ${(err as Error).message}`);
+      }
+      return this.cancelled ? { outcome: "failed", failure: this.cancelled } : null;
+    };
     try {
       for (;;) {
         const { done, value } = await this.reader.read();
@@ -51,28 +77,33 @@ export class TurnRunner {
           buffered = buffered.slice(newline + 1);
           if (!line) continue;
           const report = parse(line);
+          if (isGrouped(report)) {
+            group.push(report);
+            continue;
+          }
+          const stopped = await settle();
+          if (stopped) return stopped;
           if (!report) {
             // Cutting the stream makes the engine host stop the turn it can no longer report.
             void this.reader.cancel().catch(() => {});
             return fail("session", `the engine sent a malformed report: ${line.slice(0, 200)}`);
           }
-          if (report.type === "end")
+          if (report.type === "end") {
+            readToClose(this.reader);
             return report.outcome === "completed"
               ? { outcome: "completed", ...(report.stop ? { stop: report.stop } : {}) }
               : { outcome: "failed", failure: report.failure ?? { class: "unknown", error: "the engine failed the turn without a reason" } };
+          }
           if (report.type === "delta") sink.delta(report.frame);
           else if (report.type !== "ping") {
-            // A report this side cannot record is this side's fault, not the engine host's:
-            // the turn fails here (and the engine host, seeing the stream cut, stops it).
-            try {
-              await sink.durable(report);
-            } catch (err) {
-              void this.reader.cancel().catch(() => {});
-              return fail("unknown", `the runtime could not record the engine's ${report.type}: ${(err as Error).message}`);
-            }
+            group.push(report);
+            const failed = await settle();
+            if (failed) return failed;
           }
           if (this.cancelled) return { outcome: "failed", failure: this.cancelled };
         }
+        const stopped = await settle();
+        if (stopped) return stopped;
       }
     } catch (err) {
       if (this.cancelled) return { outcome: "failed", failure: this.cancelled };
@@ -87,6 +118,19 @@ export class TurnRunner {
     this.cancelled = failure;
     void this.reader?.cancel(failure.error).catch(() => {});
   }
+}
+
+/**
+ * After `end` only the stream's close is left to come. Reading it lets the engines
+ * binding's connection carry the next turn: a response left unread is closed with its
+ * connection, and every turn connected anew. Anything more than the close is not the
+ * protocol, and is cut.
+ */
+function readToClose(reader: ReadableStreamDefaultReader<Uint8Array>): void {
+  void reader
+    .read()
+    .then((r) => (r.done ? undefined : reader.cancel()))
+    .catch(() => {});
 }
 
 function parse(line: string): EngineReport | null {

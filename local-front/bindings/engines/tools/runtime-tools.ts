@@ -37,9 +37,19 @@ export function describeTool(name: RuntimeToolName, scope: ToolScope): string {
   return `${base} Seats: ${scope.handoffTo.map((s) => (s.role ? `${s.name} (${s.role})` : s.name)).join(", ")}.`;
 }
 
-/** A tool's input as JSON Schema, for an engine that takes its tools that way (pi). */
+const schemas = new Map<RuntimeToolName, Record<string, unknown>>();
+
+/**
+ * A tool's input as JSON Schema, for an engine that takes its tools that way (pi).
+ * Converted once a process: the schemas are constants, and zod's conversion took about a
+ * millisecond of every pi turn.
+ */
 export function toolSchema(name: RuntimeToolName): Record<string, unknown> {
-  const { $schema: _, ...schema } = z.toJSONSchema(RUNTIME_TOOLS[name].input) as Record<string, unknown>;
+  let schema = schemas.get(name);
+  if (!schema) {
+    const { $schema: _, ...converted } = z.toJSONSchema(RUNTIME_TOOLS[name].input) as Record<string, unknown>;
+    schemas.set(name, (schema = converted));
+  }
   return schema;
 }
 
