@@ -75,6 +75,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps & { tools: TurnToolAcce
     await mkdir(cwd, { recursive: true });
     await placeAttachments(cwd, req.inputs);
     const tools = piTools({
+      owner: req.threadId,
       places: { cwd, own: req.cwd ? [] : [scratch], reach: loopbackReach(access.env), ...(req.worktree ? { worktree: req.worktree } : {}) },
       sandbox: deps.sandbox,
       env: access.env,
