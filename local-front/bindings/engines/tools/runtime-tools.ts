@@ -37,10 +37,18 @@ export function describeTool(name: RuntimeToolName, scope: ToolScope): string {
   return `${base} Seats: ${scope.handoffTo.map((s) => (s.role ? `${s.name} (${s.role})` : s.name)).join(", ")}.`;
 }
 
-/** A tool's input as JSON Schema, for an engine that takes its tools that way (pi). */
+/** Each tool's JSON Schema, made from its constant zod schema the first time a turn offers it, not at every turn. */
+const schemas = new Map<RuntimeToolName, Record<string, unknown>>();
+
+/** A tool's input as JSON Schema, for an engine that takes its tools that way (pi): a copy of its own, which the engine may change. */
 export function toolSchema(name: RuntimeToolName): Record<string, unknown> {
-  const { $schema: _, ...schema } = z.toJSONSchema(RUNTIME_TOOLS[name].input) as Record<string, unknown>;
-  return schema;
+  let schema = schemas.get(name);
+  if (!schema) {
+    const { $schema: _, ...rest } = z.toJSONSchema(RUNTIME_TOOLS[name].input) as Record<string, unknown>;
+    schema = rest;
+    schemas.set(name, schema);
+  }
+  return structuredClone(schema);
 }
 
 /**
