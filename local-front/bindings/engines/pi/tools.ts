@@ -64,9 +64,10 @@ interface Run {
 
 /**
  * Runs `argv` inside the session's fence (feeding it `input`), keeping its output up to
- * `limit` bytes; the command and all it started die on abort or timeout, with the sandbox. A sandbox that cannot run
- * refuses here, so nothing runs unfenced: its refusal rejects the run, and pi-agent-core
- * reports the tool's throw as a failed result (`isError`), never as the command's output.
+ * `limit` bytes; on abort or timeout the command and all it started die with the sandbox.
+ * A sandbox that cannot run refuses here, so nothing runs unfenced: its refusal rejects the
+ * run, and pi-agent-core reports the tool's throw as a failed result (`isError`), never as
+ * the command's output.
  */
 function runFenced(ctx: ToolContext, argv: string[], o: { timeoutS: number; signal?: AbortSignal; input?: string; limit: number; apart?: boolean }): Promise<Run> {
   return new Promise((done, fail) => {
