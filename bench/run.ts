@@ -124,19 +124,28 @@ async function callers(front: Front): Promise<void> {
 /**
  * What the session sandbox costs a tool call: a pi turn whose one step runs `true` in
  * the shell, on a front that fences it (bubblewrap, a network of its own) beside a front
- * with SERVICE_SANDBOX=off, measured in alternating blocks.
+ * with SERVICE_SANDBOX=off, measured in alternating blocks. Once on one thread, whose
+ * session's kept sandbox runs each turn's command; and once on a new thread each turn,
+ * whose command starts the session's sandbox.
  */
 async function sandboxCost(): Promise<void> {
   const fenced = await startFront();
   const open = await startFront({ env: { SERVICE_SANDBOX: "off" } });
   try {
     const text = `@sim ${JSON.stringify({ tool: { name: "shell", input: { command: "true" } } })}\ngo`;
+    const turn = async (front: Front, threadId: string) => {
+      const r = await front.client.send(threadId, { text });
+      if (r.outcome !== "completed") throw new Error(`tool turn failed: ${JSON.stringify(r.failure)}`);
+    };
     const turnOn = async (front: Front) => {
       const { threadId } = await front.client.spawn({ permissions: "allow" });
-      return async () => {
-        const r = await front.client.send(threadId, { text });
-        if (r.outcome !== "completed") throw new Error(`tool turn failed: ${JSON.stringify(r.failure)}`);
-      };
+      return () => turn(front, threadId);
+    };
+    // The thread is spawned before the clock starts: what is timed is the turn alone.
+    const turnsOnNew = async (front: Front, n: number) => {
+      const ids = await Promise.all(Array.from({ length: n }, async () => (await front.client.spawn({ permissions: "allow" })).threadId));
+      let i = 0;
+      return sequential(n, () => turn(front, ids[i++]!));
     };
     const a = await turnOn(fenced);
     const b = await turnOn(open);
@@ -144,9 +153,13 @@ async function sandboxCost(): Promise<void> {
     await sequential(5, b);
     const as: { p50: number; p99: number }[] = [];
     const bs: { p50: number; p99: number }[] = [];
+    const an: { p50: number; p99: number }[] = [];
+    const bn: { p50: number; p99: number }[] = [];
     for (let i = 0; i < 4; i++) {
       as.push(await sequential(25, a));
       bs.push(await sequential(25, b));
+      an.push(await turnsOnNew(fenced, 10));
+      bn.push(await turnsOnNew(open, 10));
     }
     const median = (xs: { p50: number }[]) => percentile(xs.map((x) => x.p50), 50);
     row(
@@ -154,6 +167,13 @@ async function sandboxCost(): Promise<void> {
       `p50 ${fmt(median(as), 1)} ms, p99 ${fmt(Math.max(...as.map((x) => x.p99)), 1)} ms`,
       `the same turn with SERVICE_SANDBOX=off: p50 ${fmt(median(bs), 1)} ms`,
       fmt(median(as) / median(bs), 2),
+      "",
+    );
+    row(
+      "the same, each turn on a new thread: its command starts the session's sandbox (sequential)",
+      `p50 ${fmt(median(an), 1)} ms, p99 ${fmt(Math.max(...an.map((x) => x.p99)), 1)} ms`,
+      `the same turn with SERVICE_SANDBOX=off: p50 ${fmt(median(bn), 1)} ms`,
+      fmt(median(an) / median(bn), 2),
       "",
     );
   } finally {

@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { LoopbackBridge, portOf } from "./loopback-bridge.js";
 import type { StartedProcesses } from "./started.js";
+import { FencedCommand, KeptSandbox, RUNNER } from "./session-sandbox.js";
 import type { Unavailable } from "../../process/debian-packages.js";
 import type { SandboxReport } from "../../../src/api/engines.js";
 
@@ -72,6 +73,14 @@ const BASE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpf
  */
 const ISOLATION = ["--unshare-all", "--die-with-parent", "--new-session"];
 
+/**
+ * How long a session's kept sandbox waits for its next command (the next tool call of a
+ * turn, the next turn), and how many are kept at once: each holds a bwrap and an idle Node
+ * (about 7 MB of its own).
+ */
+const KEPT_IDLE_MS = 60_000;
+const KEPT_MAX = 32;
+
 function real(path: string): string {
   try {
     return realpathSync(path);
@@ -86,20 +95,36 @@ function within(path: string, dir: string): boolean {
 }
 
 /**
- * Whether another runtime's place may be hidden: never `/` or a directory holding the
- * system or this runtime's own programs, whatever a registry entry (or a symlink swapped in
- * after it was read) says.
+ * What another runtime's place may not be, whatever a registry entry (or a symlink swapped in
+ * after it was read) says: `/` or a directory holding the system or this runtime's own
+ * programs (each of those and every directory above it).
  */
-function hideable(place: string, runtime: string[]): boolean {
-  return ![...SYSTEM, ...runtime, real(process.execPath)].some((p) => within(p, place));
+function unhideable(runtime: string[]): Set<string> {
+  const out = new Set<string>();
+  for (const p of [...SYSTEM, ...runtime, real(process.execPath)]) for (let dir = p; !out.has(dir); dir = dirname(dir)) out.add(dir);
+  return out;
 }
 
-/** Directory or file, or null for a place that is gone: it may vanish between two looks (a runtime's data directory removed meanwhile). */
-function kindOf(path: string): "dir" | "file" | null {
+/**
+ * A place by its real path, and whether it is a directory or a file; null for a place that
+ * is gone: it may vanish between two looks (a runtime's data directory removed meanwhile).
+ * Looked at before its path is resolved: most of the registry's places are gone, and a
+ * resolve that throws costs ten times a look that does not.
+ */
+function placeOf(path: string): { real: string; kind: "dir" | "file" } | null {
   try {
-    return statSync(path).isDirectory() ? "dir" : "file";
+    const st = statSync(path, { throwIfNoEntry: false });
+    return st ? { real: realpathSync.native(path), kind: st.isDirectory() ? "dir" : "file" } : null;
   } catch {
     return null;
+  }
+}
+
+/** Whether `path` lies strictly below one of `places`: its ancestors looked up, not every place compared. */
+function below(path: string, places: Set<string>): boolean {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if (places.has(dir)) return true;
+    if (dir === dirname(dir)) return false;
   }
 }
 
@@ -133,6 +158,9 @@ export class Sandbox {
     this.runtime = [...new Set(places.runtime.filter(existsSync).map(real))];
   }
 
+  /** Each session's kept sandbox, by its owner (a thread), with the timer that ends it when idle; oldest use first. */
+  private readonly kept = new Map<string, { box: KeptSandbox; idle: NodeJS.Timeout | null }>();
+
   /**
    * `dataDir` keeps the sessions' loopback sockets (loopback-bridge.ts). `notInstalled`:
    * why bubblewrap could not be installed at start, which is why bwrap would be missing.
@@ -151,8 +179,9 @@ export class Sandbox {
     return new Sandbox("bwrap", null, places, started, new LoopbackBridge(dataDir));
   }
 
-  /** Closes the sessions' loopback sockets (at stop). */
+  /** Ends the kept sandboxes and closes the sessions' loopback sockets (at stop). */
   close(): void {
+    for (const owner of [...this.kept.keys()]) this.drop(owner);
     this.bridge?.close();
   }
 
@@ -176,13 +205,18 @@ export class Sandbox {
   private fenceArgs(session: SessionPlaces): string[] {
     const kinds = new Map<string, "dir" | "file">();
     const runtime = this.runtime;
-    for (const p of [...this.places.hidden.map(real), ...(this.places.others?.() ?? []).map(real).filter((o) => hideable(o, runtime))]) {
-      const kind = kindOf(p);
-      if (kind) kinds.set(p, kind);
+    const kept = unhideable(runtime);
+    for (const p of this.places.hidden) {
+      const place = placeOf(p);
+      if (place) kinds.set(place.real, place.kind);
     }
-    const present = [...kinds.keys()];
+    for (const o of this.places.others?.() ?? []) {
+      const place = placeOf(o);
+      if (place && !kept.has(place.real)) kinds.set(place.real, place.kind);
+    }
+    const present = new Set(kinds.keys());
     // A secret inside a hidden directory is hidden with it.
-    const hidden = present.filter((h, i) => !present.some((other, j) => j !== i && other !== h && within(h, other)));
+    const hidden = [...present].filter((h) => !below(h, present));
     const own = session.own.map(real);
     const cwd = real(session.cwd);
     const inHidden = (p: string) => hidden.some((h) => within(p, h));
@@ -214,11 +248,16 @@ export class Sandbox {
     return [...args, ...ISOLATION, ...(session.reach ? [] : ["--share-net"]), "--chdir", cwd];
   }
 
-  /** The forwarder that opens the session's loopback ports inside its network, before `argv`. */
-  private forwarded(argv: string[], reach: string[]): string[] {
+  /** The forwarder's (or the session runner's) arguments that open the session's loopback ports inside its network. */
+  private ports(reach: string[]): string[] {
     const ports = [...new Set(reach.map(portOf))];
     for (const port of ports) this.bridge!.open(port);
-    return [process.execPath, FORWARDER, this.bridge!.dir, ...ports.map(String), "--", ...argv];
+    return [this.bridge!.dir, ...ports.map(String)];
+  }
+
+  /** The forwarder that opens the session's loopback ports inside its network, before `argv`. */
+  private forwarded(argv: string[], reach: string[]): string[] {
+    return [process.execPath, FORWARDER, ...this.ports(reach), "--", ...argv];
   }
 
   /** `argv` as the program and arguments to spawn: inside bwrap, as is with the sandbox off, or a refusal. */
@@ -238,6 +277,60 @@ export class Sandbox {
       if (err instanceof SandboxRefused) return err.message;
       throw err;
     }
+  }
+
+  /**
+   * Runs one command of `owner`'s session (a pi turn's tool command) fenced for `session`, in
+   * the session's kept sandbox: one bwrap per session, started with its first command and
+   * kept while its fence is the same, each command run inside it by session-runner.mjs. The
+   * fence is worked out again for every command, as for a sandbox of its own; a command whose
+   * fence differs (another runtime registered meanwhile, a place gone or come) gets a new
+   * sandbox, and the old one ends. A sandbox busy with a command (none of a session's commands
+   * overlap) or one that ended (a command stopped) is not used again.
+   */
+  run(owner: string, argv: string[], session: SessionPlaces, options: { env: Record<string, string>; input: boolean }): FencedCommand {
+    if (this.state !== "bwrap") return FencedCommand.of(this.spawn(argv, session, { env: options.env, stdio: [options.input ? "pipe" : "ignore", "pipe", "pipe"] }), options.input);
+    const fence = this.fenceArgs(session);
+    const args = [...fence, "--", process.execPath, RUNNER, ...(session.reach ? this.ports(session.reach) : [])];
+    const key = JSON.stringify(args);
+    const env = { ...options.env, ...this.started.env() };
+    const start = () => new KeptSandbox(key, args, session.cwd, { PATH: process.env.PATH ?? "/usr/bin:/bin", ...this.started.env() }, this.started);
+    let entry = this.kept.get(owner);
+    if (entry?.box.busy) {
+      const box = start();
+      const command = box.run(argv, env, options.input);
+      command.once("close", () => box.end());
+      return command;
+    }
+    if (entry && (entry.box.fence !== key || entry.box.ended)) {
+      this.drop(owner);
+      entry = undefined;
+    }
+    if (!entry) {
+      for (const [other, e] of this.kept) if (this.kept.size >= KEPT_MAX && !e.box.busy) this.drop(other);
+      entry = { box: start(), idle: null };
+    }
+    if (entry.idle) clearTimeout(entry.idle);
+    entry.idle = null;
+    // Last used, last in the map: the oldest idle one is dropped first.
+    this.kept.delete(owner);
+    this.kept.set(owner, entry);
+    const command = entry.box.run(argv, env, options.input);
+    const kept = entry;
+    command.once("close", () => {
+      if (this.kept.get(owner) !== kept) return;
+      if (kept.box.ended) return void this.kept.delete(owner);
+      kept.idle = setTimeout(() => this.kept.get(owner) === kept && this.drop(owner), KEPT_IDLE_MS).unref();
+    });
+    return command;
+  }
+
+  private drop(owner: string): void {
+    const entry = this.kept.get(owner);
+    if (!entry) return;
+    if (entry.idle) clearTimeout(entry.idle);
+    this.kept.delete(owner);
+    entry.box.end();
   }
 
   /**

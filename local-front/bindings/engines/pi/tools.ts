@@ -34,6 +34,8 @@ export interface QuestionAnswer {
 }
 
 export interface ToolContext {
+  /** The thread whose session this is: its commands run in one kept sandbox (bindings/sandbox/session-sandbox.ts). */
+  owner: string;
   /** The session's working directory, and its own directories the fence lets it write. */
   places: SessionPlaces;
   /** Every command and file access of a tool runs through it. */
@@ -62,13 +64,14 @@ interface Run {
 
 /**
  * Runs `argv` inside the session's fence (feeding it `input`), keeping its output up to
- * `limit` bytes; the whole sandbox dies on abort or timeout. A sandbox that cannot run
- * refuses here, so nothing runs unfenced: its refusal rejects the run, and pi-agent-core
- * reports the tool's throw as a failed result (`isError`), never as the command's output.
+ * `limit` bytes; on abort or timeout the command and all it started die with the sandbox.
+ * A sandbox that cannot run refuses here, so nothing runs unfenced: its refusal rejects the
+ * run, and pi-agent-core reports the tool's throw as a failed result (`isError`), never as
+ * the command's output.
  */
 function runFenced(ctx: ToolContext, argv: string[], o: { timeoutS: number; signal?: AbortSignal; input?: string; limit: number; apart?: boolean }): Promise<Run> {
   return new Promise((done, fail) => {
-    const child = ctx.sandbox.spawn(argv, ctx.places, { env: toolEnv(ctx.env), stdio: [o.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    const child = ctx.sandbox.run(ctx.owner, argv, ctx.places, { env: toolEnv(ctx.env), input: o.input !== undefined });
     const chunks: Buffer[] = [];
     const errors: Buffer[] = [];
     let size = 0;
@@ -82,13 +85,7 @@ function runFenced(ctx: ToolContext, argv: string[], o: { timeoutS: number; sign
       child.stdin!.on("error", () => {});
       child.stdin!.end(o.input);
     }
-    const kill = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    };
+    const kill = () => child.stop();
     const timer = setTimeout(kill, o.timeoutS * 1000);
     o.signal?.addEventListener("abort", kill, { once: true });
     child.on("error", (err) => {

@@ -77,6 +77,7 @@ export function runPiTurn(req: TurnRequest, deps: PiDeps & { tools: TurnToolAcce
     await placeAttachments(cwd, req.inputs);
     const { ai, core } = await piPackages();
     const tools = piTools(ai.Type, {
+      owner: req.threadId,
       places: { cwd, own: req.cwd ? [] : [scratch], reach: loopbackReach(access.env), ...(req.worktree ? { worktree: req.worktree } : {}) },
       sandbox: deps.sandbox,
       env: access.env,

@@ -37,20 +37,18 @@ export function describeTool(name: RuntimeToolName, scope: ToolScope): string {
   return `${base} Seats: ${scope.handoffTo.map((s) => (s.role ? `${s.name} (${s.role})` : s.name)).join(", ")}.`;
 }
 
+/** Each tool's JSON Schema, made from its constant zod schema the first time a turn offers it, not at every turn. */
 const schemas = new Map<RuntimeToolName, Record<string, unknown>>();
 
-/**
- * A tool's input as JSON Schema, for an engine that takes its tools that way (pi).
- * Converted once a process: the schemas are constants, and zod's conversion took about a
- * millisecond of every pi turn.
- */
+/** A tool's input as JSON Schema, for an engine that takes its tools that way (pi): a copy of its own, which the engine may change. */
 export function toolSchema(name: RuntimeToolName): Record<string, unknown> {
   let schema = schemas.get(name);
   if (!schema) {
-    const { $schema: _, ...converted } = z.toJSONSchema(RUNTIME_TOOLS[name].input) as Record<string, unknown>;
-    schemas.set(name, (schema = converted));
+    const { $schema: _, ...rest } = z.toJSONSchema(RUNTIME_TOOLS[name].input) as Record<string, unknown>;
+    schema = rest;
+    schemas.set(name, schema);
   }
-  return schema;
+  return structuredClone(schema);
 }
 
 /**

@@ -1,0 +1,88 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { alive } from "../../local-front/bindings/sandbox/identity.js";
+import { removeDir, startFront, type Front } from "../support/front.js";
+import { call, events, sim, waitFor } from "../support/http.js";
+import { descendants } from "../support/processes.js";
+
+/**
+ * A pi session's tool commands run in one kept sandbox (docs/credentials.md, "The session
+ * sandbox"): bubblewrap starts with its first command, not with each. What the fence hides
+ * is held by sandbox.test.ts; these hold what keeping it changes, and what it must not.
+ */
+const tag = Math.random().toString(36).slice(2);
+
+/** The shell command's output in `threadId`'s newest tool result, its turn completed. */
+async function shell(front: Front, threadId: string, command: string): Promise<string> {
+  const r = await call(front.url, "POST", `/threads/${threadId}/send`, { text: sim({ tool: { name: "shell", input: { command } } }) });
+  expect(r.body.outcome, JSON.stringify(r.body.failure)).toBe("completed");
+  return (await events(front.url, threadId)).filter((e) => e.kind === "tool-result").at(-1)?.body.output ?? "";
+}
+
+const spawnThread = async (front: Front) => (await call(front.url, "POST", "/spawn", { permissions: "allow" })).body.threadId as string;
+
+/** The front's bubblewrap processes. */
+const sandboxesOf = (front: Front) => descendants(front.proc.pid!).filter((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "bwrap");
+
+/** Processes whose command line holds `marker`. */
+function withMarker(marker: string): number[] {
+  return readdirSync("/proc").flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      return readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(marker) && alive(Number(entry)) ? [Number(entry)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+describe("a pi session's kept sandbox", () => {
+  let front: Front;
+  beforeAll(async () => {
+    front = await startFront();
+  });
+  afterAll(async () => {
+    await front?.stop();
+    removeDir(front.dataDir);
+  });
+
+  it("runs the session's commands, turn after turn, in one sandbox: a later command finds what an earlier one left in its private /tmp; another thread's session does not", async () => {
+    const threadId = await spawnThread(front);
+    await shell(front, threadId, `echo ${tag} > /tmp/left-by-an-earlier-command`);
+    const bwraps = sandboxesOf(front);
+    expect(await shell(front, threadId, "cat /tmp/left-by-an-earlier-command")).toContain(tag);
+    // The same sandbox ran it: none started for the second command.
+    expect(sandboxesOf(front)).toEqual(bwraps);
+    // The control: a session of its own, in a sandbox of its own.
+    const other = await spawnThread(front);
+    const out = await shell(front, other, "cat /tmp/left-by-an-earlier-command || echo not-here");
+    expect(out).toContain("not-here");
+    expect(out).not.toContain(tag);
+  });
+
+  it("lets nothing a command started outlive it: a process it left in the background, in a session of its own, is gone when its call returns", async () => {
+    const threadId = await spawnThread(front);
+    const marker = `left-behind-${tag}`;
+    const out = await shell(front, threadId, `setsid bash -c 'tail -f /dev/null; echo ${marker}' > /dev/null 2>&1 & sleep 0.2; echo started; pgrep -f ${marker} > /dev/null && echo running`);
+    // The control: it was running when the command ended.
+    expect(out).toContain("running");
+    // Killed as the command ended, not when the kept sandbox does (a minute idle).
+    await waitFor(async () => withMarker(marker).length === 0, 5_000);
+    // And the session goes on in the same sandbox.
+    expect(await shell(front, threadId, "echo next")).toContain("next");
+  });
+
+  it("ends with the front: no sandbox of its sessions is left after a stop", async () => {
+    const own = await startFront();
+    try {
+      const threadId = await spawnThread(own);
+      await shell(own, threadId, "true");
+      const kept = sandboxesOf(own);
+      expect(kept.length).toBeGreaterThan(0);
+      await own.stop();
+      expect(kept.filter(alive)).toEqual([]);
+    } finally {
+      removeDir(own.dataDir);
+    }
+  });
+});
