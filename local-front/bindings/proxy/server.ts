@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
-import { createSecureContext, TLSSocket } from "node:tls";
+import { createSecureContext, TLSSocket, type SecureContext } from "node:tls";
 import type { AccountPool, Credential } from "../accounts/pool.js";
 import { PROXY_CODES } from "../../../src/api/errors.js";
 import { isLoopback } from "../../../src/shared/loopback.js";
@@ -63,6 +63,14 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     console.error(`agent-runtime: proxy refused egress to ${where} (not loopback, not a provider)`);
   };
   const passes = (host: string) => isLoopback(host);
+  // One context a host, as its certificate is one: a context made per tunnel costs the
+  // key's parsing each time, and its own session-ticket keys make every handshake a full one.
+  const contexts = new Map<string, SecureContext>();
+  const contextFor = (host: string) => {
+    let context = contexts.get(host);
+    if (!context) contexts.set(host, (context = createSecureContext(opts.ca.leaf(host))));
+    return context;
+  };
 
   const fail = (res: ServerResponse, status: number, code: string, message: string) => {
     if (res.headersSent) return res.destroy();
@@ -177,7 +185,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     if (providerHosts.has(host)) {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length) client.unshift(head);
-      const tls = new TLSSocket(client, { isServer: true, secureContext: createSecureContext(opts.ca.leaf(host)) }) as TLSSocket & { target?: string };
+      const tls = new TLSSocket(client, { isServer: true, secureContext: contextFor(host) }) as TLSSocket & { target?: string };
       tls.target = port === "443" ? host : `${host}:${port}`;
       tls.on("error", () => client.destroy());
       inner.emit("connection", tls);
