@@ -78,6 +78,12 @@ export interface BindingOptions {
   refusalOf?: (err: unknown) => Refusal | null;
   /** Node's request and header timeouts (ms; 0: none), when the binding keeps answers open longer than Node's defaults allow. */
   timeouts?: { request: number; headers: number };
+  /**
+   * How long an idle connection of workerd's is kept (ms), when workerd reuses them call
+   * after call: the side that closes an idle connection must be the client, or a request
+   * sent as the server closes is lost unanswered.
+   */
+  keepAliveMs?: number;
 }
 
 export interface BindingServer {
@@ -88,7 +94,7 @@ export interface BindingServer {
 
 /** Serves `route` on a loopback port of its own, behind the token gate, answering faults as a coded 500. */
 export async function serveBinding(options: BindingOptions, route: BindingRoute): Promise<BindingServer> {
-  const { name, gate, refusalOf, timeouts } = options;
+  const { name, gate, refusalOf, timeouts, keepAliveMs } = options;
   const answer = async (req: IncomingMessage, res: ServerResponse) => {
     if (gate && !holdsToken(req.headers[gate.header], gate.token)) {
       req.resume();
@@ -104,6 +110,7 @@ export async function serveBinding(options: BindingOptions, route: BindingRoute)
       replyOutcome(res, refusal ?? refuse(500, `${name} failed: ${(err as Error).message}`, CODES.bindingFailed));
     });
   });
+  if (keepAliveMs) server.keepAliveTimeout = keepAliveMs;
   if (timeouts) {
     server.requestTimeout = timeouts.request;
     server.headersTimeout = timeouts.headers;

@@ -29,6 +29,8 @@ export interface ProxyOptions {
 const HOP_HEADERS = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"];
 /** How long a thread's last proxy failure is kept for its turn's end to find. */
 const FAILURE_MEMORY_MS = 60 * 60_000;
+/** Longer than the clients of the proxy keep an idle tunnel (undici: 4 s; the engines' agents, seconds). */
+const TUNNEL_IDLE_MS = 65_000;
 /** Error bodies are read whole (they are small) so the account's health can say what the provider said. */
 const ERROR_BODY_LIMIT = 16 * 1024;
 
@@ -153,6 +155,9 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     const host = (req.socket as TLSSocket & { target?: string }).target!;
     handle(req, res, new URL(req.url ?? "/", `https://${host}`));
   });
+  // A tunnel is reused call after call: its client, not the proxy, closes it when idle,
+  // or a call sent as the proxy closed it would fail unsent (proxy-upstream-unreachable).
+  inner.keepAliveTimeout = TUNNEL_IDLE_MS;
 
   const server: Server = createServer((req, res) => {
     let target: URL;
