@@ -355,6 +355,34 @@ function streamedCompletion(client: OpenAI): () => Promise<void> {
   };
 }
 
+/** Calls `call` `total` times, `concurrency` at once: the rate and each call's latency. */
+async function concurrent(concurrency: number, total: number, call: () => Promise<void>): Promise<{ perSecond: number; p50: number; p99: number; errors: number; firstError: string }> {
+  const times: number[] = [];
+  let started = 0;
+  let errors = 0;
+  let firstError = "";
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started < total) {
+        started++;
+        const t = performance.now();
+        try {
+          await call();
+          times.push(performance.now() - t);
+        } catch (err) {
+          errors++;
+          firstError ||= (err as Error).message.slice(0, 200);
+        }
+      }
+    }),
+  );
+  return { perSecond: times.length / ((performance.now() - began) / 1000), p50: percentile(times, 50), p99: percentile(times, 99), errors, firstError };
+}
+
+/** The concurrencies of the completions growth rows (issue 32), and how many calls each measures. */
+const COMPLETION_CONCURRENCY = [1, 16, 64, 256].map((c) => ({ c, total: Math.max(100, c * 4) }));
+
 /**
  * A streamed completion through the runtime (the workspace's account, the relay that
  * watches the stream for a provider's error, the `completion` event) against the same
@@ -388,6 +416,20 @@ async function completions(): Promise<void> {
           fmt(runtime.p50 / direct.p50, 2),
           "",
         );
+        // Growth: the same call as concurrency grows, each level against the simulator alone
+        // at the same concurrency, taken one right after the other.
+        for (const { c, total } of COMPLETION_CONCURRENCY) {
+          log(`completions: ${what}, ${c} at once`);
+          const r = await concurrent(c, total, viaRuntime);
+          const d = await concurrent(c, total, straight);
+          row(
+            `streamed completions through /v1/chat/completions, ${what}, ${c} at once (${total} calls)`,
+            `${fmt(r.perSecond)}/s, p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms (overhead p99 ${fmt(r.p99 - d.p99, 1)} ms)${r.errors ? `, ${r.errors} failed (the first: ${r.firstError})` : ""}`,
+            `the simulator alone, ${c} at once: ${fmt(d.perSecond)}/s, p50 ${fmt(d.p50, 1)} ms, p99 ${fmt(d.p99, 1)} ms`,
+            fmt(r.perSecond / d.perSecond, 2),
+            c === 1 ? "overhead p99 under 2 ms" : "",
+          );
+        }
       } finally {
         await front.stop();
         removeDir(dataDir);

@@ -78,6 +78,12 @@ export interface BindingOptions {
   refusalOf?: (err: unknown) => Refusal | null;
   /** Node's request and header timeouts (ms; 0: none), when the binding keeps answers open longer than Node's defaults allow. */
   timeouts?: { request: number; headers: number };
+  /**
+   * How long an idle connection of workerd's is kept (ms), when workerd reuses them call
+   * after call: the side that closes an idle connection must be the client, or a request
+   * sent as the server closes is lost unanswered.
+   */
+  keepAliveMs?: number;
 }
 
 export interface BindingServer {
@@ -112,7 +118,7 @@ export async function bindingSocket(): Promise<BindingSocket> {
   return {
     address,
     close,
-    serve({ name, gate, refusalOf, timeouts }, route) {
+    serve({ name, gate, refusalOf, timeouts, keepAliveMs }, route) {
       if (handle) throw new Error(`${name} is served already`);
       const answer = async (req: IncomingMessage, res: ServerResponse) => {
         if (gate && !holdsToken(req.headers[gate.header], gate.token)) {
@@ -122,7 +128,8 @@ export async function bindingSocket(): Promise<BindingSocket> {
         const answered = await route(req, res, new URL(req.url ?? "/", "http://binding"));
         if (answered) replyOutcome(res, answered);
       };
-      // The server reads its timeouts at each check of its connections, so these hold from here on.
+      // The server reads these at each check of its connections and each answer's end, so they hold from here on.
+      if (keepAliveMs) server.keepAliveTimeout = keepAliveMs;
       if (timeouts) {
         server.requestTimeout = timeouts.request;
         server.headersTimeout = timeouts.headers;

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";
-import { createSecureContext } from "node:tls";
+import { createSecureContext, type SecureContext } from "node:tls";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { anthropicMessages } from "./anthropic-messages.js";
@@ -207,8 +207,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       });
   };
   const tls = opts.tls;
+  // A context a name, kept: made per connection, it would cost the key's parsing each time
+  // and make every handshake a full one (its session-ticket keys would be new).
+  const contexts = new Map<string, SecureContext>();
+  const contextFor = (name: string) => {
+    let context = contexts.get(name);
+    if (!context) contexts.set(name, (context = createSecureContext(tls!.certFor(name))));
+    return context;
+  };
   const server = tls
-    ? createTlsServer({ SNICallback: (name, cb) => cb(null, createSecureContext(tls.certFor(name))), ...tls.certFor(host) }, listener)
+    ? createTlsServer({ SNICallback: (name, cb) => cb(null, contextFor(name)), ...tls.certFor(host) }, listener)
     : createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

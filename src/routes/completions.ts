@@ -169,17 +169,23 @@ serve(completions, "POST /v1/chat/completions", async (c) => {
   }
   const account = first.type === "start" ? first.account : null;
 
+  // The pool's reports are read to their end, not cancelled after the last that matters:
+  // a cancelled body costs workerd its connection to the pool, and the next call a new one.
   if (body.stream !== true) {
     let completion: Record<string, unknown> | null = null;
+    let last: CompletionReport | null = null;
     for await (const r of reports) {
+      if (last) continue;
       if (r.type === "result") completion = r.completion;
-      else if (r.type === "end") {
-        await record("completed", null, account, r.usage, r.attempts);
-        return c.json(completion ?? {});
-      } else if (r.type === "error") {
-        await record("failed", r.code, account, null, r.attempts);
-        oaiRefused(r.status, r.code, r.message);
-      }
+      else if (r.type === "end" || r.type === "error") last = r;
+    }
+    if (last?.type === "end") {
+      await record("completed", null, account, last.usage, last.attempts);
+      return c.json(completion ?? {});
+    }
+    if (last?.type === "error") {
+      await record("failed", last.code, account, null, last.attempts);
+      oaiRefused(last.status, last.code, last.message);
     }
     await record("failed", CODES.upstreamError, account, null, []);
     oaiRefused(502, CODES.upstreamError, "The account pool ended the call before its answer.");
@@ -192,8 +198,16 @@ serve(completions, "POST /v1/chat/completions", async (c) => {
   const out = new ReadableStream<Uint8Array>({
     async start(controller) {
       let ended = false;
+      const close = () => {
+        try {
+          controller.close();
+        } catch {
+          // Already closed by a departed caller.
+        }
+      };
       try {
         for await (const r of reports) {
+          if (ended) continue;
           if (r.type === "chunk") {
             const choices = r.data.choices as unknown[] | undefined;
             if (!wantsUsage && Array.isArray(choices) && choices.length === 0) continue;
@@ -203,12 +217,12 @@ serve(completions, "POST /v1/chat/completions", async (c) => {
             controller.enqueue(frame("[DONE]"));
             await record("completed", null, account, r.usage, r.attempts);
             ended = true;
-            break;
+            close();
           } else if (r.type === "error") {
             controller.enqueue(frame({ error: { message: r.message, type: ERROR_TYPES[r.status] ?? "api_error", code: r.code, param: null } }));
             await record("failed", r.code, account, null, r.attempts);
             ended = true;
-            break;
+            close();
           }
         }
         if (!ended) {
@@ -216,14 +230,11 @@ serve(completions, "POST /v1/chat/completions", async (c) => {
           await record("failed", CODES.upstreamError, account, null, []);
         }
       } catch {
-        // The caller went away, or the pool's stream broke: nothing more can be told.
-        await record("failed", CODES.upstreamError, account, null, []);
+        // The caller went away, or the pool's stream broke: nothing more can be told. Once
+        // the call's outcome is recorded, a break in reading the rest changes nothing.
+        if (!ended) await record("failed", CODES.upstreamError, account, null, []);
       }
-      try {
-        controller.close();
-      } catch {
-        // Already closed by a departed caller.
-      }
+      close();
     },
   });
   return new Response(out, {

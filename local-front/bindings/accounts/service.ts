@@ -8,6 +8,9 @@ import { runCompletion, type CompletionDeps } from "../completions/call.js";
 import { servedModels } from "../served-models.js";
 import type { AccountPool } from "./pool.js";
 
+/** Longer than any client of ours keeps an idle connection (undici: 4 s), so the client closes first. */
+const IDLE_KEPT_MS = 65_000;
+
 export interface AccountService {
   /** host:port, for the worker's ACCOUNTS binding. */
   address: string;
@@ -36,7 +39,8 @@ export async function startAccountService(pool: AccountPool, completions: Comple
     res.end();
   };
 
-  return serveBinding({ name: "the account pool", gate: { header: ACCOUNTS_TOKEN_HEADER, token } }, async (req, res, url) => {
+  // The completions endpoint's calls reuse workerd's connections to the pool one after another.
+  return serveBinding({ name: "the account pool", gate: { header: ACCOUNTS_TOKEN_HEADER, token }, keepAliveMs: IDLE_KEPT_MS }, async (req, res, url) => {
     const path = url.pathname;
     if (req.method === "POST" && path === "/completions") return complete(req, res);
     if (req.method === "GET" && path === "/models") return ok({ object: "list", data: completions.catalog.list() });

@@ -47,12 +47,16 @@ type SseEvent = { data: string } | { end: "done" | "cut" };
 
 /**
  * Reads an SSE body frame by frame. A stream is whole only when it says `[DONE]`: one
- * that just stops was cut off upstream, however cleanly its connection closed.
+ * that just stops was cut off upstream, however cleanly its connection closed. After
+ * `[DONE]` the body is read to its end, not cancelled: a cancelled body costs its
+ * connection, and the next call a new one (through the proxy, two TLS handshakes).
  */
 async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = "";
+  let done = false;
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    if (done) continue;
     buffer += decoder.decode(chunk, { stream: true });
     let cut: number;
     while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
@@ -64,13 +68,14 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEve
         .map((l) => l.slice(5).trimStart())
         .join("\n");
       if (data === "[DONE]") {
+        done = true;
         yield { end: "done" };
-        return;
+        break;
       }
       if (data) yield { data };
     }
   }
-  yield { end: "cut" };
+  if (!done) yield { end: "cut" };
 }
 
 /** A provider that fails after its stream began sends one `{"error": ...}` frame and stops. */
@@ -171,12 +176,16 @@ export async function runCompletion(deps: CompletionDeps, call: CompletionCall, 
     attempts.push({ account: target.account ?? "simulator", status: res.status, outcome: "ok" });
     emit({ type: "start", account: target.account ?? "simulator" });
     let usage: CompletionUsage | null = null;
+    let ended = false;
     try {
       if (stream && res.body) {
         for await (const event of sseData(res.body)) {
           if ("end" in event) {
             if (event.end === "cut") return fail(502, CODES.upstreamError, "The provider's stream ended without [DONE]: its answer was cut off.");
-            break;
+            // The caller has its answer now; the loop goes on only to read the body's end.
+            emit({ type: "end", usage, attempts });
+            ended = true;
+            continue;
           }
           const chunk = JSON.parse(event.data) as Record<string, unknown>;
           const error = streamError(chunk);
@@ -190,10 +199,11 @@ export async function runCompletion(deps: CompletionDeps, call: CompletionCall, 
         emit({ type: "result", completion });
       }
     } catch (err) {
-      if (signal.aborted) return;
+      // A body that breaks after `[DONE]` broke nothing the caller holds.
+      if (signal.aborted || ended) return;
       return fail(502, CODES.upstreamError, `The provider's answer broke off: ${(err as Error).message}`);
     }
-    emit({ type: "end", usage, attempts });
+    if (!ended) emit({ type: "end", usage, attempts });
     return;
   }
   const allRateLimits = attempts.length > 0 && attempts.every((a) => a.outcome === "rate-limit");

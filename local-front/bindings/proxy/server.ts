@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
-import { createSecureContext, TLSSocket } from "node:tls";
+import { createSecureContext, TLSSocket, type SecureContext } from "node:tls";
 import type { AccountPool, Credential } from "../accounts/pool.js";
 import { PROXY_CODES } from "../../../src/api/errors.js";
 import { isLoopback } from "../../../src/shared/loopback.js";
@@ -29,6 +29,8 @@ export interface ProxyOptions {
 const HOP_HEADERS = ["connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"];
 /** How long a thread's last proxy failure is kept for its turn's end to find. */
 const FAILURE_MEMORY_MS = 60 * 60_000;
+/** Longer than the clients of the proxy keep an idle tunnel (undici: 4 s; the engines' agents, seconds). */
+const TUNNEL_IDLE_MS = 65_000;
 /** Error bodies are read whole (they are small) so the account's health can say what the provider said. */
 const ERROR_BODY_LIMIT = 16 * 1024;
 
@@ -63,6 +65,14 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     console.error(`agent-runtime: proxy refused egress to ${where} (not loopback, not a provider)`);
   };
   const passes = (host: string) => isLoopback(host);
+  // One context a host, as its certificate is one: a context made per tunnel costs the
+  // key's parsing each time, and its own session-ticket keys make every handshake a full one.
+  const contexts = new Map<string, SecureContext>();
+  const contextFor = (host: string) => {
+    let context = contexts.get(host);
+    if (!context) contexts.set(host, (context = createSecureContext(opts.ca.leaf(host))));
+    return context;
+  };
 
   const fail = (res: ServerResponse, status: number, code: string, message: string) => {
     if (res.headersSent) return res.destroy();
@@ -145,6 +155,9 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     const host = (req.socket as TLSSocket & { target?: string }).target!;
     handle(req, res, new URL(req.url ?? "/", `https://${host}`));
   });
+  // A tunnel is reused call after call: its client, not the proxy, closes it when idle,
+  // or a call sent as the proxy closed it would fail unsent (proxy-upstream-unreachable).
+  inner.keepAliveTimeout = TUNNEL_IDLE_MS;
 
   const server: Server = createServer((req, res) => {
     let target: URL;
@@ -177,7 +190,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     if (providerHosts.has(host)) {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length) client.unshift(head);
-      const tls = new TLSSocket(client, { isServer: true, secureContext: createSecureContext(opts.ca.leaf(host)) }) as TLSSocket & { target?: string };
+      const tls = new TLSSocket(client, { isServer: true, secureContext: contextFor(host) }) as TLSSocket & { target?: string };
       tls.target = port === "443" ? host : `${host}:${port}`;
       tls.on("error", () => client.destroy());
       inner.emit("connection", tls);

@@ -1,5 +1,5 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
-import { request as httpsRequest } from "node:https";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 /**
  * Where the credential proxy and the account pool send provider traffic: the provider
@@ -20,7 +20,10 @@ export interface SimulatorUpstream {
 }
 
 export function providerUpstream(simulator: SimulatorUpstream | null): Upstream {
-  if (simulator)
+  if (simulator) {
+    // Kept alive as Node's own agents keep a provider's connections: a connection a call
+    // costs one TLS handshake more, and a new secure context from the CA's PEM.
+    const agent = new HttpsAgent({ keepAlive: true, ca: simulator.ca });
     return {
       name: `simulator (https://127.0.0.1:${simulator.port})`,
       request: (url, method, headers) =>
@@ -28,13 +31,13 @@ export function providerUpstream(simulator: SimulatorUpstream | null): Upstream 
           host: "127.0.0.1",
           port: simulator.port,
           servername: url.hostname,
-          ca: simulator.ca,
           method,
           path: url.pathname + url.search,
           headers: { ...headers, host: url.host },
-          agent: false,
+          agent,
         }),
     };
+  }
   return {
     name: "providers",
     request: (url, method, headers) =>
