@@ -24,6 +24,7 @@ import { codeHostRows } from "./code-host.js";
 import { roomRows } from "./rooms.js";
 import { aguiRows } from "./agui.js";
 import { footprintRows } from "./footprint.js";
+import { growthRows } from "./growth.js";
 
 const SLICE_SECONDS = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 16);
@@ -470,8 +471,8 @@ async function startup(): Promise<void> {
   row("`npm start` to the first /health answer (median of 3)", `${fmt(percentile(times, 50))} ms`, "", "", "");
 }
 
-/** BENCH_ONLY=appends,callers,follow,tail,turns,agui,seats,operations,tools,memory,code,codehost,completions,sandbox,spawn,startup,footprint,compaction runs just those sections. */
-const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,agui,seats,operations,tools,memory,code,codehost,rooms,completions,sandbox,spawn,startup,footprint,compaction").split(","));
+/** BENCH_ONLY=appends,callers,follow,tail,turns,agui,seats,operations,tools,memory,code,codehost,rooms,completions,sandbox,spawn,startup,footprint,compaction,growth runs just those sections. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? "appends,callers,follow,tail,turns,agui,seats,operations,tools,memory,code,codehost,rooms,completions,sandbox,spawn,startup,footprint,compaction,growth").split(","));
 
 async function main(): Promise<void> {
   const front = await startFront();
@@ -561,6 +562,10 @@ async function main(): Promise<void> {
   if (ONLY.has("sandbox")) {
     log("sandbox");
     await sandboxCost();
+  }
+  if (ONLY.has("growth")) {
+    log("growth: appends, memory, the thread list and follow as threads and followers grow");
+    await growthRows(row, fmt, (front, followers) => followScenario(front, followers, 20, "front relay, growth"));
   }
   if (ONLY.has("startup")) {
     log("startup");

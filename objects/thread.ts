@@ -80,6 +80,7 @@ export class Thread extends DurableObject<Env> {
       state: () => this.state,
       updatedAt: () => this.updatedAt,
       reschedule: () => this.reschedule(),
+      settled: () => this.alarms.clearIfIdle().catch((err: unknown) => console.error(`thread ${this.state?.id}: its spent alarm could not be deleted: ${(err as Error).message}`)),
       waitUntil: (work) => ctx.waitUntil(work),
     });
     // The turn code reaches the Thread only through these closures: making the members

@@ -21,6 +21,7 @@ export interface AlarmPart {
 export interface AlarmStorage {
   getAlarm(): Promise<number | null>;
   setAlarm(scheduledTime: number): Promise<void>;
+  deleteAlarm(): Promise<void>;
 }
 
 /** How long a part whose run left it due (a failure) waits before the alarm tries it again. */
@@ -91,6 +92,24 @@ export class AlarmSchedule {
     }
     if (this.set !== null && this.set <= due) return;
     await this.setAlarm(due);
+  }
+
+  /**
+   * When a part's work landed and no part has anything due, the alarm is deleted: left set,
+   * it would build a new instance of an idle object (evicted by then) only to find nothing
+   * to do. Called off the hot path (a push that covered all activity, at most once a
+   * `catalogSyncMs`), not per change: a busy object always has something due.
+   */
+  async clearIfIdle(): Promise<void> {
+    if (this.set === null || this.nextDueAt() !== null) return;
+    // Known unset before the delete lands: an update meanwhile sets it again, after the delete.
+    this.set = null;
+    try {
+      await this.storage.deleteAlarm();
+    } catch (err) {
+      if (this.set === null) this.set = undefined;
+      throw err;
+    }
   }
 
   /** The object's `alarm()`: runs each part that is due, then sets the alarm to the earliest part left. */

@@ -15,6 +15,8 @@ export interface CatalogSyncThread {
   /** When the thread last changed, as its row shows it. */
   updatedAt(): string;
   reschedule(): Promise<void>;
+  /** The push landed: the alarm goes if nothing else is due, so an idle thread is not woken for it. */
+  settled(): Promise<void>;
   waitUntil(work: Promise<unknown>): void;
 }
 
@@ -141,6 +143,8 @@ export class CatalogSync {
         if (!took) return;
         this.pushed = shown;
         this.pushRetryAt = null;
+        // Activity since the push keeps the safety net (and its alarm) due.
+        if (this.unpushedSince === null) return this.thread.settled();
       }),
     );
   }

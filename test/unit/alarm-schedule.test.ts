@@ -11,6 +11,11 @@ function storage(at: number | null = null) {
       s.alarm = t;
       s.sets.push(t);
     },
+    deletes: 0,
+    deleteAlarm: async () => {
+      s.alarm = null;
+      s.deletes++;
+    },
   };
   return s;
 }
@@ -71,6 +76,28 @@ describe("the alarm schedule", () => {
     await schedule.run();
     expect(other.runs).toBe(1);
     expect(store.alarm).toBeGreaterThanOrEqual(before + 5000);
+  });
+
+  it("deletes the alarm once nothing is due, keeps it while anything is, and sets it again on the next update", async () => {
+    const store = storage();
+    const schedule = new AlarmSchedule(store);
+    const push = part("push", Date.now() + 60_000);
+    const wait = part("wait", Date.now() + 90_000);
+    schedule.add(push);
+    schedule.add(wait);
+    await schedule.update();
+    push.due = null;
+    await schedule.clearIfIdle();
+    expect(store.deletes).toBe(0);
+    expect(store.alarm).toBe(store.sets[0]);
+    wait.due = null;
+    await schedule.clearIfIdle();
+    expect([store.deletes, store.alarm]).toEqual([1, null]);
+    await schedule.clearIfIdle();
+    expect(store.deletes).toBe(1);
+    push.due = Date.now() + 60_000;
+    await schedule.update();
+    expect(store.alarm).toBe(push.due);
   });
 
   it("runs a safety net on every alarm, due or not", async () => {

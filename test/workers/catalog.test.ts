@@ -2,6 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import type { ListThreadsFilter, ThreadListPage } from "../../src/api/threads.js";
 import { catalogOf } from "../../src/platform/stubs.js";
+import { waitFor } from "../support/wait-for.js";
 import { newThread, value } from "./support.js";
 
 const catalog = () => catalogOf(env);
@@ -67,6 +68,21 @@ describe("the thread catalog", () => {
     expect(value(await catalog().list({ ...base, workspace: "alarm" })).threads[0]).toMatchObject({ id, lastSeq: 1 });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(value(await catalog().list({ ...base, workspace: "alarm" })).threads[0]).toMatchObject({ id, lastSeq: 2 });
+  });
+
+  it("leaves an idle thread no alarm once its activity reached the catalog, so nothing wakes it for it", async () => {
+    const { id, stub } = await newThread({ workspace: "idle" });
+    const alarm = () => runInDurableObject(stub, (_t, state) => state.storage.getAlarm());
+    value(await stub.postMessage({ text: "once", hold: true }));
+    await waitFor(async () => value(await catalog().list({ ...base, workspace: "idle" })).threads[0]?.lastSeq === 2);
+    // The activity set the safety net's alarm; the push that covered it takes it away.
+    await waitFor(async () => (await alarm()) === null, 3000);
+    // And new activity sets it again, until its own push lands.
+    value(await stub.postMessage({ text: "again", hold: true }));
+    expect(await runInDurableObject(stub, (thread) => (thread as unknown as { alarms: { nextDueAt(): number | null } }).alarms.nextDueAt())).not.toBeNull();
+    await waitFor(async () => value(await catalog().list({ ...base, workspace: "idle" })).threads[0]?.lastSeq === 3);
+    await waitFor(async () => (await alarm()) === null, 3000);
+    expect(value(await catalog().list({ ...base, workspace: "idle" })).threads[0]).toMatchObject({ id });
   });
 
   it("keeps the newest summary when an older one arrives late", async () => {
