@@ -54,10 +54,16 @@ function readLock(path: string): LockFile | null {
   }
 }
 
+/**
+ * A runtime's process by its command line: the front's bundle (what `npm start` and the
+ * tests run), or one of local-front's programs run from source (a restore holds the lock too).
+ */
+const isRuntime = (command: string) => command.includes("/.front/main.mjs") || command.includes("local-front/");
+
 /** The pid of a live front other than this process that holds `dataDir`'s lock, or null. */
 export function frontHolding(dataDir: string): number | null {
   const lock = readLock(join(dataDir, "front.pid"));
-  return lock && lock.front !== process.pid && alive(lock.front) && commandOf(lock.front).includes("local-front") ? lock.front : null;
+  return lock && lock.front !== process.pid && alive(lock.front) && isRuntime(commandOf(lock.front)) ? lock.front : null;
 }
 
 /**
