@@ -64,7 +64,12 @@ describe("the thread catalog", () => {
     const { id, stub } = await newThread({ workspace: "alarm" });
     value(await stub.postMessage({ text: "before a crash", hold: true }));
     // As after a crash: the timer is gone, only the durable alarm remains.
-    await runInDurableObject(stub, (thread) => clearTimeout((thread as unknown as { activityTimer: ReturnType<typeof setTimeout> }).activityTimer));
+    await runInDurableObject(stub, (thread) => {
+      const sync = (thread as unknown as { catalog: { activityTimer: ReturnType<typeof setTimeout> | null } }).catalog;
+      expect(sync.activityTimer).not.toBeNull();
+      clearTimeout(sync.activityTimer!);
+      sync.activityTimer = null;
+    });
     expect(value(await catalog().list({ ...base, workspace: "alarm" })).threads[0]).toMatchObject({ id, lastSeq: 1 });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(value(await catalog().list({ ...base, workspace: "alarm" })).threads[0]).toMatchObject({ id, lastSeq: 2 });
