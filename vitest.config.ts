@@ -36,10 +36,10 @@ export default defineConfig({
           name: "node",
           include: ["test/unit/**/*.test.ts", "test/simulator/**/*.test.ts", "test/e2e/**/*.test.ts"],
           globalSetup: ["./test/support/debian-packages.ts", "./test/support/tool-packages.ts", "./test/support/front-bundle.ts", "./test/support/answer-document.ts"],
-          // Three files at a time on CI's two cores: an end-to-end file mostly waits on the fronts
-          // and engines it starts. Two held the suite at 18 minutes when a front's start took 6 s
-          // of CPU; at 3 s (the front bundled) a third file no longer pushes starts past their limit.
-          maxWorkers: 3,
+          // Two files at a time, not vitest's one on two cores: an end-to-end file mostly waits
+          // on the fronts and engines it starts. Three ran the suite a minute faster but once
+          // lost a front whose workerd did not start (docs/performance.md, the suite's time).
+          maxWorkers: 2,
           // Vitest runs projects with different worker counts one after the other, never in one group.
           sequence: { groupOrder: 1 },
           testTimeout: 60_000,
