@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { alive } from "../../local-front/bindings/sandbox/identity.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
 import { descendants } from "../support/processes.js";
+import { useFront } from "../support/use-front.js";
 
 /**
  * A pi session's tool commands run in one kept sandbox (docs/credentials.md, "The session
@@ -37,39 +38,32 @@ function withMarker(marker: string): number[] {
 }
 
 describe("a pi session's kept sandbox", () => {
-  let front: Front;
-  beforeAll(async () => {
-    front = await startFront();
-  });
-  afterAll(async () => {
-    await front?.stop();
-    removeDir(front.dataDir);
-  });
+  const shared = useFront();
 
   it("runs the session's commands, turn after turn, in one sandbox: a later command finds what an earlier one left in its private /tmp; another thread's session does not", async () => {
-    const threadId = await spawnThread(front);
-    await shell(front, threadId, `echo ${tag} > /tmp/left-by-an-earlier-command`);
-    const bwraps = sandboxesOf(front);
-    expect(await shell(front, threadId, "cat /tmp/left-by-an-earlier-command")).toContain(tag);
+    const threadId = await spawnThread(shared());
+    await shell(shared(), threadId, `echo ${tag} > /tmp/left-by-an-earlier-command`);
+    const bwraps = sandboxesOf(shared());
+    expect(await shell(shared(), threadId, "cat /tmp/left-by-an-earlier-command")).toContain(tag);
     // The same sandbox ran it: none started for the second command.
-    expect(sandboxesOf(front)).toEqual(bwraps);
+    expect(sandboxesOf(shared())).toEqual(bwraps);
     // The control: a session of its own, in a sandbox of its own.
-    const other = await spawnThread(front);
-    const out = await shell(front, other, "cat /tmp/left-by-an-earlier-command || echo not-here");
+    const other = await spawnThread(shared());
+    const out = await shell(shared(), other, "cat /tmp/left-by-an-earlier-command || echo not-here");
     expect(out).toContain("not-here");
     expect(out).not.toContain(tag);
   });
 
   it("lets nothing a command started outlive it: a process it left in the background, in a session of its own, is gone when its call returns", async () => {
-    const threadId = await spawnThread(front);
+    const threadId = await spawnThread(shared());
     const marker = `left-behind-${tag}`;
-    const out = await shell(front, threadId, `setsid bash -c 'tail -f /dev/null; echo ${marker}' > /dev/null 2>&1 & sleep 0.2; echo started; pgrep -f ${marker} > /dev/null && echo running`);
+    const out = await shell(shared(), threadId, `setsid bash -c 'tail -f /dev/null; echo ${marker}' > /dev/null 2>&1 & sleep 0.2; echo started; pgrep -f ${marker} > /dev/null && echo running`);
     // The control: it was running when the command ended.
     expect(out).toContain("running");
     // Killed as the command ended, not when the kept sandbox does (a minute idle).
     await waitFor(async () => withMarker(marker).length === 0, 5_000);
     // And the session goes on in the same sandbox.
-    expect(await shell(front, threadId, "echo next")).toContain("next");
+    expect(await shell(shared(), threadId, "echo next")).toContain("next");
   });
 
   it("ends with the front: no sandbox of its sessions is left after a stop", async () => {
