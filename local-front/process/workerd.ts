@@ -1,4 +1,4 @@
-import { Log, LogLevel, Miniflare } from "miniflare";
+import { Log, LogLevel, Miniflare, type MiniflareOptions } from "miniflare";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import type { ShardLayout } from "../../src/shared/shards.js";
@@ -77,7 +77,8 @@ export async function startRuntime(config: FrontConfig, boot: Boot, layout: Shar
   const start = async (n: number, peerPorts: number[]): Promise<Shard> => {
     const dirs = shardDirs(n);
     const other = layout.count === 2 ? peerPorts[1 - n]! : null;
-    const mf = new Miniflare({
+    const tag = layout.count > 1 ? `[workerd ${n}]` : "[workerd]";
+    return startWorkerd({
       ...workerOptions,
       name: "agent-runtime",
       modules: [{ type: "ESModule", path: "worker.js", contents: script }],
@@ -109,18 +110,7 @@ export async function startRuntime(config: FrontConfig, boot: Boot, layout: Shar
         { host: "127.0.0.1", port: peerPorts[n]!, entrypoint: "ShardPeer" },
       ],
       log: new Log(LogLevel.WARN),
-      handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-        const tag = layout.count > 1 ? `[workerd ${n}]` : "[workerd]";
-        stdout.on("data", (d: Buffer) => process.stderr.write(`${tag} ${d}`));
-        stderr.on("data", (d: Buffer) => process.stderr.write(`${tag} ${d}`));
-      },
-    });
-    try {
-      return { mf, direct: await mf.unsafeGetDirectURL("agent-runtime") };
-    } catch (err) {
-      await mf.dispose().catch(() => {});
-      throw err;
-    }
+    }, "agent-runtime", tag);
   };
   for (let attempt = 1; ; attempt++) {
     const peerPorts = await Promise.all(Array.from({ length: layout.count }, () => freePort()));
@@ -130,7 +120,49 @@ export async function startRuntime(config: FrontConfig, boot: Boot, layout: Shar
     if (!failed) return { shards, layout, dispose: async () => void (await Promise.all(shards.map((s) => s.mf.dispose()))) };
     await Promise.all(shards.map((s) => s.mf.dispose().catch(() => {})));
     // A peer port was free when chosen and taken before workerd bound it (another process starting at once): choose again.
-    if (attempt < 3 && (failed.reason as { code?: string } | null)?.code === "ERR_ADDRESS_IN_USE") continue;
+    if (attempt < 3 && failed.reason instanceof PortTaken) continue;
     throw failed.reason;
+  }
+}
+
+/** workerd could not bind one of its sockets: another process holds the address. */
+export class PortTaken extends Error {}
+
+const ADDRESS_IN_USE = "Address already in use";
+
+/**
+ * Starts one workerd (Miniflare) and waits for `worker`'s direct socket, its output on the
+ * front's stderr behind `tag`. A socket's address taken by another process is `PortTaken`,
+ * told by workerd's own line. Miniflare looks for that line when workerd's control pipe
+ * closes, but workerd's stderr may be read after that close: Miniflare then reports a bare
+ * ERR_RUNTIME_FAILURE, and its dispose drops the unread line, so the front would say
+ * nothing of why (one start in seven with the port taken, measured). So on a failed start
+ * the stderr is read to its end (workerd has exited; its end comes within milliseconds)
+ * before the dispose.
+ */
+export async function startWorkerd(options: MiniflareOptions, worker: string, tag: string): Promise<Shard> {
+  let startup: string | null = "";
+  let ended: Promise<unknown> = Promise.resolve();
+  const mf = new Miniflare({
+    ...options,
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      stdout.on("data", (d: Buffer) => process.stderr.write(`${tag} ${d}`));
+      stderr.on("data", (d: Buffer) => {
+        if (startup !== null) startup += d;
+        process.stderr.write(`${tag} ${d}`);
+      });
+      ended = new Promise((r) => (stderr.once("end", r), stderr.once("close", r)));
+    },
+  });
+  try {
+    const direct = await mf.unsafeGetDirectURL(worker);
+    startup = null;
+    return { mf, direct };
+  } catch (err) {
+    await Promise.race([ended, new Promise((r) => setTimeout(r, 2000).unref())]);
+    await mf.dispose().catch(() => {});
+    if (startup?.includes(ADDRESS_IN_USE) || (err as { code?: string } | null)?.code === "ERR_ADDRESS_IN_USE")
+      throw new PortTaken(`workerd could not bind its socket: ${/Address already in use.*/.exec(startup ?? "")?.[0] ?? ADDRESS_IN_USE}`);
+    throw err;
   }
 }
