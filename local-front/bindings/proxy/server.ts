@@ -182,9 +182,15 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
     req.pipe(upstream);
   });
 
+  // A CONNECT's socket leaves the server's HTTP connections (closeAllConnections does not
+  // reach it) yet holds its close until the session's client drops the idle tunnel, seconds
+  // later: the front's stop waited on every session's keep-alive (4 s after a turn).
+  const tunnels = new Set<Socket>();
   server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
     // After `connect` the socket has no error handler of the server's: a reset must not crash the front.
     client.on("error", () => {});
+    tunnels.add(client);
+    client.once("close", () => tunnels.delete(client));
     const [raw = "", port = "443"] = (req.url ?? "").split(/:(?=\d+$)/);
     const host = raw.replace(/^\[(.*)\]$/, "$1");
     if (providerHosts.has(host)) {
@@ -226,6 +232,7 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
       new Promise<void>((resolve) => {
         inner.closeAllConnections();
         server.closeAllConnections();
+        for (const t of tunnels) t.destroy();
         server.close(() => resolve());
       }),
   };
