@@ -45,6 +45,20 @@ async function readTo(c: RuntimeClient, threadId: string, last: number): Promise
   return frames;
 }
 
+/**
+ * The front a restart test restarts, on a port of its own (the client reconnects to the same
+ * address): the one the previous restart test left running, else a new one. Every front
+ * started costs the suite seconds; the restarts themselves are what these tests are about.
+ */
+let onPort: { front: Front; port: string } | null = null;
+async function frontOnPort(): Promise<{ front: Front; port: string }> {
+  if (onPort && onPort.front.proc.exitCode === null && onPort.front.proc.signalCode === null) return onPort;
+  const port = String(await freePort());
+  const front = await startFront({ env: { SERVICE_AGENTS_PORT: port } });
+  fronts.push(front);
+  return (onPort = { front, port });
+}
+
 async function lastSeq(c: RuntimeClient, threadId: string): Promise<number> {
   return (await c.tail(threadId, { before: "latest", limit: 1 })).events.at(-1)!.seq;
 }
@@ -125,9 +139,7 @@ describe("the client library's AG-UI calls", () => {
   });
 
   it("follows across a front restart on the same port and data, with no gap and no duplicate", async () => {
-    const port = String(await freePort());
-    const first = await startFront({ env: { SERVICE_AGENTS_PORT: port } });
-    fronts.push(first);
+    const { front: first, port } = await frontOnPort();
     const c = new RuntimeClient({ baseUrl: first.url, pollMs: 100 });
     const { threadId } = await c.spawn();
     await c.send(threadId, { text: sim({ chunks: 4 }, "before") });
@@ -145,6 +157,7 @@ describe("the client library's AG-UI calls", () => {
 
     const second = await startFront({ dataDir: first.dataDir, env: { SERVICE_AGENTS_PORT: port } });
     fronts.push(second);
+    onPort = { front: second, port };
     await c.send(threadId, { text: sim({ chunks: 4 }, "after") });
     await c.post(threadId, { text: "held after", hold: true });
     const last = await lastSeq(c, threadId);
@@ -164,9 +177,7 @@ describe("the client library's AG-UI calls", () => {
   });
 
   it("follows across a front restart in the middle of a streamed reply, and the stream stays one the official client accepts", async () => {
-    const port = String(await freePort());
-    const first = await startFront({ env: { SERVICE_AGENTS_PORT: port } });
-    fronts.push(first);
+    const { front: first, port } = await frontOnPort();
     const c = new RuntimeClient({ baseUrl: first.url, pollMs: 100 });
     const { threadId } = await c.spawn();
     const frames: AguiFrame[] = [];
@@ -179,6 +190,7 @@ describe("the client library's AG-UI calls", () => {
     expect(await first.stop()).toBe(0);
     const second = await startFront({ dataDir: first.dataDir, env: { SERVICE_AGENTS_PORT: port } });
     fronts.push(second);
+    onPort = { front: second, port };
     const ended = await waitFor(async () => {
       const log = (await c.tail(threadId, { after: 0, limit: 1000 })).events;
       return log.find((e) => e.kind === "turn-ended" || e.kind === "turn-failed")?.seq;
