@@ -27,7 +27,7 @@ async function openTunnel(proxyPort: number, target: string): Promise<{ socket: 
 }
 
 // The front's stop closes the proxy; a session's idle tunnel (its client keeps it for
-// seconds, 4 for Node's fetch) held that close, and the stop with it, until the client let go.
+// seconds, 4 for undici's ProxyAgent, pi's) held that close, and the stop with it, until the client let go.
 describe("the credential proxy's close", () => {
   it("ends the tunnels its clients keep open, a provider's and a loopback one, and does not wait for them", async () => {
     const ca = await loadOrCreateCa(join(dir, "proxy", "ca.pem"));
