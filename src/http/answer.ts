@@ -46,3 +46,8 @@ export function answer<T>(c: Context, outcome: Outcome<T>, status: ContentfulSta
 export function answerText(outcome: Outcome<string>): Response {
   return new Response(valueOf(outcome), { headers: { "content-type": "application/json; charset=utf-8" } });
 }
+
+/** A binding's JSON answer, streamed to the caller as the binding wrote it (the code reads), with `c.json`'s content type. */
+export function answerBody(outcome: Outcome<ReadableStream<Uint8Array> | null>): Response {
+  return new Response(valueOf(outcome), { headers: { "content-type": "application/json" } });
+}
