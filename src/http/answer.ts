@@ -47,7 +47,10 @@ export function answerText(outcome: Outcome<string>): Response {
   return new Response(valueOf(outcome), { headers: { "content-type": "application/json; charset=utf-8" } });
 }
 
-/** A binding's JSON answer, streamed to the caller as the binding wrote it (the code reads), with `c.json`'s content type. */
-export function answerBody(outcome: Outcome<ReadableStream<Uint8Array> | null>): Response {
-  return new Response(valueOf(outcome), { headers: { "content-type": "application/json" } });
+/**
+ * A binding's JSON answer, streamed to the caller as the binding wrote it (the code reads),
+ * with `c.json`'s content type; the binding's length goes with its body.
+ */
+export function answerBody(outcome: Outcome<Response>): Response {
+  return new Response(valueOf(outcome).body, { headers: { "content-type": "application/json" } });
 }

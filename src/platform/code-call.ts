@@ -6,11 +6,12 @@ import type { Env } from "./env.js";
 
 /**
  * A request to the code service, through the CODE binding, with this boot's token: its
- * answer when the service answered 200, unread; otherwise the service's refusal kept
- * (status, code), and a missing service (plain `wrangler dev`) a 503 that says how to run
- * with one.
+ * answer when the service answered 200, unread, for a route that gives it to the caller as
+ * it is (its JSON streams through, not parsed here to be written again: an outline's 1,300
+ * symbols are about 220 KB); otherwise the service's refusal kept (status, code), and a
+ * missing service (plain `wrangler dev`) a 503 that says how to run with one.
  */
-async function codeAnswer(env: Env, method: "GET" | "POST", path: string, payload?: object): Promise<Outcome<Response>> {
+export async function codeBody(env: Env, method: "GET" | "POST", path: string, payload?: object): Promise<Outcome<Response>> {
   // A GET's payload is its query (values left out when undefined), a POST's its JSON body.
   const query = method === "GET" && payload ? `?${new URLSearchParams(Object.entries(payload).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])))}` : "";
   const body = method === "POST" ? payload : undefined;
@@ -35,16 +36,6 @@ async function codeAnswer(env: Env, method: "GET" | "POST", path: string, payloa
 
 /** The code service's answer as a value, for a flow that reads it. */
 export async function callCode<T>(env: Env, method: "GET" | "POST", path: string, payload?: object): Promise<Outcome<T>> {
-  const answer = await codeAnswer(env, method, path, payload);
+  const answer = await codeBody(env, method, path, payload);
   return answer.ok ? ok((await answer.value.json()) as T) : answer;
-}
-
-/**
- * The code service's answer for a route that gives it to the caller as it is: its JSON
- * streams through, not parsed here to be written again (an outline's 1,300 symbols are
- * about 220 KB). The service writes the contract's answer; the worker adds nothing to it.
- */
-export async function codeBody(env: Env, method: "GET" | "POST", path: string, payload?: object): Promise<Outcome<ReadableStream<Uint8Array> | null>> {
-  const answer = await codeAnswer(env, method, path, payload);
-  return answer.ok ? ok(answer.value.body) : answer;
 }
