@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rgPath } from "@vscode/ripgrep";
 import { removeDir, startFront } from "../test/support/front.js";
-import { percentile } from "./load.js";
+import { percentile, processCpuMs, treeCpuMs } from "./load.js";
 import { mulberry32 } from "./memory-set.js";
 
 type Row = (...cells: (string | number)[]) => void;
@@ -18,6 +18,23 @@ type Fmt = (n: number, digits?: number) => string;
 
 const FILES = Number(process.env.BENCH_CODE_FILES ?? 20_000);
 const SEARCHES = 100;
+/** Calls whose CPU is summed per process: /proc counts in 10 ms ticks, so a few ms a call needs many calls. */
+const CPU_CALLS = 50;
+
+/**
+ * CPU a call costs each process on its way, in ms: the front (its parse, the pipe), the
+ * workerd processes under it, and this client (its fetch, JSON and schema check). On a
+ * shared 2-core machine this moves far less than the wall time does.
+ */
+async function cpuPerCall(pid: number, call: () => Promise<unknown>): Promise<{ front: number; workerd: number; client: number }> {
+  const tree0 = treeCpuMs(pid) ?? NaN;
+  const front0 = processCpuMs(pid) ?? NaN;
+  const client0 = process.cpuUsage();
+  for (let i = 0; i < CPU_CALLS; i++) await call();
+  const client = process.cpuUsage(client0);
+  const front = (processCpuMs(pid) ?? NaN) - front0;
+  return { front: front / CPU_CALLS, workerd: ((treeCpuMs(pid) ?? NaN) - tree0 - front) / CPU_CALLS, client: (client.user + client.system) / 1000 / CPU_CALLS };
+}
 
 /** A repository of `FILES` TypeScript-like files in nested directories, committed, and one 5,000-line file. */
 function makeRepo(dir: string): string[] {
@@ -108,6 +125,17 @@ export async function codeRows(row: Row, fmt: Fmt): Promise<void> {
       `a read of the same 5,000 lines: p50 ${fmt(percentile(reads, 50), 1)} ms`,
       fmt(percentile(outlines, 50) / percentile(reads, 50), 2),
       "< 50 ms",
+    );
+    const pid = front.proc.pid!;
+    const o = await cpuPerCall(pid, () => front.client.codeOutline({ root: "repo", path: "big.ts" }));
+    const r = await cpuPerCall(pid, () => front.client.codeRead({ root: "repo", path: "big.ts", start: 1, end: 5000 }));
+    const all = (c: typeof o) => c.front + c.workerd + c.client;
+    row(
+      `the outline's CPU a call, by process (${CPU_CALLS} more after the row above)`,
+      `${fmt(all(o), 1)} ms: the front ${fmt(o.front, 1)}, workerd ${fmt(o.workerd, 1)}, the client ${fmt(o.client, 1)}`,
+      `a read of the same 5,000 lines: ${fmt(all(r), 1)} ms (the front ${fmt(r.front, 1)}, workerd ${fmt(r.workerd, 1)}, the client ${fmt(r.client, 1)})`,
+      fmt(all(o) / all(r), 2),
+      "",
     );
   } finally {
     await front.stop();

@@ -69,6 +69,12 @@ function statOf(pid: number): { ppid: number; ticks: number } | null {
   }
 }
 
+/** CPU time (user and system) spent so far by one process, all its threads, in ms; null once it is gone or where there is no /proc. */
+export function processCpuMs(pid: number): number | null {
+  const stat = statOf(pid);
+  return stat && stat.ticks * 10;
+}
+
 /**
  * CPU time (user and system) spent so far by a process and every process under it, in ms,
  * from Linux's /proc (100 clock ticks a second); null where there is no /proc. Taken

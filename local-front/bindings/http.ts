@@ -57,7 +57,9 @@ export function invalid(error: Issues, code: string = CODES.invalidBody): Refusa
 }
 
 function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  // With its length, the answer goes as one body rather than in chunks, and the worker can pass it on so (`answerBody`).
+  res.writeHead(status, { "content-type": "application/json", "content-length": String(Buffer.byteLength(text)), ...headers }).end(text);
 }
 
 /** A binding's answer in the worker's shapes: the value as JSON, or the refusal with its status and headers. */

@@ -46,3 +46,11 @@ export function answer<T>(c: Context, outcome: Outcome<T>, status: ContentfulSta
 export function answerText(outcome: Outcome<string>): Response {
   return new Response(valueOf(outcome), { headers: { "content-type": "application/json; charset=utf-8" } });
 }
+
+/**
+ * A binding's JSON answer, streamed to the caller as the binding wrote it (the code reads),
+ * with `c.json`'s content type; the binding's length goes with its body.
+ */
+export function answerBody(outcome: Outcome<Response>): Response {
+  return new Response(valueOf(outcome).body, { headers: { "content-type": "application/json" } });
+}

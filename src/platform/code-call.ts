@@ -5,11 +5,13 @@ import { bindingAnswer, CODE_SERVICE_NOT_CONNECTED } from "./binding-answer.js";
 import type { Env } from "./env.js";
 
 /**
- * A request to the code service, through the CODE binding, with this boot's token; its
- * answer as an Outcome, the service's refusals kept (status, code), and a missing service
- * (plain `wrangler dev`) a 503 that says how to run with one.
+ * A request to the code service, through the CODE binding, with this boot's token: its
+ * answer when the service answered 200, unread, for a route that gives it to the caller as
+ * it is (its JSON streams through, not parsed here to be written again: an outline's 1,300
+ * symbols are about 220 KB); otherwise the service's refusal kept (status, code), and a
+ * missing service (plain `wrangler dev`) a 503 that says how to run with one.
  */
-export async function callCode<T>(env: Env, method: "GET" | "POST", path: string, payload?: object): Promise<Outcome<T>> {
+export async function codeBody(env: Env, method: "GET" | "POST", path: string, payload?: object): Promise<Outcome<Response>> {
   // A GET's payload is its query (values left out when undefined), a POST's its JSON body.
   const query = method === "GET" && payload ? `?${new URLSearchParams(Object.entries(payload).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])))}` : "";
   const body = method === "POST" ? payload : undefined;
@@ -26,9 +28,14 @@ export async function callCode<T>(env: Env, method: "GET" | "POST", path: string
   } catch (err) {
     return refuse(503, `the code service could not be reached: ${(err as Error).message}`, CODES.codeServiceUnavailable);
   }
-  const answer = (await res.json()) as Record<string, unknown>;
-  if (res.ok) return ok(answer as T);
-  const { error, code, ...rest } = answer as { error?: string; code?: string };
+  if (res.ok) return ok(res);
+  const { error, code, ...rest } = (await res.json()) as { error?: string; code?: string };
   const retryAfter = res.headers.get("retry-after");
   return refuse(res.status, error ?? `the code service answered ${res.status}`, code ?? CODES.codeServiceUnavailable, rest, retryAfter ? { "retry-after": retryAfter } : undefined);
+}
+
+/** The code service's answer as a value, for a flow that reads it. */
+export async function callCode<T>(env: Env, method: "GET" | "POST", path: string, payload?: object): Promise<Outcome<T>> {
+  const answer = await codeBody(env, method, path, payload);
+  return answer.ok ? ok((await answer.value.json()) as T) : answer;
 }

@@ -75,16 +75,16 @@ function parserFor(name: string): Promise<Parser> {
   return p;
 }
 
-function nameOf(node: Node): string | null {
-  const named = node.childForFieldName("name") ?? (node.type === "impl_item" ? node.childForFieldName("type") : null);
+function nameOf(node: Node, type: string): string | null {
+  const named = node.childForFieldName("name") ?? (type === "impl_item" ? node.childForFieldName("type") : null);
   return named?.text ?? null;
 }
 
 /** What a declaration is: a Go type by what it names, a function inside a container a method. */
-function kindOf(node: Node, inContainer: boolean): CodeSymbol["kind"] | null {
-  const kind = DECLARATIONS[node.type];
+function kindOf(node: Node, type: string, inContainer: boolean): CodeSymbol["kind"] | null {
+  const kind = DECLARATIONS[type];
   if (!kind) return null;
-  if (node.type === "type_spec") {
+  if (type === "type_spec") {
     const t = node.childForFieldName("type")?.type;
     return t === "struct_type" ? "struct" : t === "interface_type" ? "interface" : "type";
   }
@@ -92,8 +92,8 @@ function kindOf(node: Node, inContainer: boolean): CodeSymbol["kind"] | null {
 }
 
 /** A `const f = () => ...` or `= function` is a function too. */
-function arrowName(node: Node): string | null {
-  if (node.type !== "variable_declarator") return null;
+function arrowName(node: Node, type: string): string | null {
+  if (type !== "variable_declarator") return null;
   const value = node.childForFieldName("value")?.type;
   return value === "arrow_function" || value === "function_expression" || value === "function" ? (node.childForFieldName("name")?.text ?? null) : null;
 }
@@ -101,26 +101,31 @@ function arrowName(node: Node): string | null {
 /** A function's body holds statements, not the file's outline: the walk does not go in. */
 const BODIES_OF = new Set(["function", "method"]);
 
-/** Walked with a stack of its own, in source order: a deeply nested file cannot overflow the front's. */
+/**
+ * Walked with a stack of its own, in source order: a deeply nested file cannot overflow the front's.
+ * Each of a node's properties is a call into the parser's WebAssembly, so each is asked once.
+ */
 function symbolsOf(root: Node, source: string[]): CodeSymbol[] {
   const out: CodeSymbol[] = [];
   const stack: { node: Node; parent: { name: string; kind: CodeSymbol["kind"] } | null }[] = [{ node: root, parent: null }];
   while (stack.length) {
     const { node, parent } = stack.pop()!;
-    const kind = kindOf(node, parent !== null && CONTAINERS.has(parent.kind));
-    const arrow = kind ? null : arrowName(node);
-    const name = kind ? nameOf(node) : arrow;
+    const type = node.type;
+    const kind = kindOf(node, type, parent !== null && CONTAINERS.has(parent.kind));
+    const name = kind ? nameOf(node, type) : arrowName(node, type);
     let here = parent;
     if (name) {
       const k = kind ?? "function";
-      const receiver = node.type === "method_declaration" ? node.childForFieldName("receiver")?.text.replace(/^\(|\)$/g, "").split(/\s+/).at(-1)?.replace(/^\*/, "") : undefined;
+      const receiver = type === "method_declaration" ? node.childForFieldName("receiver")?.text.replace(/^\(|\)$/g, "").split(/\s+/).at(-1)?.replace(/^\*/, "") : undefined;
+      const start = node.startPosition;
+      const end = node.endPosition;
       out.push({
         name,
         kind: k,
-        range: { start: { line: node.startPosition.row + 1, column: node.startPosition.column + 1 }, end: { line: node.endPosition.row + 1, column: node.endPosition.column + 1 } },
+        range: { start: { line: start.row + 1, column: start.column + 1 }, end: { line: end.row + 1, column: end.column + 1 } },
         parent: receiver ?? parent?.name ?? null,
         // From the source's line, not node.text: that would copy a whole class to keep its first line.
-        signature: (source[node.startPosition.row] ?? "").slice(node.startPosition.column).trim().slice(0, 200),
+        signature: (source[start.row] ?? "").slice(start.column).trim().slice(0, 200),
       });
       here = { name, kind: k };
       if (BODIES_OF.has(k)) continue;
