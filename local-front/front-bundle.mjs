@@ -25,8 +25,8 @@ const LOADERS = { ".ts": "ts", ".mts": "ts", ".js": "js", ".mjs": "js", ".json":
 
 /**
  * Node's flags for the bundle, `npm start`'s and the tests' alike: stacks that name the
- * TypeScript, and `gc` for the one collection after the start (local-front/main.ts,
- * `returnStartGarbage`).
+ * TypeScript, and `gc` for a collection when the front goes quiet after work
+ * (local-front/process/idle-collect.ts).
  */
 export const FRONT_FLAGS = ["--enable-source-maps", "--expose-gc"];
 

@@ -28,6 +28,7 @@ import { recordPlaces } from "./bindings/sandbox/registry.js";
 import { scrubEnvironment } from "./bindings/sandbox/environment.js";
 import { Sandbox } from "./bindings/sandbox/fence.js";
 import { installMissing } from "./process/debian-packages.js";
+import { collectWhenIdle } from "./process/idle-collect.js";
 import { shardOfRequest, shardOfThread } from "../src/shared/shards.js";
 
 /** How long a signalled front may take to close its connections, engines and workerd before it exits anyway. */
@@ -162,6 +163,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       process.exit(1);
     }, STOP_LIMIT_MS).unref();
     try {
+      stopCollecting();
       hostReports.stop();
       await pipe.close();
       await engines.close();
@@ -206,26 +208,9 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   watch.unref();
   if (sandbox.state === "unavailable") log.warn(sandbox.refusal());
   console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${codeHost.describe} ${sandbox.describe()}`);
-  returnStartGarbage();
+  const stopCollecting = collectWhenIdle((globalThis as { gc?: () => void }).gc);
   // After the signal handlers: a slow sweep (many lost turns) must not hold off a stop.
   await sweepLostTurns(home, internalToken);
-}
-
-/** How long after its start line the front collects what its start left (a front that lives no longer never pays it). */
-const START_GARBAGE_MS = 10_000;
-
-/**
- * The start leaves garbage that nothing returns to the system: Miniflare's serialized
- * configurations (about 29 MB of buffers) and a young generation grown to 32 MB, about
- * 60 MB of the front's resident memory (docs/performance.md, "Issue 32: the front's start,
- * again"). V8 returns memory after a full collection, and an idle front allocates too
- * little to reach its first one. One full collection (`--expose-gc`, which `npm start`
- * and the tests pass) a while after the start returns it, and starts V8's memory reducer,
- * which from then on does the same whenever the front goes idle. About 80 ms of CPU, once.
- */
-function returnStartGarbage(): void {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc) setTimeout(() => gc(), START_GARBAGE_MS).unref();
 }
 
 /** The header that carries the token of the worker's internal routes (src/routes/internal.ts). */
