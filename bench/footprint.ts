@@ -1,7 +1,8 @@
 /**
  * The footprint rows of `npm run bench` (issue 32): what the front and the processes under
- * it hold in memory, right after the start, and after 20 threads with a turn each and
- * 30 s idle; and what the front spent in CPU to its first /health answer.
+ * it hold in memory, right after the start, after 30 s idle with no call, and after 20
+ * threads with a turn each and 30 s idle; and what the front spent in CPU to its first
+ * /health answer.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -39,6 +40,8 @@ export async function footprintRows(row: Row, fmt: Fmt): Promise<void> {
     const pid = front.proc.pid!;
     const cpu = cpuMs(pid);
     const atStart = { front: rssMb(pid), tree: tree(pid).reduce((s, p) => s + rssMb(p), 0) };
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const idleStart = { front: rssMb(pid), tree: tree(pid).reduce((s, p) => s + rssMb(p), 0) };
     for (let i = 0; i < 20; i++) {
       const { threadId } = await front.client.spawn();
       const r = await front.client.send(threadId, { text: "ping" });
@@ -49,6 +52,7 @@ export async function footprintRows(row: Row, fmt: Fmt): Promise<void> {
     const idle = { front: rssMb(pid), tree: procs.reduce((s, p) => s + rssMb(p), 0) };
     row("the front's CPU from its process's start to the start line (user and system)", `${fmt(cpu)} ms`, "", "", "");
     row("the front's memory (RSS) at the start line", `${fmt(atStart.front)} MB`, `the front and every process under it: ${fmt(atStart.tree)} MB`, "", "< 150 MB");
+    row(`the front's memory (RSS) ${IDLE_MS / 1000} s idle after its start line, before any call`, `${fmt(idleStart.front)} MB`, `the front and every process under it: ${fmt(idleStart.tree)} MB`, "", "< 150 MB");
     row(`the front's memory (RSS) after 20 threads with a turn each, then ${IDLE_MS / 1000} s idle`, `${fmt(idle.front)} MB`, `the front and every process under it (${procs.length}): ${fmt(idle.tree)} MB`, "", "< 150 MB");
   } finally {
     await front.stop();

@@ -23,6 +23,13 @@ const OPTIONS = { bundle: true, platform: "node", format: "esm", target: "node20
 const { version } = createRequire(import.meta.url)("esbuild/package.json");
 const LOADERS = { ".ts": "ts", ".mts": "ts", ".js": "js", ".mjs": "js", ".json": "json" };
 
+/**
+ * Node's flags for the bundle, `npm start`'s and the tests' alike: stacks that name the
+ * TypeScript, and `gc` for a collection when the front goes quiet after work
+ * (local-front/process/idle-collect.ts).
+ */
+export const FRONT_FLAGS = ["--enable-source-maps", "--expose-gc"];
+
 /** What a file's `import.meta` says, written into the bundle: a module finds its neighbours (a forwarder, a grammar) from where it lies in the checkout. */
 function pinMeta(text, path) {
   if (!text.includes("import.meta")) return text;

@@ -28,6 +28,7 @@ import { recordPlaces } from "./bindings/sandbox/registry.js";
 import { scrubEnvironment } from "./bindings/sandbox/environment.js";
 import { Sandbox } from "./bindings/sandbox/fence.js";
 import { installMissing } from "./process/debian-packages.js";
+import { collectWhenIdle } from "./process/idle-collect.js";
 import { shardOfRequest, shardOfThread } from "../src/shared/shards.js";
 
 /** How long a signalled front may take to close its connections, engines and workerd before it exits anyway. */
@@ -162,6 +163,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
       process.exit(1);
     }, STOP_LIMIT_MS).unref();
     try {
+      stopCollecting();
       hostReports.stop();
       await pipe.close();
       await engines.close();
@@ -206,6 +208,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   watch.unref();
   if (sandbox.state === "unavailable") log.warn(sandbox.refusal());
   console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${codeHost.describe} ${sandbox.describe()}`);
+  const stopCollecting = collectWhenIdle((globalThis as { gc?: () => void }).gc);
   // After the signal handlers: a slow sweep (many lost turns) must not hold off a stop.
   await sweepLostTurns(home, internalToken);
 }

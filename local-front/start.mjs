@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { FRONT_FLAGS } from "./front-bundle.mjs";
 
 const SYSTEM = new Set(["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "NODE_ENV"]);
 const env = { SERVICE_ENV_FD: "3" };
@@ -22,8 +23,7 @@ let bundle = "";
 builder.stdout.on("data", (d) => (bundle += d));
 const built = await new Promise((resolve) => builder.on("exit", (code, signal) => resolve(code === 0 ? bundle : (process.exit(code ?? (signal ? 128 : 1)), null))));
 
-// Source maps on: a stack in the front's log names the TypeScript file and line.
-const front = spawn(process.execPath, ["--enable-source-maps", built], { cwd: projectDir, env, stdio: ["inherit", "inherit", "inherit", "pipe"] });
+const front = spawn(process.execPath, [...FRONT_FLAGS, built], { cwd: projectDir, env, stdio: ["inherit", "inherit", "inherit", "pipe"] });
 child = front;
 front.stdio[3].on("error", () => undefined);
 front.stdio[3].end(JSON.stringify(process.env));

@@ -1,23 +1,98 @@
-import { build, stop } from "esbuild";
-import { resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative, resolve } from "node:path";
+import type { BuildOptions } from "esbuild";
+
+const OPTIONS = {
+  bundle: true,
+  write: false,
+  format: "esm",
+  platform: "neutral",
+  target: "es2022",
+  conditions: ["workerd", "worker", "browser"],
+  mainFields: ["module", "main"],
+  external: ["cloudflare:*"],
+  logLevel: "silent",
+  metafile: true,
+} satisfies BuildOptions;
+
+/** Files esbuild reads beside the sources to resolve and transform them: a change to one can change the bundle with no source changed. */
+const RESOLUTION_FILES = ["package.json", "tsconfig.json", "jsconfig.json"];
 
 /**
- * Bundles the router worker and its objects in memory, as wrangler would for deploy. The
- * front bundles once a start, so esbuild's process (about 70 MB) is stopped after it
- * rather than kept idle for the front's life.
+ * Bundles the router worker and its objects, as wrangler would for deploy, or reads the
+ * bundle the last start made when every file it was made from is byte for byte the same.
+ * esbuild's build was on the start's critical path (0.4 s on an idle machine, over 1 s on
+ * a loaded one, docs/performance.md "Issue 32: the front's start, again"), and the suite
+ * starts about 130 fronts from the same sources.
+ *
+ * The bundle is kept in `.front/worker.js` with its key on its first line, in one file so
+ * that a front never reads one build's key with another's code (each write is a rename).
+ * The key hashes esbuild's version, the options, the entry, every input esbuild read
+ * (its metafile) and the package.json/tsconfig.json/jsconfig.json files of their folders
+ * and the folders above them, present or not: a changed, added (its importer changed) or
+ * removed source, an upgraded package, or a changed resolution is never served an old bundle.
+ * On a miss esbuild runs in its own process, stopped after the build (about 70 MB kept for
+ * nothing otherwise).
  */
 export async function bundleWorker(projectDir: string, main: string): Promise<string> {
-  const result = await build({
-    entryPoints: [resolve(projectDir, main)],
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "neutral",
-    target: "es2022",
-    conditions: ["workerd", "worker", "browser"],
-    mainFields: ["module", "main"],
-    external: ["cloudflare:*"],
-    logLevel: "silent",
-  }).finally(() => stop());
-  return result.outputFiles[0]!.text;
+  const out = join(projectDir, ".front", "worker.js");
+  const cached = readFresh(projectDir, main, out);
+  if (cached !== null) return cached;
+  // Loaded for a build only: a start whose bundle is fresh does without it.
+  const { build, stop } = await import("esbuild");
+  const result = await build({ ...OPTIONS, absWorkingDir: projectDir, entryPoints: [resolve(projectDir, main)] }).finally(() => stop());
+  const script = result.outputFiles![0]!.text;
+  const inputs = Object.keys(result.metafile!.inputs).sort();
+  const header = JSON.stringify({ key: keyOf(projectDir, main, inputs), inputs });
+  mkdirSync(dirname(out), { recursive: true });
+  const tmp = `${out}.${process.pid}-${Date.now()}`;
+  writeFileSync(tmp, `${header}\n${script}`);
+  renameSync(tmp, out);
+  return script;
+}
+
+/** The kept bundle if it was built from the files on disk now, else null. */
+function readFresh(projectDir: string, main: string, out: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(out, "utf8");
+  } catch {
+    return null;
+  }
+  const newline = text.indexOf("\n");
+  try {
+    const { key, inputs } = JSON.parse(text.slice(0, newline)) as { key: string; inputs: string[] };
+    return key === keyOf(projectDir, main, inputs) ? text.slice(newline + 1) : null;
+  } catch {
+    // An input gone, or a file not of this format: build again.
+    return null;
+  }
+}
+
+function keyOf(projectDir: string, main: string, inputs: string[]): string {
+  const { version } = createRequire(import.meta.url)("esbuild/package.json") as { version: string };
+  const h = createHash("sha256").update(JSON.stringify({ version, OPTIONS, projectDir, main: resolve(projectDir, main) }));
+  const folders = new Set<string>();
+  for (const input of inputs) {
+    const path = resolve(projectDir, input);
+    h.update(`\0${input}\0`).update(readFileSync(path));
+    for (let dir = dirname(path); !folders.has(dir); dir = dirname(dir)) {
+      folders.add(dir);
+      if (dirname(dir) === dir) break;
+    }
+  }
+  for (const dir of [...folders].sort())
+    for (const name of RESOLUTION_FILES) {
+      let bytes: Buffer | null = null;
+      try {
+        bytes = readFileSync(join(dir, name));
+      } catch {
+        // Absent is part of the key: one added later changes it.
+      }
+      h.update(`\0${relative(projectDir, join(dir, name))}\0${bytes === null ? "-" : `${bytes.length}\0`}`);
+      if (bytes) h.update(bytes);
+    }
+  return h.digest("hex");
 }

@@ -1,4 +1,6 @@
-import { Log, LogLevel, Miniflare, type MiniflareOptions } from "miniflare";
+import type * as MiniflareModule from "miniflare";
+import type { Miniflare, MiniflareOptions } from "miniflare";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import type { ShardLayout } from "../../src/shared/shards.js";
@@ -7,6 +9,25 @@ import { freePort } from "./free-port.js";
 import { shardDirs } from "./shard-layout.js";
 import { bundleWorker } from "./worker-bundle.js";
 import { readWorkerConfig, type WorkerConfig } from "./worker-config.js";
+
+/**
+ * Miniflare, required rather than imported. Its package is one CommonJS file of 3.7 MB:
+ * an `import` of it runs Node's CommonJS lexer over the whole file to find its export
+ * names, 0.45 s of the front's CPU and 25 MB at every start; `require` does not lex it.
+ * Its 6.2 MB source map is not read either (source maps are off while it loads): Node 20
+ * parses every loaded file's map when `--enable-source-maps` is on and keeps it, 0.1 s and
+ * about 20 MB, for stacks through Miniflare's own frames, which then name its bundle's
+ * lines instead of its TypeScript (docs/decisions.md, "Source maps: the front's own").
+ */
+const { Log, LogLevel, Miniflare: MiniflareClass } = (() => {
+  const maps = process.sourceMapsEnabled;
+  process.setSourceMapsEnabled(false);
+  try {
+    return createRequire(import.meta.url)("miniflare") as typeof MiniflareModule;
+  } finally {
+    process.setSourceMapsEnabled(maps);
+  }
+})();
 
 /** One workerd process of the host. */
 export interface Shard {
@@ -51,9 +72,9 @@ export interface PreparedWorker {
 }
 
 /**
- * Reads wrangler.toml and starts bundling the worker. The bundle is esbuild's own process,
- * so the front starts its services while it runs, rather than before or after. A failure
- * is kept for `startRuntime` to throw, where the front starts workerd.
+ * Reads wrangler.toml and the worker's bundle: the last start's when its sources are the
+ * same, else a new one from esbuild's own process, while the front starts its services. A
+ * failure is kept for `startRuntime` to throw, where the front starts workerd.
  */
 export function prepareWorker(config: FrontConfig): Promise<PreparedWorker> {
   const worker = (async () => {
@@ -143,7 +164,7 @@ const ADDRESS_IN_USE = "Address already in use";
 export async function startWorkerd(options: MiniflareOptions, worker: string, tag: string): Promise<Shard> {
   let startup: string | null = "";
   let ended: Promise<unknown> = Promise.resolve();
-  const mf = new Miniflare({
+  const mf = new MiniflareClass({
     ...options,
     handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       stdout.on("data", (d: Buffer) => process.stderr.write(`${tag} ${d}`));

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { RuntimeClient } from "../../client/index.js";
-import { frontBundle } from "../../local-front/front-bundle.mjs";
+import { FRONT_FLAGS, frontBundle } from "../../local-front/front-bundle.mjs";
 import { checkAnswersOf } from "./answer-check.js";
 
 const projectDir = resolve(import.meta.dirname, "../..");
@@ -23,7 +23,7 @@ export interface Front {
 
 /** `npm start`'s command for the front of `dir` (this checkout by default): Node on its bundle, built if its sources changed. */
 export async function frontCommand(dir = projectDir): Promise<string[]> {
-  return ["--enable-source-maps", await frontBundle(dir)];
+  return [...FRONT_FLAGS, await frontBundle(dir)];
 }
 
 /**

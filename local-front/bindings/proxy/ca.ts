@@ -1,4 +1,4 @@
-import { createPrivateKey, generateKeyPair, randomBytes } from "node:crypto";
+import { createPrivateKey, generateKeyPair, randomBytes, sign, type KeyObject } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { rootCertificates } from "node:tls";
@@ -25,20 +25,35 @@ export interface ProxyCa {
 
 const CA_NAME = "agent-runtime credential proxy CA";
 
-type KeyPair = { privatePem: string; publicKey: forge.pki.PublicKey; privateKey: forge.pki.rsa.PrivateKey };
+type KeyPair = { privatePem: string; publicKey: forge.pki.PublicKey; privateKey: KeyObject };
 
 const generateRsa = promisify(generateKeyPair);
 
 /**
  * node:crypto makes the key (forge's pure-JS RSA generation takes seconds), on libuv's
  * threads: a 2048-bit key takes 0.1 to 1 s, which the front's start spends meanwhile on
- * the rest; forge signs.
+ * the rest; forge builds the certificates, node:crypto signs them (`signCertificate`).
  */
 async function newKeyPair(): Promise<KeyPair> {
   const { privateKey } = await generateRsa("rsa", { modulusLength: 2048 });
   const privatePem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   const forgeKey = forge.pki.privateKeyFromPem(privatePem) as forge.pki.rsa.PrivateKey;
-  return { privatePem, privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
+  return { privatePem, privateKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
+}
+
+/**
+ * Signs `cert` as forge's `cert.sign(key, sha256)` does, to the byte (RSASSA-PKCS1-v1_5
+ * over SHA-256 is deterministic; `test/unit/proxy-ca.test.ts` holds the two equal), with
+ * node:crypto: forge's JavaScript RSA took 70 to 110 ms of the front's thread a signature,
+ * the CA's on a fresh data directory and each host's leaf on its first connection
+ * (docs/performance.md, "Issue 32: the front's start, again"). forge computes the
+ * certificate's to-be-signed part and hands the key its digest; this key signs that part.
+ */
+export function signCertificate(cert: forge.pki.Certificate, key: KeyObject): void {
+  const signer = {
+    sign: () => sign("sha256", Buffer.from(forge.asn1.toDer(cert.tbsCertificate).getBytes(), "binary"), key).toString("binary"),
+  };
+  cert.sign(signer as unknown as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
 }
 
 function serial(): string {
@@ -63,7 +78,7 @@ async function createCa(): Promise<{ keyPem: string; certPem: string }> {
     { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
     { name: "subjectKeyIdentifier" },
   ]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
+  signCertificate(cert, keys.privateKey);
   return { keyPem: keys.privatePem, certPem: forge.pki.certificateToPem(cert) };
 }
 
@@ -93,8 +108,8 @@ export async function loadOrCreateCa(path: string): Promise<ProxyCa> {
   const keyMatch = /-----BEGIN (?:RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA )?PRIVATE KEY-----/.exec(pem);
   if (!certMatch || !keyMatch) throw new Error(`${path} must hold the CA certificate and its private key (PEM)`);
   const caCert = forge.pki.certificateFromPem(certMatch[0]);
-  // Normalise to PKCS#8 so forge reads RSA keys in either encoding.
-  const caKey = forge.pki.privateKeyFromPem(createPrivateKey(keyMatch[0]).export({ type: "pkcs8", format: "pem" }).toString()) as forge.pki.rsa.PrivateKey;
+  // node:crypto reads RSA keys in either encoding (PKCS#1 or PKCS#8).
+  const caKey = createPrivateKey(keyMatch[0]);
   const certPem = `${certMatch[0]}\n`;
   const certPath = join(dirname(path), "ca-cert.pem");
   writeFileSync(certPath, certPem);
@@ -124,7 +139,7 @@ export async function loadOrCreateCa(path: string): Promise<ProxyCa> {
         { name: "extKeyUsage", serverAuth: true },
         { name: "subjectAltName", altNames: [isIp(host) ? { type: 7, ip: host } : { type: 2, value: host }] },
       ]);
-      cert.sign(caKey, forge.md.sha256.create());
+      signCertificate(cert, caKey);
       const made = { key: leafKeys.privatePem, cert: forge.pki.certificateToPem(cert) + certPem };
       leaves.set(host, made);
       return made;

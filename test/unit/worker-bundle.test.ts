@@ -1,0 +1,67 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { bundleWorker } from "../../local-front/process/worker-bundle.js";
+
+let dir: string;
+const write = (path: string, text: string) => {
+  mkdirSync(join(dir, path, ".."), { recursive: true });
+  writeFileSync(join(dir, path), text);
+};
+const kept = () => join(dir, ".front", "worker.js");
+
+/** Replaces the kept bundle's code, its key left as it is: a start that serves it shows the marker. */
+function markKept(marker: string): void {
+  const text = readFileSync(kept(), "utf8");
+  writeFileSync(kept(), `${text.slice(0, text.indexOf("\n"))}\n${marker}`);
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));
+  write("src/index.ts", 'import { word } from "./word.js";\nimport { dep } from "dep";\nexport default { fetch: () => new Response(word + dep) };\n');
+  write("src/word.ts", 'export const word = "one";\n');
+  write("node_modules/dep/package.json", JSON.stringify({ name: "dep", main: "a.js" }));
+  write("node_modules/dep/a.js", 'export const dep = "from-a";\n');
+  write("node_modules/dep/b.js", 'export const dep = "from-b";\n');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the worker's bundle, kept between starts", () => {
+  it("is read, not built again, when no file it was built from changed", async () => {
+    const first = await bundleWorker(dir, "src/index.ts");
+    expect(first).toContain('"one"');
+    markKept("// kept");
+    expect(await bundleWorker(dir, "src/index.ts")).toBe("// kept");
+  });
+
+  it("is built again when a source changed", async () => {
+    await bundleWorker(dir, "src/index.ts");
+    markKept("// kept");
+    write("src/word.ts", 'export const word = "two";\n');
+    const again = await bundleWorker(dir, "src/index.ts");
+    expect(again).toContain('"two"');
+    expect(again).not.toContain('"one"');
+  });
+
+  it("is built again when a package resolves to another file, no source changed", async () => {
+    expect(await bundleWorker(dir, "src/index.ts")).toContain("from-a");
+    write("node_modules/dep/package.json", JSON.stringify({ name: "dep", main: "b.js" }));
+    expect(await bundleWorker(dir, "src/index.ts")).toContain("from-b");
+  });
+
+  it("is built again when a resolution file appears where there was none", async () => {
+    await bundleWorker(dir, "src/index.ts");
+    markKept("// kept");
+    // A tsconfig.json beside the sources can change how esbuild compiles them.
+    write("src/tsconfig.json", "{}");
+    expect(await bundleWorker(dir, "src/index.ts")).toContain('"one"');
+  });
+
+  it("is built again when an input is gone, and fails as esbuild does when the entry imports it", async () => {
+    await bundleWorker(dir, "src/index.ts");
+    markKept("// kept");
+    rmSync(join(dir, "src/word.ts"));
+    await expect(bundleWorker(dir, "src/index.ts")).rejects.toThrow();
+  });
+});
