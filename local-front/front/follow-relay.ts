@@ -214,37 +214,40 @@ class Relay {
   private flush(): void {
     this.flushing = true;
     let round = [...this.followers];
+    let roundFrom = this.lastSeq;
     let at = 0;
-    // The bytes for each cursor, this round: followers at one cursor share them.
-    let bytesFor = new Map<number, Buffer | null>();
-    let target = this.lastSeq;
+    // Followers at one cursor share their bytes, while no frame has come since.
+    let shared = new Map<number, Buffer | null>();
+    let sharedTo = this.lastSeq;
     const slice = () => {
       if (this.closed) return;
+      if (sharedTo !== this.lastSeq) ((shared = new Map()), (sharedTo = this.lastSeq));
       const now = Date.now();
       const end = Math.min(at + SLICE, round.length);
       for (; at < end; at++) {
         const f = round[at]!;
-        if (f.cursor >= target || !this.followers.has(f)) continue;
+        if (f.cursor >= this.lastSeq || !this.followers.has(f)) continue;
         if (f.socket.writableLength > MAX_BUFFERED || f.cursor < (this.ring[0]?.seq ?? 0) - 1) {
           this.leave(f);
           continue;
         }
-        let bytes = bytesFor.get(f.cursor);
-        if (bytes === undefined) bytesFor.set(f.cursor, (bytes = this.after(f.cursor)));
+        let bytes = shared.get(f.cursor);
+        if (bytes === undefined) shared.set(f.cursor, (bytes = this.after(f.cursor)));
         if (bytes) f.socket.write(bytes);
-        f.cursor = target;
+        f.cursor = this.lastSeq;
         f.lastWrite = now;
       }
       if (at < round.length) return void setImmediate(slice);
-      if (this.closed || target === this.lastSeq) return void (this.flushing = false);
+      // Frames that came during the round are still owed to the followers it reached first.
+      if (this.closed || roundFrom === this.lastSeq) return void (this.flushing = false);
       round = [...this.followers];
+      roundFrom = this.lastSeq;
       at = 0;
-      bytesFor = new Map();
-      target = this.lastSeq;
       setImmediate(slice);
     };
     slice();
   }
+
   heartbeat(idleSince: number): void {
     for (const f of this.followers) {
       if (f.lastWrite <= idleSince) {
