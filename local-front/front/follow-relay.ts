@@ -131,6 +131,8 @@ class Relay {
         res.on("end", () => this.close());
         res.on("error", () => this.close());
         for (const f of waiting) this.join(f);
+        // All of them left while it opened: nobody is left to relay to.
+        if (this.followers.size === 0) this.close();
       },
     );
     req.on("error", () => {

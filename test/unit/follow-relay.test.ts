@@ -8,16 +8,20 @@ import { until } from "../support/sse.js";
 const ID = "thr_01m81kt70y1m1zf7shrrwmfw6s";
 const frame = (seq: number) => `id: ${seq}\nevent: message\ndata: {"seq":${seq}}\n\n`;
 
-/** A stand-in for workerd's follow route: one stream, written to by the test. */
-async function upstream(): Promise<{ port: number; streams: ServerResponse[]; close(): void }> {
-  const streams: ServerResponse[] = [];
+/** A stand-in for workerd's follow route: streams written to by the test, each answered once `opened` resolves. */
+async function upstream(opened: Promise<void> = Promise.resolve()): Promise<{ port: number; asked: number; streams: ServerResponse[]; close(): void }> {
+  const out = { port: 0, asked: 0, streams: [] as ServerResponse[], close: () => server.close() };
   const server = createHttpServer((_req, res) => {
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    res.write("retry: 2000\n\n");
-    streams.push(res);
+    out.asked++;
+    void opened.then(() => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("retry: 2000\n\n");
+      out.streams.push(res);
+    });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { port: (server.address() as AddressInfo).port, streams, close: () => server.close() };
+  out.port = (server.address() as AddressInfo).port;
+  return out;
 }
 
 /** A front that hands every connection to the relays as a follow of ID from `after`. */
@@ -73,5 +77,19 @@ describe("the front's follow relay", () => {
     const all = Array.from({ length: 200 }, (_, k) => k + 2);
     for (const f of followers) expect(f.ids).toEqual(all);
     expect(up.streams).toHaveLength(1);
+  });
+
+  it("closes its stream from workerd when every follower left before it opened", async () => {
+    let open!: () => void;
+    const up = await upstream(new Promise<void>((r) => (open = r)));
+    const relays = new FollowRelays(() => ({ host: "127.0.0.1", port: up.port }), 60_000, readCallerPolicy(undefined, undefined));
+    const server = await front(relays, 1);
+    cleanup.push(() => relays.close(), () => server.close(), () => up.close());
+    const gone = Array.from({ length: 3 }, () => follower(server.port));
+    await until(() => up.asked === 1);
+    for (const f of gone) f.close();
+    open();
+    await until(() => up.streams.length === 1);
+    await until(() => up.streams[0]!.destroyed, 5_000);
   });
 });
