@@ -118,10 +118,7 @@ class Relay {
         const waiting = this.waiting;
         this.waiting = [];
         if (res.statusCode !== 200) {
-          forwardRefusal(
-            waiting.map((f) => f.socket),
-            res,
-          );
+          forwardRefusal(waiting.map((f) => f.socket), res);
           this.close();
           return;
         }
