@@ -11,6 +11,8 @@ import type { Upstream } from "./routed-pipe.js";
 const RING_FRAMES = 2048;
 /** A follower whose unsent output passes this is dropped; it resumes with Last-Event-ID. */
 const MAX_BUFFERED = 1 << 20;
+/** Followers written in one turn of the event loop; about a millisecond of writes. */
+const SLICE = 128;
 
 const FOLLOW_PATH = /^\/threads\/([^/?]+)\/follow(?:\?(.*))?$/;
 
@@ -65,13 +67,24 @@ const HEARTBEAT = Buffer.from(HEARTBEAT_COMMENT);
  * One thread's relay: a single `follow` stream from workerd, fanned out in Node to
  * every follower near the head. workerd then pays for one delivery per event instead of
  * one per follower; the front, on the other core, does the per-follower writes.
+ *
+ * A write to a follower's socket is a system call that costs the front about as much as
+ * everything else it does for one event, so a thousand followers take milliseconds of one
+ * event loop that also carries every other request. The relay writes them in slices and
+ * lets the loop's other work in between (see `flush`); a follower reached after more
+ * frames came gets them all in one write, so the writes a second stop growing with the
+ * event rate once the loop is busy.
  */
 class Relay {
   private readonly followers = new Set<Follower>();
+  /** Followers that came while the upstream stream was opening, each at the cursor it opens from. */
+  private waiting: Follower[] = [];
   private readonly ring: Frame[] = [];
   private lastSeq: number;
   private response: IncomingMessage | null = null;
   private pending = "";
+  /** A flush is under way: frames that arrive meanwhile go out in its next round. */
+  private flushing = false;
   closed = false;
 
   constructor(
@@ -89,9 +102,11 @@ class Relay {
 
   /**
    * Opens the upstream stream for the first follower. If workerd refuses (no such thread,
-   * a cursor past the end), that answer goes to the follower as it is.
+   * a cursor past the end), that answer goes to the follower, and to those that came
+   * meanwhile at the same cursor, as it is.
    */
   start(first: Follower): void {
+    this.waiting.push(first);
     const req = request(
       {
         host: this.upstream.host,
@@ -100,8 +115,10 @@ class Relay {
         agent: false,
       },
       (res) => {
+        const waiting = this.waiting;
+        this.waiting = [];
         if (res.statusCode !== 200) {
-          forwardRefusal(first.socket, res);
+          forwardRefusal(waiting.map((f) => f.socket), res);
           this.close();
           return;
         }
@@ -110,19 +127,30 @@ class Relay {
         res.on("data", (chunk: string) => this.receive(chunk));
         res.on("end", () => this.close());
         res.on("error", () => this.close());
-        this.join(first);
+        for (const f of waiting) this.join(f);
+        // All of them left while it opened: nobody is left to relay to.
+        if (this.followers.size === 0) this.close();
       },
     );
     req.on("error", () => {
-      first.socket.destroy();
+      for (const f of this.waiting) f.socket.destroy();
+      this.waiting = [];
       this.close();
     });
     req.end();
   }
 
-  /** Serves a follower from the ring when its cursor is inside it; false when it is not. */
+  /**
+   * Serves a follower from the ring when its cursor is inside it, or, while the upstream
+   * stream is opening, when its cursor is the one it opens from; false otherwise.
+   */
   tryJoin(follower: Follower): boolean {
-    if (!this.response || this.closed) return false;
+    if (this.closed) return false;
+    if (!this.response) {
+      if (follower.cursor !== this.lastSeq) return false;
+      this.waiting.push(follower);
+      return true;
+    }
     const oldest = this.ring[0]?.seq ?? this.lastSeq + 1;
     if (follower.cursor < oldest - 1 || follower.cursor > this.lastSeq) return false;
     this.join(follower);
@@ -130,8 +158,9 @@ class Relay {
   }
 
   private join(f: Follower): void {
-    const backlog = this.ring.filter((frame) => frame.seq > f.cursor).map((frame) => frame.bytes);
-    f.socket.write(backlog.length ? Buffer.concat([RESPONSE_HEAD, ...backlog]) : RESPONSE_HEAD);
+    if (f.socket.destroyed) return;
+    const backlog = this.after(f.cursor);
+    f.socket.write(backlog ? Buffer.concat([RESPONSE_HEAD, backlog]) : RESPONSE_HEAD);
     f.cursor = this.lastSeq;
     f.lastWrite = Date.now();
     this.followers.add(f);
@@ -147,35 +176,75 @@ class Relay {
     if (this.followers.size === 0) this.close();
   }
 
-  /** Splits the upstream into frames, keeps the recent ones, and writes each batch once per follower. */
+  /** The ring's frames after `cursor`, as one buffer; null when there are none. */
+  private after(cursor: number): Buffer | null {
+    let i = this.ring.length;
+    while (i > 0 && this.ring[i - 1]!.seq > cursor) i--;
+    if (i === this.ring.length) return null;
+    return i === this.ring.length - 1 ? this.ring[i]!.bytes : Buffer.concat(this.ring.slice(i).map((frame) => frame.bytes));
+  }
+
+  /** Splits the upstream into frames and keeps the recent ones; a flush takes them to the followers. */
   private receive(chunk: string): void {
     this.pending += chunk;
     const cut = this.pending.lastIndexOf("\n\n");
     if (cut < 0) return;
     const complete = this.pending.slice(0, cut + 2);
     this.pending = this.pending.slice(cut + 2);
-    let batch = "";
+    const before = this.lastSeq;
     for (const frame of complete.split("\n\n")) {
       if (!frame.startsWith("id: ")) continue;
       const seq = Number(frame.slice(4, frame.indexOf("\n")));
-      const text = `${frame}\n\n`;
-      batch += text;
-      this.ring.push({ seq, bytes: Buffer.from(text) });
+      this.ring.push({ seq, bytes: Buffer.from(`${frame}\n\n`) });
       this.lastSeq = seq;
     }
     if (this.ring.length > RING_FRAMES) this.ring.splice(0, this.ring.length - RING_FRAMES);
-    if (!batch) return;
-    const bytes = Buffer.from(batch);
-    const now = Date.now();
-    for (const f of this.followers) {
-      if (f.socket.writableLength > MAX_BUFFERED) {
-        this.leave(f);
-        continue;
+    if (this.lastSeq !== before && !this.flushing) this.flush();
+  }
+
+  /**
+   * Writes every follower what it lacks, SLICE followers at a time, each slice after the
+   * loop has served what else came in (setImmediate runs after the poll for I/O). Each
+   * follower gets the frames after its own cursor, so one reached after more frames came
+   * gets them in the same write; rounds go on until every follower has the last frame. A
+   * follower whose unsent output passes MAX_BUFFERED, or whose cursor fell out of the
+   * ring, is dropped: it resumes from the log with Last-Event-ID.
+   */
+  private flush(): void {
+    this.flushing = true;
+    let round = [...this.followers];
+    let roundFrom = this.lastSeq;
+    let at = 0;
+    // Followers at one cursor share their bytes, while no frame has come since.
+    let shared = new Map<number, Buffer | null>();
+    let sharedTo = this.lastSeq;
+    const slice = () => {
+      if (this.closed) return;
+      if (sharedTo !== this.lastSeq) ((shared = new Map()), (sharedTo = this.lastSeq));
+      const now = Date.now();
+      const end = Math.min(at + SLICE, round.length);
+      for (; at < end; at++) {
+        const f = round[at]!;
+        if (f.cursor >= this.lastSeq || !this.followers.has(f)) continue;
+        if (f.socket.writableLength > MAX_BUFFERED || f.cursor < (this.ring[0]?.seq ?? 0) - 1) {
+          this.leave(f);
+          continue;
+        }
+        let bytes = shared.get(f.cursor);
+        if (bytes === undefined) shared.set(f.cursor, (bytes = this.after(f.cursor)));
+        if (bytes) f.socket.write(bytes);
+        f.cursor = this.lastSeq;
+        f.lastWrite = now;
       }
-      f.socket.write(bytes);
-      f.cursor = this.lastSeq;
-      f.lastWrite = now;
-    }
+      if (at < round.length) return void setImmediate(slice);
+      // Frames that came during the round are still owed to the followers it reached first.
+      if (this.closed || roundFrom === this.lastSeq) return void (this.flushing = false);
+      round = [...this.followers];
+      roundFrom = this.lastSeq;
+      at = 0;
+      setImmediate(slice);
+    };
+    slice();
   }
 
   heartbeat(idleSince: number): void {
@@ -192,24 +261,24 @@ class Relay {
     this.closed = true;
     this.response?.destroy();
     // Followers reconnect with Last-Event-ID and resume from the log.
-    for (const f of this.followers) f.socket.destroy();
+    for (const f of [...this.followers, ...this.waiting]) f.socket.destroy();
     this.followers.clear();
+    this.waiting = [];
     this.onClose(this);
   }
 }
 
-function forwardRefusal(socket: Socket, res: IncomingMessage): void {
+function forwardRefusal(sockets: Socket[], res: IncomingMessage): void {
   const chunks: Buffer[] = [];
   res.on("data", (c: Buffer) => chunks.push(c));
   res.on("end", () => {
     const body = Buffer.concat(chunks);
     const type = res.headers["content-type"] ?? "application/json";
-    socket.end(
-      Buffer.concat([
-        Buffer.from(`HTTP/1.1 ${res.statusCode} ${res.statusMessage}\r\ncontent-type: ${type}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`),
-        body,
-      ]),
-    );
+    const answer = Buffer.concat([
+      Buffer.from(`HTTP/1.1 ${res.statusCode} ${res.statusMessage}\r\ncontent-type: ${type}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`),
+      body,
+    ]);
+    for (const socket of sockets) socket.end(answer);
   });
 }
 

@@ -43,11 +43,38 @@ describe.each([
     }
   });
 
+  it("relays followers that arrive together, before its stream from workerd has opened", async () => {
+    const { threadId } = await front.client.spawn();
+    const together = await Promise.all(Array.from({ length: 20 }, () => openFollow(front.url, `/threads/${threadId}/follow?after=1`)));
+    await front.client.post(threadId, { text: "one", hold: true });
+    await until(() => together.every((f) => seqs(f).at(-1) === 2));
+    for (const f of together) {
+      expect(seqs(f)).toEqual([2]);
+      expect(f.headers["transfer-encoding"]).toBe(relay === "on" ? undefined : "chunked");
+      f.close();
+    }
+  });
+
+  it("gives hundreds of followers every event of a burst once and in order", async () => {
+    const { threadId } = await front.client.spawn();
+    const many: Awaited<ReturnType<typeof openFollow>>[] = [];
+    for (let i = 0; i < 300; i += 50) many.push(...(await Promise.all(Array.from({ length: 50 }, () => openFollow(front.url, `/threads/${threadId}/follow?after=1`)))));
+    await Promise.all(Array.from({ length: 30 }, (_, i) => front.client.post(threadId, { text: `burst ${i}`, hold: true })));
+    await until(() => many.every((f) => seqs(f).at(-1) === 31));
+    const expected = Array.from({ length: 30 }, (_, k) => k + 2);
+    for (const f of many) {
+      expect(seqs(f)).toEqual(expected);
+      f.close();
+    }
+  });
+
   it("forwards refusals as the worker gave them", async () => {
-    const unknown = await openFollow(front.url, "/threads/thr_0000000000000000000000000a/follow");
-    await until(() => unknown.body.length > 0);
-    expect(unknown.status).toBe(404);
-    expect(JSON.parse(unknown.body)).toMatchObject({ code: "thread-not-found" });
+    const unknowns = await Promise.all(Array.from({ length: 5 }, () => openFollow(front.url, "/threads/thr_0000000000000000000000000a/follow")));
+    await until(() => unknowns.every((u) => u.body.length > 0));
+    for (const unknown of unknowns) {
+      expect(unknown.status).toBe(404);
+      expect(JSON.parse(unknown.body)).toMatchObject({ code: "thread-not-found" });
+    }
     const { threadId } = await front.client.spawn();
     const beyond = await openFollow(front.url, `/threads/${threadId}/follow?after=9`);
     await until(() => beyond.body.length > 0);
