@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import type { BuildOptions } from "esbuild";
@@ -32,7 +32,11 @@ const RESOLUTION_FILES = ["package.json", "tsconfig.json", "jsconfig.json"];
  * The key hashes esbuild's version, the options, the entry, every input esbuild read
  * (its metafile) and the package.json/tsconfig.json/jsconfig.json files of their folders
  * and the folders above them, present or not: a changed, added (its importer changed) or
- * removed source, an upgraded package, or a changed resolution is never served an old bundle.
+ * removed source, an upgraded package, or a changed resolution is not served an old bundle.
+ * What the key cannot see is in docs/decisions.md ("The worker's bundle, kept"). The key is
+ * read from disk after the build, so a bundle is kept only when no file it names was written
+ * since the build began: a file saved while esbuild ran, or another front's build from older
+ * sources finishing last, would otherwise put old code under the new files' key.
  * On a miss esbuild runs in its own process, stopped after the build (about 70 MB kept for
  * nothing otherwise).
  */
@@ -42,10 +46,13 @@ export async function bundleWorker(projectDir: string, main: string): Promise<st
   if (cached !== null) return cached;
   // Loaded for a build only: a start whose bundle is fresh does without it.
   const { build, stop } = await import("esbuild");
+  const began = Date.now();
   const result = await build({ ...OPTIONS, absWorkingDir: projectDir, entryPoints: [resolve(projectDir, main)] }).finally(() => stop());
   const script = result.outputFiles![0]!.text;
   const inputs = Object.keys(result.metafile!.inputs).sort();
-  const header = JSON.stringify({ key: keyOf(projectDir, main, inputs), inputs });
+  const key = keyOf(projectDir, main, inputs);
+  if (writtenSince(projectDir, inputs, began)) return script;
+  const header = JSON.stringify({ key, inputs });
   mkdirSync(dirname(out), { recursive: true });
   const tmp = `${out}.${process.pid}-${Date.now()}`;
   writeFileSync(tmp, `${header}\n${script}`);
@@ -69,6 +76,32 @@ function readFresh(projectDir: string, main: string, out: string): string | null
     // An input gone, or a file not of this format: build again.
     return null;
   }
+}
+
+/** Some 2 s of slack for file systems whose times are coarse: a file written then is one more rebuild, never an old bundle kept. */
+const MTIME_SLACK_MS = 2000;
+
+/** Whether an input, or a resolution file beside one, was written after `since` (less the slack). */
+function writtenSince(projectDir: string, inputs: string[], since: number): boolean {
+  for (const path of filesOfKey(projectDir, inputs)) {
+    try {
+      if (statSync(path).mtimeMs >= since - MTIME_SLACK_MS) return true;
+    } catch {
+      // Absent: the key hashed its absence, and a file removed since leaves no stale code.
+    }
+  }
+  return false;
+}
+
+/** The inputs and every resolution file the key reads for them, present or not. */
+function filesOfKey(projectDir: string, inputs: string[]): string[] {
+  const folders = new Set<string>();
+  for (const input of inputs)
+    for (let dir = dirname(resolve(projectDir, input)); !folders.has(dir); dir = dirname(dir)) {
+      folders.add(dir);
+      if (dirname(dir) === dir) break;
+    }
+  return [...inputs.map((i) => resolve(projectDir, i)), ...[...folders].flatMap((dir) => RESOLUTION_FILES.map((name) => join(dir, name)))];
 }
 
 function keyOf(projectDir: string, main: string, inputs: string[]): string {

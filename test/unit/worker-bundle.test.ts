@@ -1,13 +1,16 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bundleWorker } from "../../local-front/process/worker-bundle.js";
 
 let dir: string;
-const write = (path: string, text: string) => {
+/** Writes a file dated a minute back, as a checkout's files are: one written as a build runs is not kept (the last test). */
+const write = (path: string, text: string, dated = true) => {
   mkdirSync(join(dir, path, ".."), { recursive: true });
   writeFileSync(join(dir, path), text);
+  const past = Date.now() / 1000 - 60;
+  if (dated) utimesSync(join(dir, path), past, past);
 };
 const kept = () => join(dir, ".front", "worker.js");
 
@@ -63,5 +66,15 @@ describe("the worker's bundle, kept between starts", () => {
     markKept("// kept");
     rmSync(join(dir, "src/word.ts"));
     await expect(bundleWorker(dir, "src/index.ts")).rejects.toThrow();
+  });
+
+  it("is not kept when a file it read was written since its build began, so old code never sits under new files' key", async () => {
+    // Written now: as if saved while esbuild read the sources, or by a build that finished after another front's.
+    write("src/word.ts", 'export const word = "fresh";\n', false);
+    expect(await bundleWorker(dir, "src/index.ts")).toContain('"fresh"');
+    expect(existsSync(kept())).toBe(false);
+    write("src/word.ts", 'export const word = "fresh";\n');
+    await bundleWorker(dir, "src/index.ts");
+    expect(existsSync(kept())).toBe(true);
   });
 });
