@@ -108,8 +108,11 @@ export async function loadOrCreateCa(path: string): Promise<ProxyCa> {
   const keyMatch = /-----BEGIN (?:RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA )?PRIVATE KEY-----/.exec(pem);
   if (!certMatch || !keyMatch) throw new Error(`${path} must hold the CA certificate and its private key (PEM)`);
   const caCert = forge.pki.certificateFromPem(certMatch[0]);
-  // node:crypto reads RSA keys in either encoding (PKCS#1 or PKCS#8).
+  // node:crypto reads RSA keys in either encoding (PKCS#1 or PKCS#8), and any other type
+  // too: an EC key would sign every leaf under the RSA algorithm the leaves name, each one
+  // then refused by the sessions' TLS, so it is refused here, at the start.
   const caKey = createPrivateKey(keyMatch[0]);
+  if (caKey.asymmetricKeyType !== "rsa") throw new Error(`${path}: the CA's private key must be RSA, not ${caKey.asymmetricKeyType}`);
   const certPem = `${certMatch[0]}\n`;
   const certPath = join(dirname(path), "ca-cert.pem");
   writeFileSync(certPath, certPem);
