@@ -28,7 +28,9 @@ export async function codeBody(env: Env, method: "GET" | "POST", path: string, p
   } catch (err) {
     return refuse(503, `the code service could not be reached: ${(err as Error).message}`, CODES.codeServiceUnavailable);
   }
-  if (res.ok) return ok(res);
+  if (res.status === 200 && res.body) return ok(res);
+  // Passed on unread, an answer without a body would be an empty 200 the caller cannot parse.
+  if (res.ok) return refuse(503, `the code service answered ${res.status} with no answer in it`, CODES.codeServiceUnavailable);
   const { error, code, ...rest } = (await res.json()) as { error?: string; code?: string };
   const retryAfter = res.headers.get("retry-after");
   return refuse(res.status, error ?? `the code service answered ${res.status}`, code ?? CODES.codeServiceUnavailable, rest, retryAfter ? { "retry-after": retryAfter } : undefined);
