@@ -1,4 +1,4 @@
-import { request, type IncomingMessage } from "node:http";
+import { request, type ClientRequest, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { HEARTBEAT_COMMENT, RETRY_HINT, SSE_HEADERS } from "../../src/api/sse.js";
 import { judgeCaller, type CallerPolicy } from "../../src/rules/caller-policy.js";
@@ -82,6 +82,8 @@ class Relay {
   private readonly ring: Frame[] = [];
   private lastSeq: number;
   private response: IncomingMessage | null = null;
+  /** The upstream stream's request until it answers: a close meanwhile (the front stopping) ends it too. */
+  private opening: ClientRequest | null = null;
   private pending = "";
   /** A flush is under way: frames that arrive meanwhile go out in its next round. */
   private flushing = false;
@@ -115,6 +117,8 @@ class Relay {
         agent: false,
       },
       (res) => {
+        this.opening = null;
+        if (this.closed) return void res.destroy();
         const waiting = this.waiting;
         this.waiting = [];
         if (res.statusCode !== 200) {
@@ -137,6 +141,7 @@ class Relay {
       this.waiting = [];
       this.close();
     });
+    this.opening = req;
     req.end();
   }
 
@@ -259,6 +264,7 @@ class Relay {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.opening?.destroy();
     this.response?.destroy();
     // Followers reconnect with Last-Event-ID and resume from the log.
     for (const f of [...this.followers, ...this.waiting]) f.socket.destroy();

@@ -92,4 +92,56 @@ describe("the front's follow relay", () => {
     await until(() => up.streams.length === 1);
     await until(() => up.streams[0]!.destroyed, 5_000);
   });
+
+  it("answers every follower that waited while its stream opened with workerd's refusal, asking workerd once", async () => {
+    let open!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    let asked = 0;
+    const up = createHttpServer((_req, res) => {
+      asked++;
+      void opened.then(() => {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: "no such thread", code: "thread-not-found" }));
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
+    const relays = new FollowRelays(() => ({ host: "127.0.0.1", port: (up.address() as AddressInfo).port }), 60_000, readCallerPolicy(undefined, undefined));
+    const server = await front(relays, 1);
+    cleanup.push(() => relays.close(), () => server.close(), () => up.close());
+    const answers = Array.from({ length: 5 }, () => {
+      const socket = connect({ host: "127.0.0.1", port: server.port });
+      cleanup.push(() => socket.destroy());
+      let text = "";
+      socket.setEncoding("utf8").on("data", (d: string) => (text += d));
+      return { text: () => text, ended: new Promise<void>((r) => socket.on("end", r)) };
+    });
+    await until(() => asked === 1);
+    // The others arrive while the first's request is out: they wait for it rather than ask workerd each.
+    await new Promise((r) => setTimeout(r, 100));
+    open();
+    await Promise.all(answers.map((a) => a.ended));
+    for (const a of answers) {
+      expect(a.text()).toMatch(/^HTTP\/1\.1 404 /);
+      expect(a.text()).toContain('"code":"thread-not-found"');
+    }
+    expect(asked).toBe(1);
+  });
+
+  it("ends its request to workerd when it is closed before workerd answers (the front stopping)", async () => {
+    let asked = false;
+    let requestGone = false;
+    const up = createHttpServer((req) => {
+      asked = true;
+      req.socket.on("close", () => (requestGone = true));
+    });
+    await new Promise<void>((r) => up.listen(0, "127.0.0.1", r));
+    const relays = new FollowRelays(() => ({ host: "127.0.0.1", port: (up.address() as AddressInfo).port }), 60_000, readCallerPolicy(undefined, undefined));
+    const server = await front(relays, 1);
+    cleanup.push(() => server.close(), () => up.closeAllConnections(), () => up.close());
+    const f = follower(server.port);
+    cleanup.push(() => f.close());
+    await until(() => asked);
+    relays.close();
+    await until(() => requestGone, 5_000);
+  });
 });
