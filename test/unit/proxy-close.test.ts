@@ -29,13 +29,18 @@ async function openTunnel(proxyPort: number, target: string): Promise<{ socket: 
 // The front's stop closes the proxy; a session's idle tunnel (its client keeps it for
 // seconds, 4 for undici's ProxyAgent, pi's) held that close, and the stop with it, until the client let go.
 describe("the credential proxy's close", () => {
-  it("ends the tunnels its clients keep open, a provider's and a loopback one, and does not wait for them", async () => {
+  it("ends the tunnels its clients keep open, a provider's and a loopback one with the connection it passes to, and does not wait for them", async () => {
     const ca = await loadOrCreateCa(join(dir, "proxy", "ca.pem"));
     await ca.ready;
     const upstream = providerUpstream(null);
     const pool = new AccountPool([], new TokenStore(join(dir, "tokens.json")), upstream, 60);
     const proxy = await startCredentialProxy({ ca, pool, placeholders: new Placeholders(join(dir, "placeholder.key")), upstream });
-    const local = createServer((s) => s.on("error", () => {}));
+    // The loopback tunnel's far side: its connection ends with the tunnel, not when the far end gives up.
+    let farClosed!: Promise<void>;
+    const local = createServer((s) => {
+      s.on("error", () => {});
+      farClosed = new Promise<void>((r) => s.once("close", () => r()));
+    });
     await new Promise<void>((r) => local.listen(0, "127.0.0.1", r));
     const port = Number(new URL(proxy.url).port);
     const tunnels = [
@@ -45,6 +50,7 @@ describe("the credential proxy's close", () => {
     await proxy.close();
     await Promise.all(tunnels.map((t) => t.closed));
     expect(tunnels.map((t) => t.socket.destroyed)).toEqual([true, true]);
+    await farClosed;
     local.close();
   }, 15_000);
 });

@@ -216,7 +216,8 @@ export async function startCredentialProxy(opts: ProxyOptions): Promise<Credenti
       client.pipe(upstream);
     });
     upstream.on("error", () => client.destroy());
-    client.on("error", () => upstream.destroy());
+    // A destroyed client (a reset, the proxy's close) ends no pipe: the passed-through connection goes with it.
+    client.on("close", () => upstream.destroy());
   });
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
