@@ -152,6 +152,7 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   const port = typeof address === "object" && address ? address.port : config.port;
   const shown = config.host.includes(":") ? `[${config.host}]` : config.host;
 
+  const stopCollecting = collectWhenIdle((globalThis as { gc?: () => void }).gc);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -208,7 +209,6 @@ async function serve(config: FrontConfig, lock: DataLock, undo: (() => Promise<u
   watch.unref();
   if (sandbox.state === "unavailable") log.warn(sandbox.refusal());
   console.log(`agent-runtime listening on http://${shown}:${port} data=${config.dataDir} build=${config.build} shards=${layout.count} ${network.describe} ${codeHost.describe} ${sandbox.describe()}`);
-  const stopCollecting = collectWhenIdle((globalThis as { gc?: () => void }).gc);
   // After the signal handlers: a slow sweep (many lost turns) must not hold off a stop.
   await sweepLostTurns(home, internalToken);
 }

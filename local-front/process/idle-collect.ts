@@ -2,17 +2,8 @@
 export const IDLE_TICK_MS = 10_000;
 /** CPU in one tick under which the front counts as quiet (1 %: its timers, the host report). */
 const QUIET_CPU_MS = 100;
-/** CPU since the last collection over which there is garbage worth a collection (a start, a few turns). */
+/** CPU in busy ticks since the last collection over which there is garbage worth a collection (a start, a few turns). */
 const WORKED_CPU_MS = 300;
-
-/**
- * Whether to collect now: the front worked since its last collection and has been quiet
- * for a whole tick. An idle front that did nothing since is left alone, and a busy one is
- * never paused for this.
- */
-export function shouldCollect(cpuMs: { sinceTick: number; sinceCollect: number }): boolean {
-  return cpuMs.sinceTick < QUIET_CPU_MS && cpuMs.sinceCollect > WORKED_CPU_MS;
-}
 
 /**
  * Returns the memory a burst of work leaves once the front goes quiet. V8 gives memory back
@@ -29,13 +20,17 @@ export function collectWhenIdle(gc: (() => void) | undefined, cpuMs = (): number
   return (user + system) / 1000;
 }): () => void {
   if (!gc) return () => undefined;
-  let collected = 0;
-  let last = cpuMs();
+  // Only busy ticks count as work: a quiet front's own timers (its watch, heartbeats, the
+  // host report) would otherwise add up to a collection every few minutes of doing nothing.
+  // The start's CPU, before the first tick, is work.
+  let worked = cpuMs();
+  let last = worked;
   const timer = setInterval(() => {
-    const now = cpuMs();
-    if (shouldCollect({ sinceTick: now - last, sinceCollect: now - collected })) {
+    const sinceTick = cpuMs() - last;
+    if (sinceTick >= QUIET_CPU_MS) worked += sinceTick;
+    else if (worked > WORKED_CPU_MS) {
       gc();
-      collected = cpuMs();
+      worked = 0;
     }
     last = cpuMs();
   }, IDLE_TICK_MS);

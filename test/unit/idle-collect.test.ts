@@ -32,6 +32,10 @@ describe("collecting the front's garbage when it goes quiet", () => {
     expect(run([1500, 10, 900, 900, 10, 10, 5, 400, 20, 20])).toEqual([2, 5, 9]);
   });
 
+  it("does not collect again while the front stays idle, its own timers' CPU adding up", () => {
+    expect(run([1500, 10, ...Array<number>(60).fill(20)])).toEqual([2]);
+  });
+
   it("does nothing without gc (a front started without --expose-gc)", () => {
     vi.useFakeTimers();
     const stop = collectWhenIdle(undefined);
