@@ -49,6 +49,8 @@ async function readTo(c: RuntimeClient, threadId: string, last: number): Promise
  * The front a restart test restarts, on a port of its own (the client reconnects to the same
  * address): the one the previous restart test left running, else a new one. Every front
  * started costs the suite seconds; the restarts themselves are what these tests are about.
+ * So the second test runs on the first's restarted front and data: a failure the first left
+ * behind can show in the second, which then starts a front of its own only if none runs.
  */
 let onPort: { front: Front; port: string } | null = null;
 async function frontOnPort(): Promise<{ front: Front; port: string }> {
