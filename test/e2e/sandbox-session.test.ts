@@ -54,6 +54,21 @@ describe("a pi session's kept sandbox", () => {
     expect(out).not.toContain(tag);
   });
 
+  it("keeps the session's sandbox when another runtime starts on the machine between two of its commands", async () => {
+    const threadId = await spawnThread(shared());
+    await shell(shared(), threadId, `echo ${tag} > /tmp/left-before-another-runtime`);
+    const bwraps = sandboxesOf(shared());
+    // Its data directory under /tmp joins the places every fence hides, as each test's front and CI's clones do.
+    const another = await startFront();
+    try {
+      expect(await shell(shared(), threadId, "cat /tmp/left-before-another-runtime")).toContain(tag);
+      expect(sandboxesOf(shared())).toEqual(bwraps);
+    } finally {
+      await another.stop();
+      removeDir(another.dataDir);
+    }
+  });
+
   it("lets nothing a command started outlive it: a process it left in the background, in a session of its own, is gone when its call returns", async () => {
     const threadId = await spawnThread(shared());
     const marker = `left-behind-${tag}`;

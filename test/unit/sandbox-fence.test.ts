@@ -102,7 +102,8 @@ describe("the sandbox", () => {
   });
 
   it("hides no other runtime's place that is /, holds the system or the programs, or is gone", () => {
-    const theirs = join(root, "theirs");
+    // In the cwd, which is bound back over the private /tmp: there it needs hiding.
+    const theirs = join(work, "theirs");
     mkdirSync(theirs);
     const gone = join(root, "gone");
     const fenced = Sandbox.start("on", { hidden: [], others: () => ["/", "/usr", "/var/..", dirname(process.execPath), gone, theirs], readable: [], runtime: programs }, new StartedProcesses(root), mkdtempSync(join(root, "fenced-")));
@@ -111,6 +112,30 @@ describe("the sandbox", () => {
       const tmpfs = args.flatMap((a, i) => (a === "--tmpfs" ? [args[i + 1]] : []));
       expect(tmpfs).toEqual(["/tmp", theirs]);
       expect(spawnSync("bwrap", args, { cwd: work }).status).toBe(0);
+    } finally {
+      fenced.close();
+    }
+  });
+
+  it("masks no place the private /tmp already hides, so a runtime starting or stopping under /tmp leaves a fence's arguments as they were", () => {
+    const inCwd = join(work, "theirs-in-cwd");
+    const underTmp = join(root, "theirs-under-tmp");
+    for (const d of [inCwd, underTmp]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(underTmp, "secret.txt"), "secret-under-tmp");
+    let others = [inCwd];
+    const fenced = Sandbox.start("on", { hidden: [], others: () => others, readable: [], runtime: programs }, new StartedProcesses(root), mkdtempSync(join(root, "fenced-")));
+    try {
+      const before = fenced.command(["true"], { cwd: work, own: [] }).args;
+      others = [inCwd, underTmp];
+      const { args } = fenced.command(["sh", "-c", `cat ${join(underTmp, "secret.txt")}; ls ${inCwd} && echo listed`], { cwd: work, own: [] });
+      expect(args.slice(0, args.indexOf("--chdir"))).toEqual(before.slice(0, before.indexOf("--chdir")));
+      expect(args.flatMap((a, i) => (a === "--tmpfs" ? [args[i + 1]] : []))).toEqual(["/tmp", inCwd]);
+      // Hidden all the same: under the session's own /tmp, nothing of the host's /tmp is there to read.
+      const r = spawnSync("bwrap", args, { cwd: work, encoding: "utf8" });
+      expect(r.stdout + r.stderr).not.toContain("secret-under-tmp");
+      expect(r.stdout + r.stderr).toMatch(/No such file/);
+      // The control: the place the cwd brings back is masked, an empty directory.
+      expect(r.stdout).toContain("listed");
     } finally {
       fenced.close();
     }

@@ -128,6 +128,22 @@ function below(path: string, places: Set<string>): boolean {
   }
 }
 
+/**
+ * The hidden places a session could see, so the ones that need hiding: a place under /tmp
+ * is already out of sight under the session's private /tmp unless a bind brings it back
+ * (it lies in a checkout, a cwd or a read bound there). Masking the rest would hide nothing,
+ * and since every runtime that starts or stops on the machine (each test's, a CI clone's)
+ * adds or removes such places, it changed the arguments of every fence, so a session's
+ * kept sandbox could not be reused across two commands with a runtime starting between them.
+ * `args`: the fence's binds, before and after the masks.
+ */
+function shown(hidden: string[], args: string[]): string[] {
+  if (real("/tmp") !== "/tmp") return hidden;
+  const roots: string[] = [];
+  for (let i = 0; i < args.length; i++) if ((args[i] === "--bind" || args[i] === "--ro-bind") && args[i + 2] !== "/") roots.push(args[i + 2]!);
+  return hidden.filter((h) => !within(h, "/tmp") || roots.some((r) => within(h, r)));
+}
+
 /** The way around a missing sandbox, said where a session is refused, never taken for the operator. */
 const UNFENCED = "or set SERVICE_SANDBOX=off to run sessions unfenced (unsafe: a session can then read the data directory's secrets and the front's environment)";
 
@@ -239,13 +255,14 @@ export class Sandbox {
     for (const p of (session.reads ?? []).map(real).filter(existsSync)) if (!inHidden(p) && !writable.some((w) => within(p, w))) args.push("--ro-bind", p, p);
     // After the writable binds, so that they win (bwrap mounts in order); this also brings back a checkout or a Node under /tmp (a CI's fresh clone), which the private /tmp hides.
     for (const p of runtime) args.push("--ro-bind", p, p);
-    for (const h of hidden) args.push(...(kinds.get(h) === "dir" ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
-    for (const p of writable) if (inHidden(p)) args.push("--bind", p, p);
+    const late: string[] = [];
+    for (const p of writable) if (inHidden(p)) late.push("--bind", p, p);
     // After the hidden places, which hide them: a review worktree read-only, and the mirror whose objects either kind reads through alternates.
-    if (tree) for (const p of [...(session.worktree === "review" ? [tree.root] : []), tree.mirror].map(real).filter(existsSync)) args.push("--ro-bind", p, p);
-    for (const f of this.places.readable.filter(existsSync).map(real)) if (inHidden(f)) args.push("--ro-bind", f, f);
-    if (session.reach) args.push("--ro-bind", this.bridge!.dir, this.bridge!.dir);
-    return [...args, ...ISOLATION, ...(session.reach ? [] : ["--share-net"]), "--chdir", cwd];
+    if (tree) for (const p of [...(session.worktree === "review" ? [tree.root] : []), tree.mirror].map(real).filter(existsSync)) late.push("--ro-bind", p, p);
+    for (const f of this.places.readable.filter(existsSync).map(real)) if (inHidden(f)) late.push("--ro-bind", f, f);
+    if (session.reach) late.push("--ro-bind", this.bridge!.dir, this.bridge!.dir);
+    for (const h of shown(hidden, [...args, ...late])) args.push(...(kinds.get(h) === "dir" ? ["--tmpfs", h] : ["--ro-bind", "/dev/null", h]));
+    return [...args, ...late, ...ISOLATION, ...(session.reach ? [] : ["--share-net"]), "--chdir", cwd];
   }
 
   /** The forwarder's (or the session runner's) arguments that open the session's loopback ports inside its network. */
