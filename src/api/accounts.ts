@@ -3,7 +3,7 @@
  * (`accounts.json`), and what routes may show of them. Secrets (API keys, access and
  * refresh tokens) exist only in the front's pool and in the credential proxy.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { FAILURE_CLASSES } from "./engine.js";
 import { EngineEntry } from "./engines.js";
 import { Name } from "./threads.js";

@@ -4,7 +4,7 @@
  * no second zod and the contract imports nothing; `test/unit/agui-projection.test.ts`
  * holds what the runtime sends to the official schemas.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** The sender a message posted through `POST /threads/:id/agui` is recorded with. */
 export const AGUI_SENDER = "ag-ui";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A file's name as a message gives it: no path, nothing hidden behind `.` or `..`. */
 export const AttachmentName = z

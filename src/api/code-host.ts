@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Reads of pull requests on the code host (docs/code-host.md), in the runtime's own shapes

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Code reads of registered repositories (docs/code.md): the operator registers roots

@@ -1,5 +1,5 @@
 /** Shapes of context compaction (SPEC "States and transitions", context window; docs/compaction.md). */
-import { z } from "zod";
+import * as z from "zod";
 
 export const COMPACTION_MODES = ["microcompact", "collapse", "summary"] as const;
 export type CompactionMode = (typeof COMPACTION_MODES)[number];

@@ -3,7 +3,7 @@
  * between the worker and the account pool, which makes the model call (through the
  * credential proxy, failing over across the workspace's accounts).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const WORKSPACE_HEADER = "x-service-workspace";
 export const SESSION_HEADER = "x-service-session";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { CompactionStatus, CompactRequest, CompactResult } from "./compaction.js";
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatCompletionStreamError, COMPLETIONS_CODES, ModelEntry, ModelList } from "./completions.js";
 import { ArmDrain, DrainStatus, ReleaseDrainClaim } from "./drain.js";

@@ -1,5 +1,5 @@
 /** Request and response shapes of the drain routes (SPEC "Operating the host", "States": Drain). */
-import { z } from "zod";
+import * as z from "zod";
 
 /** SPEC "Limits": every `draining` refusal carries `retry-after: 30`. */
 export const DRAIN_RETRY_AFTER_SECONDS = 30;

@@ -6,7 +6,7 @@
  * answers and interrupts go back as separate requests naming the turn. The binding is
  * fetch-shaped, so the host can be the local front (Node), a container or a URL.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { EngineAttachment } from "./attachments.js";
 import type { Engine } from "./threads.js";
 import type { UiState } from "./ui.js";

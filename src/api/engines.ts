@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ENGINES } from "./threads.js";
 
 /** An entry of `GET /accounts` `engines`: what each engine runs on, and whether it can run here. */

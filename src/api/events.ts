@@ -2,7 +2,7 @@
  * The durable event log's envelope and the kinds written today.
  * docs/events.md describes each kind and the ones later issues add.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { CompactionDispositionBody, WindowBody, WindowPendingBody } from "./compaction.js";
 import type { CompletionEventBody } from "./completions.js";
 import type { ApprovalDecision, FailureClass, Json, QuestionAction, TranscriptEntry, TurnStop } from "./engine.js";

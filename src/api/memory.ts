@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Workspace memory (docs/memory.md): what a workspace's agents learn and keep across

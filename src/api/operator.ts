@@ -1,5 +1,5 @@
 /** SPEC "Operating the host": what the operator routes answer, and what the front reports. */
-import { z } from "zod";
+import * as z from "zod";
 import { PROVIDERS } from "./accounts.js";
 import { EngineEntry, SandboxReport } from "./engines.js";
 import { MemoryAlert } from "./memory.js";

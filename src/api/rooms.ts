@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { PullRef, PullSummary } from "./code-host.js";
 import { Owner, RepoName } from "./code-host.js";
 import { ENGINES, PERMISSIONS, SeatName } from "./threads.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ENGINES, SeatName } from "./threads.js";
 
 /** The seat every thread starts with, made from its spawn spec (docs/seats.md). */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** The SSE wire format shared by the objects and the front's follow relay. */
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { EVENT_KINDS } from "./events.js";
 import { Name, SeatName } from "./threads.js";
 

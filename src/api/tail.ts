@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { LoggedEvent, type ThreadEvent } from "./events.js";
 
 /** A page forward, oldest first; `nextAfter` is the cursor to send next, the same one when the page is empty. */

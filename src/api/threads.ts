@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { MemoryTag } from "./memory.js";
 import { Attachments } from "./attachments.js";
 

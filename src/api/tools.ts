@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ENGINES, type PERMISSIONS } from "./threads.js";
 import { Subscribe } from "./subscriptions.js";
 import { OfferHandoff } from "./seats.js";

@@ -1,5 +1,5 @@
 /** Request and response shapes of the turn routes (SPEC "Start work", "Control a turn"). */
-import { z } from "zod";
+import * as z from "zod";
 import { Attachments } from "./attachments.js";
 import { APPROVAL_DECISIONS, FAILURE_CLASSES, TurnFailure, type Json } from "./engine.js";
 import { MessageAccepted, ON_BUSY, SeatName, SpawnResult, SpawnSpec } from "./threads.js";

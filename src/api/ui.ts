@@ -6,7 +6,7 @@
  * URL, a style or a script, and a button names one of the runtime's actions on the same
  * thread. Imports nothing but zod.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** How big a tree may be. A tree past any of them is refused whole (src/rules/ui-tree.ts). */
 export const UI_LIMITS = {

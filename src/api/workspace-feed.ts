@@ -1,5 +1,5 @@
 /** What a workspace's feed holds (`GET /workspaces/:name/events`, `/changes`, `/tail`). */
-import { z } from "zod";
+import * as z from "zod";
 import { APPROVAL_DECISIONS, QUESTION_ACTIONS, type Json } from "./engine.js";
 import { ENGINES, ROLES, type ThreadSummary } from "./threads.js";
 import { Policy } from "./workspaces.js";

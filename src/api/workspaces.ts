@@ -1,5 +1,5 @@
 /** Workspaces as the operator configures them (`workspaces.json`) and the policy a workspace owner sets. */
-import { z } from "zod";
+import * as z from "zod";
 import { ENGINES, Name, ON_BUSY, PERMISSIONS, ROLES, THREAD_TYPES, WAIT_TIMEOUT } from "./threads.js";
 
 /**

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { CONTRACT, PATH_PARAM, type RouteContract, type RouteError } from "../api/contract.js";
 import { CODES } from "../api/errors.js";
 

@@ -1,6 +1,6 @@
 import { CODES } from "../api/errors.js";
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { SpawnSpec, ThreadSpec } from "../api/threads.js";
 import type { AppEnv } from "../http/app-env.js";
 import { createThread } from "../flows/create-thread.js";
