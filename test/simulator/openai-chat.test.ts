@@ -64,7 +64,9 @@ describe("OpenAI chat completions through the official SDK", () => {
     expect(r.deltas).toEqual(["ab", "cd", "ef", "gh"]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3 * 120 - 20);
     const deltaTimes = r.chunks.map((c, i) => (c.choices[0]?.delta.content ? r.at[i]! : 0)).filter(Boolean);
-    for (let i = 1; i < deltaTimes.length; i++) expect(deltaTimes[i]! - deltaTimes[i - 1]!).toBeGreaterThanOrEqual(80);
+    // No delta before its delays: a gap between two may shrink on a loaded machine (the first
+    // read late, the next on time), but no delta can come before the server waited for it.
+    for (let i = 1; i < deltaTimes.length; i++) expect(deltaTimes[i]! - started).toBeGreaterThanOrEqual(i * 120 - 20);
   });
 
   it("never sends an empty delta when chunks exceeds the text length, and honours usage", async () => {

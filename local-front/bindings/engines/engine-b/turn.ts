@@ -101,7 +101,11 @@ export function runEngineBTurn(req: TurnRequest, deps: EngineBDeps, emit: (r: En
         "-c",
         "include_environment_context=false",
         "-c",
-        `mcp_servers.${RUNTIME_TOOLS_SERVER}={url=${JSON.stringify(deps.tools.url)}, http_headers={authorization=${JSON.stringify(`Bearer ${deps.tools.token}`)}}, default_tools_approval_mode="approve"}`,
+        // Required: codex waits only a second for an optional server's tools before the turn's
+        // first model call, and on a loaded machine the runtime's tools (memory, delegation,
+        // code reads) were then silently left out of the turn. A required server is waited
+        // for up to its start timeout, and one that cannot start fails the turn, saying so.
+        `mcp_servers.${RUNTIME_TOOLS_SERVER}={url=${JSON.stringify(deps.tools.url)}, http_headers={authorization=${JSON.stringify(`Bearer ${deps.tools.token}`)}}, default_tools_approval_mode="approve", required=true, startup_timeout_sec=30}`,
         // codex compacts its thread on its own at the runtime's warning line (it takes an unknown model's window for a large one).
         ...(req.window ? ["-c", `model_context_window=${req.window.tokens}`, "-c", `model_auto_compact_token_limit=${req.window.compactAt}`] : []),
         // Without these it reaches for outside hosts, and retries an unreachable provider forever.
