@@ -50,8 +50,9 @@ export async function bundleWorker(projectDir: string, main: string): Promise<st
   const result = await build({ ...OPTIONS, absWorkingDir: projectDir, entryPoints: [resolve(projectDir, main)] }).finally(() => stop());
   const script = result.outputFiles![0]!.text;
   const inputs = Object.keys(result.metafile!.inputs).sort();
-  const key = keyOf(projectDir, main, inputs);
-  if (writtenSince(projectDir, inputs, began)) return script;
+  const files = filesOfKey(projectDir, inputs);
+  const key = keyOf(projectDir, main, files);
+  if (writtenSince(files, began)) return script;
   const header = JSON.stringify({ key, inputs });
   mkdirSync(dirname(out), { recursive: true });
   const tmp = `${out}.${process.pid}-${Date.now()}`;
@@ -71,7 +72,7 @@ function readFresh(projectDir: string, main: string, out: string): string | null
   const newline = text.indexOf("\n");
   try {
     const { key, inputs } = JSON.parse(text.slice(0, newline)) as { key: string; inputs: string[] };
-    return key === keyOf(projectDir, main, inputs) ? text.slice(newline + 1) : null;
+    return key === keyOf(projectDir, main, filesOfKey(projectDir, inputs)) ? text.slice(newline + 1) : null;
   } catch {
     // An input gone, or a file not of this format: build again.
     return null;
@@ -82,8 +83,8 @@ function readFresh(projectDir: string, main: string, out: string): string | null
 const MTIME_SLACK_MS = 2000;
 
 /** Whether an input, or a resolution file beside one, was written after `since` (less the slack). */
-function writtenSince(projectDir: string, inputs: string[], since: number): boolean {
-  for (const path of filesOfKey(projectDir, inputs)) {
+function writtenSince(files: KeyFile[], since: number): boolean {
+  for (const { path } of files) {
     try {
       if (statSync(path).mtimeMs >= since - MTIME_SLACK_MS) return true;
     } catch {
@@ -93,39 +94,35 @@ function writtenSince(projectDir: string, inputs: string[], since: number): bool
   return false;
 }
 
-/** The inputs and every resolution file the key reads for them, present or not. */
-function filesOfKey(projectDir: string, inputs: string[]): string[] {
+type KeyFile = { path: string; optional: boolean };
+
+/** The inputs, then the resolution files of their folders and every folder above, sorted; a resolution file may be absent, an input may not. */
+function filesOfKey(projectDir: string, inputs: string[]): KeyFile[] {
   const folders = new Set<string>();
   for (const input of inputs)
     for (let dir = dirname(resolve(projectDir, input)); !folders.has(dir); dir = dirname(dir)) {
       folders.add(dir);
       if (dirname(dir) === dir) break;
     }
-  return [...inputs.map((i) => resolve(projectDir, i)), ...[...folders].flatMap((dir) => RESOLUTION_FILES.map((name) => join(dir, name)))];
+  return [
+    ...inputs.map((i) => ({ path: resolve(projectDir, i), optional: false })),
+    ...[...folders].sort().flatMap((dir) => RESOLUTION_FILES.map((name) => ({ path: join(dir, name), optional: true }))),
+  ];
 }
 
-function keyOf(projectDir: string, main: string, inputs: string[]): string {
+function keyOf(projectDir: string, main: string, files: KeyFile[]): string {
   const { version } = createRequire(import.meta.url)("esbuild/package.json") as { version: string };
   const h = createHash("sha256").update(JSON.stringify({ version, OPTIONS, projectDir, main: resolve(projectDir, main) }));
-  const folders = new Set<string>();
-  for (const input of inputs) {
-    const path = resolve(projectDir, input);
-    h.update(`\0${input}\0`).update(readFileSync(path));
-    for (let dir = dirname(path); !folders.has(dir); dir = dirname(dir)) {
-      folders.add(dir);
-      if (dirname(dir) === dir) break;
+  for (const { path, optional } of files) {
+    let bytes: Buffer | null = null;
+    try {
+      bytes = readFileSync(path);
+    } catch (err) {
+      // An input gone throws (no key for what cannot be built); a resolution file's absence is part of the key.
+      if (!optional) throw err;
     }
+    h.update(`\0${relative(projectDir, path)}\0${bytes === null ? "-" : `${bytes.length}\0`}`);
+    if (bytes) h.update(bytes);
   }
-  for (const dir of [...folders].sort())
-    for (const name of RESOLUTION_FILES) {
-      let bytes: Buffer | null = null;
-      try {
-        bytes = readFileSync(join(dir, name));
-      } catch {
-        // Absent is part of the key: one added later changes it.
-      }
-      h.update(`\0${relative(projectDir, join(dir, name))}\0${bytes === null ? "-" : `${bytes.length}\0`}`);
-      if (bytes) h.update(bytes);
-    }
   return h.digest("hex");
 }
