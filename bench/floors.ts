@@ -3,6 +3,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
+import { ensureToolPackage } from "../test/support/tool-packages.js";
+
+const SQLITE_TOOL = join(import.meta.dirname, "tools/better-sqlite3");
 
 /**
  * The Durable Object floor: a minimal worker that inserts one SQLite row per request
@@ -58,9 +61,14 @@ export async function startSplitDurableObjectFloor(): Promise<{ url: string; clo
   };
 }
 
-/** The naive durable baseline: Node's http server and better-sqlite3, WAL, synchronous=FULL. */
+/**
+ * The naive durable baseline: Node's http server and better-sqlite3, WAL, synchronous=FULL.
+ * better-sqlite3 is the bench's own tool package (bench/tools/better-sqlite3), installed
+ * here on the first run: it compiles SQLite, which nothing else needs.
+ */
 export function startSqliteFloor(): Promise<{ url: string; close(): Promise<void> }> {
-  return startChild("sqlite-floor-server.ts", []);
+  ensureToolPackage(SQLITE_TOOL, (line) => console.log(`bench: ${line}`));
+  return startChild("sqlite-floor-server.ts", [SQLITE_TOOL]);
 }
 
 /** A bench server in a child process that prints `listening <url>`. */

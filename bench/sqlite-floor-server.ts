@@ -1,8 +1,12 @@
-import Database from "better-sqlite3";
+import type BetterSqlite3 from "better-sqlite3";
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:http";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+// From the bench's tool package, whose directory bench/floors.ts passes (it installs it).
+const Database = createRequire(join(process.argv[2]!, "package.json"))("better-sqlite3") as typeof BetterSqlite3;
 
 const db = new Database(join(mkdtempSync(join(tmpdir(), "floor-sqlite-")), "log.db"));
 db.pragma("journal_mode = WAL");

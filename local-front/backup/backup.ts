@@ -1,4 +1,3 @@
-import Database from "better-sqlite3";
 import { existsSync, lstatSync, mkdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
@@ -19,6 +18,7 @@ import {
   type Entry,
   type Manifest,
 } from "./files.js";
+import { copyStore, hasTable, replaceRow, select, whereEquals } from "./sqlite.js";
 
 export interface BackupOptions {
   dataDir: string;
@@ -92,9 +92,8 @@ class Copier {
   }
 
   /**
-   * A SQLite store through the online backup API: every page in one step, inside one read
-   * transaction, so the copy is the store as of one commit while workerd keeps writing
-   * (WAL mode: the reader never blocks it). Null if the store vanished first.
+   * A SQLite store, copied as of one commit while workerd keeps writing (`copyStore`), and
+   * checked. Null if the store vanished first.
    */
   async store(rel: string): Promise<Entry | null> {
     const src = this.source(rel);
@@ -102,20 +101,7 @@ class Copier {
     this.parentOf(rel);
     const dst = join(this.target, rel);
     const mode = modeOf(src);
-    const db = new Database(src, { readonly: true, fileMustExist: true, timeout: 10_000 });
-    try {
-      await db.backup(dst, { progress: () => 0x7fffffff });
-    } finally {
-      db.close();
-    }
-    const copy = new Database(dst);
-    try {
-      const check = copy.pragma("quick_check", { simple: true });
-      if (check !== "ok") throw new Error(`the copy of ${src} fails its check: ${String(check)}`);
-    } finally {
-      // The last connection to close folds the copy's WAL back in: one self-contained file.
-      copy.close();
-    }
+    copyStore(src, dst);
     await chmod(dst, mode);
     const entry: Entry = { path: rel, kind: "store", mode: octal(mode) };
     this.files.push(entry);
@@ -194,10 +180,6 @@ function isFile(path: string): boolean {
   }
 }
 
-function tableExists(db: Database.Database, name: string): boolean {
-  return Boolean(db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name));
-}
-
 /**
  * The blob directory is miniflare's R2 bucket: an object index (a SQLite store under
  * `blobs/miniflare-R2BucketObject/`, key `sha256/<hex>` to a body id) and the bodies
@@ -229,23 +211,19 @@ async function copyBlobs(copier: Copier, dataDir: string, name: string): Promise
   let bodies = 0;
   let recognised = false;
   for (const index of indexes) {
-    const copy = new Database(join(copier.target, index.path));
-    try {
-      if (!tableExists(copy, "_mf_objects")) continue;
-      recognised = true;
-      const rows = copy.prepare("SELECT * FROM _mf_objects WHERE blob_id IS NOT NULL").all() as ObjectRow[];
-      const parts = tableExists(copy, "_mf_multipart_parts") ? (copy.prepare("SELECT blob_id FROM _mf_multipart_parts").pluck().all() as string[]) : [];
-      for (const row of rows) {
-        await copyBody(copier, copy, copier.source(index.path), row, findBody);
-        bodies++;
-      }
-      for (const id of parts) {
-        const path = findBody(id);
-        if (!path || !(await copier.file(copier.rel("data", path), "blob"))) throw new Error(`a multipart body ${id} vanished during the backup`);
-        bodies++;
-      }
-    } finally {
-      copy.close();
+    const copy = join(copier.target, index.path);
+    if (!hasTable(copy, "_mf_objects")) continue;
+    recognised = true;
+    const rows = select<ObjectRow>(copy, "SELECT * FROM _mf_objects WHERE blob_id IS NOT NULL");
+    const parts = hasTable(copy, "_mf_multipart_parts") ? select<{ blob_id: string }>(copy, "SELECT blob_id FROM _mf_multipart_parts").map((p) => p.blob_id) : [];
+    for (const row of rows) {
+      await copyBody(copier, copy, copier.source(index.path), row, findBody);
+      bodies++;
+    }
+    for (const id of parts) {
+      const path = findBody(id);
+      if (!path || !(await copier.file(copier.rel("data", path), "blob"))) throw new Error(`a multipart body ${id} vanished during the backup`);
+      bodies++;
     }
   }
   // Whatever else lies in the blob directory; bodies too when no index was recognised.
@@ -255,7 +233,8 @@ async function copyBlobs(copier: Copier, dataDir: string, name: string): Promise
 
 async function copyBody(
   copier: Copier,
-  copy: Database.Database,
+  /** The index's copy in the backup. */
+  copy: string,
   liveIndex: string,
   row: ObjectRow,
   findBody: (id: string) => string | null,
@@ -268,17 +247,9 @@ async function copyBody(
       if (entry.bytes !== row.size || (want && want !== entry.sha256)) throw new Error(`blob ${row.key}: the copied body does not match its index row`);
       return;
     }
-    const live = new Database(liveIndex, { readonly: true, fileMustExist: true, timeout: 10_000 });
-    let found: ObjectRow | undefined;
-    try {
-      found = live.prepare("SELECT * FROM _mf_objects WHERE key = ?").get(row.key) as ObjectRow | undefined;
-    } finally {
-      live.close();
-    }
-    const now = found;
+    const now = select<ObjectRow>(liveIndex, `SELECT * FROM _mf_objects WHERE ${whereEquals("key", row.key)}`)[0];
     if (!now?.blob_id || now.blob_id === row.blob_id) break;
-    const columns = Object.keys(now);
-    copy.prepare(`INSERT OR REPLACE INTO _mf_objects (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).run(...columns.map((c) => now[c]));
+    replaceRow(copy, "_mf_objects", now);
     row = now;
   }
   throw new Error(`blob ${row.key} vanished during the backup`);

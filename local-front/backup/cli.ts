@@ -8,9 +8,11 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildOf, dataDirOf, engineStateDirOf } from "../process/config.js";
+import { installMissing } from "../process/debian-packages.js";
 import { backup } from "./backup.js";
 import { Refusal } from "./files.js";
 import { restore } from "./restore.js";
+import { SQLITE_PACKAGE } from "./sqlite.js";
 
 const projectDir = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const log = (line: string) => console.log(line);
@@ -37,6 +39,9 @@ async function main(command: string | undefined, argv: string[]): Promise<void> 
   if (command === "backup") {
     const { values, positionals } = args(argv, { "data-dir": "string", "engine-state": "string", scratch: "boolean" }, [1, 1], USAGE.backup);
     const dataDir = dir(values["data-dir"], dataDirOf(env));
+    // As `npm start` installs bubblewrap, and under the same setting.
+    const missing = installMissing([SQLITE_PACKAGE], env.SERVICE_SANDBOX_INSTALL !== "off", log);
+    if (missing) throw new Refusal(`${missing.reason}; ${missing.remedy}`);
     await backup({
       target: positionals[0]!,
       dataDir,

@@ -1,10 +1,10 @@
-import Database from "better-sqlite3";
 import { spawn as spawnChild } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Manifest } from "../../local-front/backup/files.js";
+import { select } from "../../local-front/backup/sqlite.js";
 import { PROJECT_DIR, removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim, type LoggedEvent } from "../support/http.js";
 
@@ -59,13 +59,8 @@ function backedUpLogs(dir: string): Map<string, { seq: number; kind: string; ts:
       return existsSync(ns) ? readdirSync(ns).filter((n) => n !== "metadata.sqlite" && n.endsWith(".sqlite")).map((n) => join(ns, n)) : [];
     });
   for (const path of stores) {
-    const db = new Database(path, { readonly: true });
-    try {
-      const state = JSON.parse((db.prepare("SELECT state FROM thread").pluck().get() as string) ?? "null") as { id: string };
-      logs.set(state.id, db.prepare("SELECT seq, kind, ts, blob FROM events ORDER BY seq").all() as never);
-    } finally {
-      db.close();
-    }
+    const state = JSON.parse(select<{ state: string }>(path, "SELECT state FROM thread")[0]?.state ?? "null") as { id: string };
+    logs.set(state.id, select(path, "SELECT seq, kind, ts, blob FROM events ORDER BY seq"));
   }
   return logs;
 }

@@ -21,11 +21,13 @@ function installed(dir: string): boolean {
   return Object.entries(pinned).every(([path, p]) => path === "" || present[path]?.version === p.version);
 }
 
+/** Installs the tool package in `dir` (its own package.json and lockfile) unless what its lockfile pins is there. */
+export function ensureToolPackage(dir: string, say: (line: string) => void): void {
+  if (installed(dir)) return;
+  say(`installing ${dir.slice(dir.lastIndexOf("/") + 1)} into ${dir}`);
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: "inherit" });
+}
+
 export default function setup(): void {
-  for (const tool of TOOLS) {
-    const dir = join(root, tool);
-    if (installed(dir)) continue;
-    console.log(`test setup: installing ${tool} into ${dir}`);
-    execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: "inherit" });
-  }
+  for (const tool of TOOLS) ensureToolPackage(join(root, tool), (line) => console.log(`test setup: ${line}`));
 }
