@@ -307,11 +307,11 @@ export class Sandbox {
    */
   run(owner: string, argv: string[], session: SessionPlaces, options: { env: Record<string, string>; input: boolean }): FencedCommand {
     if (this.state !== "bwrap") return FencedCommand.of(this.spawn(argv, session, { env: options.env, stdio: [options.input ? "pipe" : "ignore", "pipe", "pipe"] }), options.input);
-    const fence = this.fenceArgs(session);
-    const args = [...fence, "--", process.execPath, RUNNER, ...(session.reach ? this.ports(session.reach) : [])];
+    const argsOf = () => [...this.fenceArgs(session), "--", process.execPath, RUNNER, ...(session.reach ? this.ports(session.reach) : [])];
+    const args = argsOf();
     const key = JSON.stringify(args);
     const env = { ...options.env, ...this.started.env() };
-    const start = () => new KeptSandbox(key, args, session.cwd, { PATH: process.env.PATH ?? "/usr/bin:/bin", ...this.started.env() }, this.started);
+    const start = () => new KeptSandbox(key, args, session.cwd, { PATH: process.env.PATH ?? "/usr/bin:/bin", ...this.started.env() }, this.started, argsOf);
     let entry = this.kept.get(owner);
     if (entry?.box.busy) {
       const box = start();

@@ -79,41 +79,91 @@ export class FencedCommand extends EventEmitter<{ close: [number | null, NodeJS.
  * `end`, by a command's `stop`, or with the front.
  */
 export class KeptSandbox {
-  private readonly bwrap: ChildProcess;
-  private current: { command: FencedCommand; stopped: boolean } | null = null;
+  private bwrap!: ChildProcess;
+  private current: { command: FencedCommand; stopped: boolean; request: Buffer; fedInput: boolean } | null = null;
   private pending: Buffer = Buffer.alloc(0);
   private stopping = false;
+  /** The runner wrote its first frame: bwrap set the sandbox up. */
+  private spoke = false;
+  /** bwrap's and the runner's words before the runner spoke, held so that a sandbox set up again (`retry`) does not hand a failed setup's words to the command. */
+  private early: Buffer[] = [];
+  private retries = 0;
   ended = false;
 
   constructor(
     /** The bwrap arguments, the fence included: a command whose fence is another runs elsewhere. */
-    readonly fence: string,
+    public fence: string,
     args: string[],
-    cwd: string,
-    env: Record<string, string>,
-    started: StartedProcesses,
+    private readonly cwd: string,
+    private readonly env: Record<string, string>,
+    private readonly started: StartedProcesses,
+    /** The session's bwrap arguments worked out again (see `retry`). */
+    private readonly refence: () => string[] = () => args,
   ) {
-    this.bwrap = spawn("bwrap", args, { cwd, detached: true, env, stdio: ["pipe", "pipe", "pipe"] });
-    started.add(this.bwrap.pid);
-    this.bwrap.stdin!.on("error", () => {});
-    this.bwrap.stdout!.on("data", (chunk: Buffer) => this.read(chunk));
+    this.launch(args);
+  }
+
+  private launch(args: string[]): void {
+    const bwrap = spawn("bwrap", args, { cwd: this.cwd, detached: true, env: this.env, stdio: ["pipe", "pipe", "pipe"] });
+    this.bwrap = bwrap;
+    this.started.add(bwrap.pid);
+    bwrap.stdin!.on("error", () => {});
+    bwrap.stdout!.on("data", (chunk: Buffer) => {
+      if (!this.spoke) ((this.spoke = true), this.flushEarly());
+      this.read(chunk);
+    });
     // bwrap's and the runner's own words (a mount refused, a port that would not open) are the running command's.
-    this.bwrap.stderr!.on("data", (chunk: Buffer) => this.current?.command.stderr.write(chunk));
-    this.bwrap.on("error", (err) => {
+    bwrap.stderr!.on("data", (chunk: Buffer) => (this.spoke ? this.current?.command.stderr.write(chunk) : this.early.push(chunk)));
+    bwrap.on("error", (err) => {
       this.ended = true;
       this.current?.command.emit("error", err);
       this.current = null;
     });
-    this.bwrap.once("close", (code, signal) => {
-      started.remove(this.bwrap.pid);
-      this.ended = true;
+    bwrap.once("close", (code, signal) => {
+      this.started.remove(bwrap.pid);
       const current = this.current;
+      if (current && !current.stopped && this.retry(current)) return;
+      this.ended = true;
+      this.flushEarly();
       this.current = null;
       if (!current) return;
       if (current.stopped) return current.command.finish(null, "SIGKILL");
       // The sandbox ended under a running command (its ports could not open, bwrap refused a mount): its code is the command's, as it was when each command had its own bwrap.
       current.command.finish(code ?? 128 + (constants.signals[signal!] ?? 0), null);
     });
+  }
+
+  private flushEarly(): void {
+    for (const chunk of this.early) this.current?.command.stderr.write(chunk);
+    this.early = [];
+  }
+
+  /**
+   * A sandbox that ended before its runner spoke, whose fence is no longer the session's,
+   * is set up again with the new fence and given the command again: the fence is worked out
+   * from places that exist when it is, and one can vanish before bwrap mounts over it
+   * (another runtime's data directory removed in those milliseconds), which bwrap, unable
+   * to make a mount point in the read-only view, refuses. Nothing of the command ran, and
+   * none of its input was taken. A fence that is still the same failed for a reason of its
+   * own: the command gets bwrap's words and code, as before.
+   */
+  private retry(current: NonNullable<KeptSandbox["current"]>): boolean {
+    if (this.spoke || current.fedInput || this.stopping || this.retries >= 3) return false;
+    let args: string[];
+    try {
+      args = this.refence();
+    } catch {
+      return false;
+    }
+    const fence = JSON.stringify(args);
+    if (fence === this.fence) return false;
+    this.retries++;
+    this.fence = fence;
+    this.early = [];
+    this.pending = Buffer.alloc(0);
+    this.launch(args);
+    this.bwrap.stdin!.write(current.request);
+    return true;
   }
 
   get busy(): boolean {
@@ -123,11 +173,11 @@ export class KeptSandbox {
   /** Runs `argv` with `env` (which the runner hands it whole); `input`: the command reads its stdin from `command.stdin`. */
   run(argv: string[], env: Record<string, string>, input: boolean): FencedCommand {
     if (this.busy || this.ended) throw new Error("a kept sandbox runs one command at a time, while it lives");
-    const entry = { command: new FencedCommand(input, () => this.stopCurrent()), stopped: false };
+    const entry = { command: new FencedCommand(input, () => this.stopCurrent()), stopped: false, request: frame(RUN, Buffer.from(JSON.stringify({ argv, env, input }))), fedInput: false };
     this.current = entry;
-    this.bwrap.stdin!.write(frame(RUN, Buffer.from(JSON.stringify({ argv, env, input }))));
-    entry.command.stdin?.on("data", (b: Buffer) => this.bwrap.stdin!.write(frame(STDIN, b)));
-    entry.command.stdin?.on("end", () => this.bwrap.stdin!.write(frame(STDIN_END, Buffer.alloc(0))));
+    this.bwrap.stdin!.write(entry.request);
+    entry.command.stdin?.on("data", (b: Buffer) => ((entry.fedInput = true), this.bwrap.stdin!.write(frame(STDIN, b))));
+    entry.command.stdin?.on("end", () => ((entry.fedInput = true), this.bwrap.stdin!.write(frame(STDIN_END, Buffer.alloc(0)))));
     return entry.command;
   }
 
