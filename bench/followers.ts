@@ -24,6 +24,7 @@ const CRLF = Buffer.from("\r\n");
 const HEAD_END = Buffer.from("\r\n\r\n");
 const FRAME_END = Buffer.from("\n\n");
 const EMPTY: Buffer = Buffer.alloc(0);
+const READ_BUFFER = Buffer.alloc(1 << 16);
 const BUCKET_MS = 0.1;
 /** Up to a minute; a later delivery counts in the last bucket. */
 const histogram = new Uint32Array(600_000);
@@ -70,8 +71,9 @@ function scanner(): (data: Buffer) => void {
     const n = buf.length;
     if (n >= 2 && buf[n - 1] === NEWLINE && buf[n - 2] === NEWLINE) pending = EMPTY;
     else {
+      // A copy: the read's buffer is the next read's too.
       const cut = buf.lastIndexOf(FRAME_END);
-      pending = buf.subarray(Math.max(at, cut >= 0 ? cut + 2 : 0));
+      pending = Buffer.from(buf.subarray(Math.max(at, cut >= 0 ? cut + 2 : 0)));
     }
   };
 }
@@ -98,7 +100,7 @@ function dechunker(next: (data: Buffer) => void): (data: Buffer) => void {
         crlf -= skip;
       } else {
         const eol = buf.indexOf(CRLF);
-        if (eol < 0) return void (pending = buf);
+        if (eol < 0) return void (pending = Buffer.from(buf));
         left = parseInt(buf.toString("latin1", 0, eol), 16);
         buf = buf.subarray(eol + 2);
         if (left === 0) return;
@@ -110,11 +112,9 @@ function dechunker(next: (data: Buffer) => void): (data: Buffer) => void {
 function follow(url: string, threadId: string, after: number): Promise<void> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) });
-    socket.write(`GET /threads/${threadId}/follow?after=${after} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nconnection: close\r\n\r\n`);
     let head: Buffer | null = EMPTY;
     let body: (data: Buffer) => void = () => {};
-    socket.on("data", (data: Buffer) => {
+    const onData = (data: Buffer) => {
       if (!head) return body(data);
       head = Buffer.concat([head, data]);
       const end = head.indexOf(HEAD_END);
@@ -127,7 +127,10 @@ function follow(url: string, threadId: string, after: number): Promise<void> {
       body = /^transfer-encoding:\s*chunked\s*$/im.test(text) ? dechunker(scanner()) : scanner();
       resolve();
       if (rest.length) body(rest);
-    });
+    };
+    // Reads land in one buffer shared by every socket, handed over without a stream between.
+    const socket = connect({ host: hostname, port: Number(port), onread: { buffer: READ_BUFFER, callback: (n: number) => (onData(READ_BUFFER.subarray(0, n)), true) } });
+    socket.write(`GET /threads/${threadId}/follow?after=${after} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nconnection: close\r\n\r\n`);
     socket.on("error", reject);
   });
 }
