@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { alive } from "../../local-front/bindings/sandbox/identity.js";
 import { removeDir, startFront, type Front } from "../support/front.js";
 import { call, events, sim, waitFor } from "../support/http.js";
-import { descendants } from "../support/processes.js";
+import { descendants, nameOf } from "../support/processes.js";
 import { useFront } from "../support/use-front.js";
 
 /**
@@ -23,7 +23,7 @@ async function shell(front: Front, threadId: string, command: string): Promise<s
 const spawnThread = async (front: Front) => (await call(front.url, "POST", "/spawn", { permissions: "allow" })).body.threadId as string;
 
 /** The front's bubblewrap processes. */
-const sandboxesOf = (front: Front) => descendants(front.proc.pid!).filter((pid) => readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "bwrap");
+const sandboxesOf = (front: Front) => descendants(front.proc.pid!).filter((pid) => nameOf(pid) === "bwrap");
 
 /** Processes whose command line holds `marker`. */
 function withMarker(marker: string): number[] {

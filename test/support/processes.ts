@@ -19,3 +19,12 @@ export function descendants(root: number): number[] {
   walk(root);
   return found;
 }
+
+/** A process's command name, or null when it is gone (it may exit between a listing and this read). */
+export function nameOf(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return null;
+  }
+}

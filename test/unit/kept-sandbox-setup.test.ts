@@ -7,6 +7,7 @@ import { runtimePlaces } from "../../local-front/bindings/sandbox/runtime.js";
 import { KeptSandbox, RUNNER, type FencedCommand } from "../../local-front/bindings/sandbox/session-sandbox.js";
 import { StartedProcesses } from "../../local-front/bindings/sandbox/started.js";
 import { removeDir } from "../support/front.js";
+import { waitFor } from "../support/wait-for.js";
 
 const root = mkdtempSync(join(tmpdir(), "kept-sandbox-setup-"));
 const work = join(root, "work");
@@ -15,7 +16,11 @@ const started = new StartedProcesses(root);
 const sandbox = Sandbox.start("on", { hidden: [], readable: [], runtime: runtimePlaces(join(import.meta.dirname, "../..")) }, started, root);
 // Outside /tmp, so under the read-only view of the machine, where bwrap cannot make a mount point.
 const vanished = join(mkdtempSync("/var/tmp/kept-sandbox-setup-"), "their-accounts.json");
-afterAll(() => {
+/** The sandboxes started here; each must have closed before its records' directory goes. */
+const boxes: KeptSandbox[] = [];
+afterAll(async () => {
+  for (const box of boxes) box.end();
+  await waitFor(async () => boxes.every((box) => box.ended), 10_000);
   sandbox.close();
   removeDir(root);
   removeDir(join(vanished, ".."));
@@ -36,6 +41,7 @@ function outcome(command: FencedCommand): Promise<{ code: number | null; out: st
 describe("a kept sandbox whose fence names a place that vanished before bwrap mounted it", () => {
   it("is set up again with the session's fence as it is now, and the command runs once, with no word of the failed setup", async () => {
     const box = new KeptSandbox(JSON.stringify(stale), stale, work, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, started, () => now);
+    boxes.push(box);
     try {
       const r = await outcome(box.run(["sh", "-c", "echo ran >> ran.txt; cat ran.txt"], { PATH: process.env.PATH ?? "/usr/bin:/bin" }, false));
       expect(r).toEqual({ code: 0, out: "ran\n", err: "" });
@@ -50,6 +56,7 @@ describe("a kept sandbox whose fence names a place that vanished before bwrap mo
 
   it("fails the command with bwrap's own words when the fence worked out again is the same (the control)", async () => {
     const box = new KeptSandbox(JSON.stringify(stale), stale, work, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, started, () => stale);
+    boxes.push(box);
     try {
       const r = await outcome(box.run(["sh", "-c", "echo never"], { PATH: process.env.PATH ?? "/usr/bin:/bin" }, false));
       expect(r.code).toBe(1);
