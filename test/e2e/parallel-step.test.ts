@@ -57,13 +57,20 @@ describe("the client's parallel step", () => {
     const c = front().client;
     expect((await c.limits()).hub.buildSeatLimit).toBeNull();
     const { threadId } = await c.spawn({ model: "sim-1" });
-    const children = Array.from({ length: 4 }, (_, i) => ({ title: `child ${i}`, prompt: sim({ reply: `done ${i}`, chunks: 2, delayMs: 150 }) }));
-    const step = await c.parallel(threadId, children, { gate: "auto" });
+    // Each child holds its slot with a question: all four waiting at once shows that every
+    // child started before any settled, whatever the machine's speed.
+    const children = Array.from({ length: 4 }, (_, i) => ({ title: `child ${i}`, prompt: sim({ ask: `may ${i} finish?`, reply: `done ${i}` }) }));
+    const stepping = c.parallel(threadId, children, { gate: "auto" });
+    const waiting = await waitFor(async () => {
+      const ops = (await c.operations(threadId)).operations;
+      if (ops.length < 4 || ops.some((o) => o.state !== "open" || !o.child)) return null;
+      const questions = await Promise.all(ops.map(async (o) => (await c.turn(o.child!)).waitingOn.questions[0]));
+      return questions.every(Boolean) ? ops.map((o, i) => ({ child: o.child!, requestId: questions[i]! })) : null;
+    });
+    for (const { child, requestId } of waiting) expect((await c.answer(child, requestId, "yes")).status).toBe("answered");
+    const step = await stepping;
     expect(step.children.map((r) => r.state)).toEqual(["completed", "completed", "completed", "completed"]);
     expect(step.skipped).toEqual([]);
     expect(step.gate).toMatchObject({ passed: true, reasons: [] });
-    // All at once: every child started before any had settled (in the parent's log).
-    const ops = (await c.operations(threadId)).operations;
-    expect(Math.max(...ops.map((o) => o.startedSeq))).toBeLessThan(Math.min(...ops.map((o) => o.settledSeq!)));
   });
 });
