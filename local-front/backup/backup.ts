@@ -212,10 +212,10 @@ async function copyBlobs(copier: Copier, dataDir: string, name: string): Promise
   let recognised = false;
   for (const index of indexes) {
     const copy = join(copier.target, index.path);
-    if (!hasTable(copy, "_mf_objects")) continue;
+    if (!hasTable(copy, "_mf_objects", { copy: true })) continue;
     recognised = true;
-    const rows = select<ObjectRow>(copy, "SELECT * FROM _mf_objects WHERE blob_id IS NOT NULL");
-    const parts = hasTable(copy, "_mf_multipart_parts") ? select<{ blob_id: string }>(copy, "SELECT blob_id FROM _mf_multipart_parts").map((p) => p.blob_id) : [];
+    const rows = select<ObjectRow>(copy, "SELECT * FROM _mf_objects WHERE blob_id IS NOT NULL", { copy: true });
+    const parts = hasTable(copy, "_mf_multipart_parts", { copy: true }) ? select<{ blob_id: string }>(copy, "SELECT blob_id FROM _mf_multipart_parts", { copy: true }).map((p) => p.blob_id) : [];
     for (const row of rows) {
       await copyBody(copier, copy, copier.source(index.path), row, findBody);
       bodies++;

@@ -62,16 +62,20 @@ export function copyStore(src: string, dst: string): void {
   if (check !== "ok") throw new Error(`the copy of ${src} fails its check: ${check}`);
 }
 
-/** The rows `sql` selects from the store at `path`, opened read-only. */
-export function select<Row>(path: string, sql: string): Row[] {
-  const out = run(path, `${sql};\n`, { readonly: true, json: true }).trim();
+/**
+ * The rows `sql` selects from the store at `path`, opened read-only; `copy`: a store the
+ * backup made, opened read-write so that its closing folds its WAL back in (a read-only
+ * connection leaves `-wal` and `-shm` beside a WAL store).
+ */
+export function select<Row>(path: string, sql: string, opts: { copy?: boolean } = {}): Row[] {
+  const out = run(path, `${sql};\n`, { readonly: !opts.copy, json: true }).trim();
   // `-json` prints nothing at all for no rows.
   return out ? (JSON.parse(out) as Row[]) : [];
 }
 
-/** Whether the store at `path` has a table `name`. */
-export function hasTable(path: string, name: string): boolean {
-  return select(path, `SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ${literal(name)}`).length > 0;
+/** Whether the store at `path` (a copy, as for `select`) has a table `name`. */
+export function hasTable(path: string, name: string, opts: { copy?: boolean } = {}): boolean {
+  return select(path, `SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ${literal(name)}`, opts).length > 0;
 }
 
 /** Writes `row` into `table` of the store at `path`, replacing the row with its key. */

@@ -69,6 +69,11 @@ export function checkAnswersOf(baseUrl: string): void {
   runtimes.add(baseUrl);
 }
 
+/** A front that stopped: its port may serve something else next, in this file or a later one in the same worker. */
+export function stopCheckingAnswersOf(baseUrl: string): void {
+  runtimes.delete(baseUrl);
+}
+
 /** A refusal's code: the runtime's `{error, code}`, or OpenAI's `{error: {code}}` on the completions routes. */
 function codeOf(body: unknown): string | null {
   if (typeof body !== "object" || body === null) return null;

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { RuntimeClient } from "../../client/index.js";
 import { FRONT_FLAGS, frontBundle } from "../../local-front/front-bundle.mjs";
-import { checkAnswersOf } from "./answer-check.js";
+import { checkAnswersOf, stopCheckingAnswersOf } from "./answer-check.js";
 
 const projectDir = resolve(import.meta.dirname, "../..");
 
@@ -60,7 +60,7 @@ export async function startFront(options: { dataDir?: string; env?: Record<strin
     proc.stdout!.on("data", check);
     proc.once("exit", (code) => (clearTimeout(timer), reject(new Error(`front exited ${code}:\n${out}`))));
   });
-  const exited = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+  const exited = new Promise<number | null>((r) => proc.once("exit", (code) => (stopCheckingAnswersOf(url), r(code))));
   // Another checkout serves its own contract, not the one this checkout documents.
   if (!options.projectDir) checkAnswersOf(url);
   return {

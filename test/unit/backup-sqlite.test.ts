@@ -28,10 +28,14 @@ describe("the backup's SQLite, through Debian's sqlite3", () => {
     expect(existsSync(`${dst}-wal`)).toBe(false);
     // Bytes 18 and 19 of the header: 2 and 2 say WAL, as the store it copies.
     expect([...readFileSync(dst).subarray(18, 20)]).toEqual([2, 2]);
-    expect(select(dst, "SELECT key, blob_id, size FROM _mf_objects ORDER BY key")).toEqual([
+    expect(select(dst, "SELECT key, blob_id, size FROM _mf_objects ORDER BY key", { copy: true })).toEqual([
       { key: "a", blob_id: "b1", size: 5 },
       { key: `it's "quoted"`, blob_id: null, size: 7 },
     ]);
+    // Read as a copy, it stays one file; read-only, a WAL store gets its -wal and -shm.
+    expect(existsSync(`${dst}-wal`)).toBe(false);
+    expect(hasTable(dst, "_mf_objects")).toBe(true);
+    expect(existsSync(`${dst}-wal`)).toBe(true);
   });
 
   it("refuses to copy over a file, and never creates a store it only reads", () => {

@@ -174,6 +174,8 @@ export class Sandbox {
     this.runtime = [...new Set(places.runtime.filter(existsSync).map(real))];
   }
 
+  private closing = false;
+
   /** Each session's kept sandbox, by its owner (a thread), with the timer that ends it when idle; oldest use first. */
   private readonly kept = new Map<string, { box: KeptSandbox; idle: NodeJS.Timeout | null }>();
 
@@ -197,6 +199,7 @@ export class Sandbox {
 
   /** Ends the kept sandboxes and closes the sessions' loopback sockets (at stop). */
   close(): void {
+    this.closing = true;
     for (const owner of [...this.kept.keys()]) this.drop(owner);
     this.bridge?.close();
   }
@@ -307,7 +310,11 @@ export class Sandbox {
    */
   run(owner: string, argv: string[], session: SessionPlaces, options: { env: Record<string, string>; input: boolean }): FencedCommand {
     if (this.state !== "bwrap") return FencedCommand.of(this.spawn(argv, session, { env: options.env, stdio: [options.input ? "pipe" : "ignore", "pipe", "pipe"] }), options.input);
-    const argsOf = () => [...this.fenceArgs(session), "--", process.execPath, RUNNER, ...(session.reach ? this.ports(session.reach) : [])];
+    const argsOf = () => {
+      // A sandbox set up again after the front's stop would open ports in a closed bridge.
+      if (this.closing) throw new SandboxRefused("the runtime is stopping");
+      return [...this.fenceArgs(session), "--", process.execPath, RUNNER, ...(session.reach ? this.ports(session.reach) : [])];
+    };
     const args = argsOf();
     const key = JSON.stringify(args);
     const env = { ...options.env, ...this.started.env() };

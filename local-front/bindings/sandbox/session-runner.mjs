@@ -4,7 +4,7 @@
 // command costs a fork and an exec, not a bubblewrap and a Node start.
 // Frames both ways on its stdin and stdout: a type byte, a 4-byte big-endian length, the payload.
 //   front -> runner: 1 run {argv, env, input}, 2 stdin bytes, 3 stdin ends
-//   runner -> front: 4 stdout bytes, 5 stderr bytes, 6 exit {code, signal}
+//   runner -> front: 4 stdout bytes, 5 stderr bytes, 6 exit {code, signal}, 7 ready (once, when set up)
 // When a command exits, every other process in the sandbox is killed before its exit is
 // told, as if the sandbox had ended with it (a one-command sandbox's processes die with its
 // command): nothing a command started outlives it.
@@ -30,6 +30,10 @@ function frame(type, payload) {
   header.writeUInt32BE(payload.length, 1);
   return process.stdout.write(Buffer.concat([header, payload]));
 }
+
+// Set up (inside the fence, its ports open) before any command runs: a sandbox that ends
+// before this frame ran nothing of the command it was given.
+frame(7, Buffer.alloc(0));
 
 /** Every process in the sandbox but bwrap's pid 1 and this one. */
 function killOthers() {

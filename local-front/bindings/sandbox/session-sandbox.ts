@@ -14,6 +14,7 @@ const STDIN_END = 3;
 const STDOUT = 4;
 const STDERR = 5;
 const EXIT = 6;
+const READY = 7;
 
 function frame(type: number, payload: Buffer): Buffer {
   const header = Buffer.alloc(5);
@@ -83,7 +84,7 @@ export class KeptSandbox {
   private current: { command: FencedCommand; stopped: boolean; request: Buffer; fedInput: boolean } | null = null;
   private pending: Buffer = Buffer.alloc(0);
   private stopping = false;
-  /** The runner wrote its first frame: bwrap set the sandbox up. */
+  /** The runner said it is set up (its first frame): bwrap built the fence, and nothing of a command ran before this. */
   private spoke = false;
   /** bwrap's and the runner's words before the runner spoke, held so that a sandbox set up again (`retry`) does not hand a failed setup's words to the command. */
   private early: Buffer[] = [];
@@ -108,10 +109,7 @@ export class KeptSandbox {
     this.bwrap = bwrap;
     this.started.add(bwrap.pid);
     bwrap.stdin!.on("error", () => {});
-    bwrap.stdout!.on("data", (chunk: Buffer) => {
-      if (!this.spoke) ((this.spoke = true), this.flushEarly());
-      this.read(chunk);
-    });
+    bwrap.stdout!.on("data", (chunk: Buffer) => this.read(chunk));
     // bwrap's and the runner's own words (a mount refused, a port that would not open) are the running command's.
     bwrap.stderr!.on("data", (chunk: Buffer) => (this.spoke ? this.current?.command.stderr.write(chunk) : this.early.push(chunk)));
     bwrap.on("error", (err) => {
@@ -139,7 +137,7 @@ export class KeptSandbox {
   }
 
   /**
-   * A sandbox that ended before its runner spoke, whose fence is no longer the session's,
+   * A sandbox that ended before its runner said it was set up, whose fence is no longer the session's,
    * is set up again with the new fence and given the command again: the fence is worked out
    * from places that exist when it is, and one can vanish before bwrap mounts over it
    * (another runtime's data directory removed in those milliseconds), which bwrap, unable
@@ -206,6 +204,11 @@ export class KeptSandbox {
       const type = this.pending[0];
       const payload = this.pending.subarray(5, 5 + length);
       this.pending = this.pending.subarray(5 + length);
+      if (type === READY) {
+        this.spoke = true;
+        this.flushEarly();
+        continue;
+      }
       const current = this.current;
       if (!current || current.stopped) continue;
       if (type === STDOUT) current.command.stdout.write(payload);
