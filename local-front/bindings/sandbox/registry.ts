@@ -112,9 +112,23 @@ export function recordPlaces(dataDir: string, places: string[]): void {
   const dir = registryOf(accountHome());
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const { path, entry } of entriesIn(dir)) if (!entry.places.some((p) => existsSync(p))) rmSync(path, { force: true });
-  const file = join(dir, `${createHash("sha256").update(dataDir).digest("hex").slice(0, 16)}.json`);
+  const file = entryOf(dir, dataDir);
   writeFileSync(`${file}.tmp`, JSON.stringify({ dataDir, places } satisfies Entry), { mode: 0o600 });
   renameSync(`${file}.tmp`, file);
+}
+
+function entryOf(dir: string, dataDir: string): string {
+  return join(dir, `${createHash("sha256").update(dataDir).digest("hex").slice(0, 16)}.json`);
+}
+
+/**
+ * Drops `dataDir`'s entry, for a data directory about to be deleted: fences built from then
+ * on no longer mask its places. A place that vanishes between a fence's build and bwrap's
+ * mount fails a sandbox started in those milliseconds (docs/decisions.md, "A pi session's
+ * commands run in one kept sandbox"), so the entry goes first and the places after.
+ */
+export function forgetPlaces(dataDir: string): void {
+  rmSync(entryOf(registryOf(accountHome()), dataDir), { force: true });
 }
 
 /**
