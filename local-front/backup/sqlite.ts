@@ -15,7 +15,7 @@ export const SQLITE_PACKAGE: Needed = { command: "sqlite3", pkg: "sqlite3", purp
 const BUSY_MS = 10_000;
 
 /** A value a row holds that a statement can write back: what `-json` reads out of these tables. */
-export type SqlValue = string | number | null;
+type SqlValue = string | number | null;
 
 /** `value` as an SQL literal. Only text, whole numbers and NULL occur in the tables the backup writes. */
 function literal(value: unknown): string {

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 
 /**
  * Tools a test drives that cannot live in the project's own dependencies: openapi-typescript
@@ -24,7 +24,7 @@ function installed(dir: string): boolean {
 /** Installs the tool package in `dir` (its own package.json and lockfile) unless what its lockfile pins is there. */
 export function ensureToolPackage(dir: string, say: (line: string) => void): void {
   if (installed(dir)) return;
-  say(`installing ${dir.slice(dir.lastIndexOf("/") + 1)} into ${dir}`);
+  say(`installing ${basename(dir)} into ${dir}`);
   execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: "inherit" });
 }
 

@@ -40,7 +40,7 @@ function outcome(command: FencedCommand): Promise<{ code: number | null; out: st
 
 describe("a kept sandbox whose fence names a place that vanished before bwrap mounted it", () => {
   it("is set up again with the session's fence as it is now, and the command runs once, with no word of the failed setup", async () => {
-    const box = new KeptSandbox(JSON.stringify(stale), stale, work, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, started, () => now);
+    const box = new KeptSandbox(stale, work, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, started, () => now);
     boxes.push(box);
     try {
       const r = await outcome(box.run(["sh", "-c", "echo ran >> ran.txt; cat ran.txt"], { PATH: process.env.PATH ?? "/usr/bin:/bin" }, false));
@@ -55,7 +55,7 @@ describe("a kept sandbox whose fence names a place that vanished before bwrap mo
   });
 
   it("fails the command with bwrap's own words when the fence worked out again is the same (the control)", async () => {
-    const box = new KeptSandbox(JSON.stringify(stale), stale, work, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, started, () => stale);
+    const box = new KeptSandbox(stale, work, { PATH: process.env.PATH ?? "/usr/bin:/bin" }, started, () => stale);
     boxes.push(box);
     try {
       const r = await outcome(box.run(["sh", "-c", "echo never"], { PATH: process.env.PATH ?? "/usr/bin:/bin" }, false));

@@ -318,7 +318,7 @@ export class Sandbox {
     const args = argsOf();
     const key = JSON.stringify(args);
     const env = { ...options.env, ...this.started.env() };
-    const start = () => new KeptSandbox(key, args, session.cwd, { PATH: process.env.PATH ?? "/usr/bin:/bin", ...this.started.env() }, this.started, argsOf);
+    const start = () => new KeptSandbox(args, session.cwd, { PATH: process.env.PATH ?? "/usr/bin:/bin", ...this.started.env() }, this.started, argsOf);
     let entry = this.kept.get(owner);
     if (entry?.box.busy) {
       const box = start();

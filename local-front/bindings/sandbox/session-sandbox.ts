@@ -91,9 +91,10 @@ export class KeptSandbox {
   private retries = 0;
   ended = false;
 
+  /** The bwrap arguments as one string, the fence included: a command whose fence is another runs elsewhere. */
+  fence: string;
+
   constructor(
-    /** The bwrap arguments, the fence included: a command whose fence is another runs elsewhere. */
-    public fence: string,
     args: string[],
     private readonly cwd: string,
     private readonly env: Record<string, string>,
@@ -101,6 +102,7 @@ export class KeptSandbox {
     /** The session's bwrap arguments worked out again (see `retry`). */
     private readonly refence: () => string[] = () => args,
   ) {
+    this.fence = JSON.stringify(args);
     this.launch(args);
   }
 
